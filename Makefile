@@ -1,0 +1,61 @@
+# Makefile — the project's entry points. Every target builds what it needs in
+# this checkout (a virtualenv in .venv for the build tools, build dirs under
+# build*/) and installs missing Debian packages when running as root.
+#   make test        build the engine and run the C tests
+#   make test-asan   the same tests built with AddressSanitizer + UBSan
+#   make example-c   build and run the pure-C MLP example
+#   make demo        the main job (currently: the pure-C training example)
+
+PYTHON ?= python3
+VENV := .venv
+VBIN := $(VENV)/bin
+MESON := $(VBIN)/meson
+NINJA := $(VBIN)/ninja
+DEB_PACKAGES := libopenblas-dev pkg-config gcc
+
+.PHONY: all deps build test test-c test-asan example-c demo clean
+
+all: build
+
+# Debian packages (OpenBLAS headers + library, pkg-config, gcc).
+deps: $(VENV)/.deps-ok
+$(VENV)/.deps-ok:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else \
+	    echo "error: missing Debian packages:$$missing — run 'sudo apt-get install$$missing' (or run make as root)"; exit 1; \
+	  fi; \
+	fi
+	@test -x $(VBIN)/python || $(PYTHON) -m venv $(VENV)
+	$(VBIN)/python -m pip install -q --disable-pip-version-check 'meson>=1.1' ninja
+	@touch $@
+
+build/build.ninja: | deps
+	$(MESON) setup build --buildtype=release
+
+build: deps build/build.ninja
+	$(NINJA) -C build
+
+test: test-c
+
+test-c: build
+	./build/cgrad_tests
+
+build-asan/build.ninja: | deps
+	$(MESON) setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+
+test-asan: deps build-asan/build.ninja
+	$(NINJA) -C build-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/c/lsan.supp ./build-asan/cgrad_tests
+
+example-c: build
+	./build/mlp_example
+
+demo: example-c
+
+clean:
+	rm -rf build build-asan

@@ -1,0 +1,507 @@
+/* cgrad.h — the public C API of the cgrad engine: the only header users include.
+ *
+ * Ownership (Note [Ownership]):
+ *   - Every function returning `cg_tensor *` returns a NEW reference (release it
+ *     with cg_tensor_release) or NULL on error; the error code and message are
+ *     then in thread-local state (cg_last_error / cg_last_error_message).
+ *   - Tensor arguments are BORROWED: the callee retains what it keeps.
+ *   - Functions documented as "borrowed" return a pointer owned by the tensor
+ *     (valid while the tensor lives); do not release it.
+ *   - Functions returning cg_status return CG_OK or an error code (error state set).
+ * Ops never promote dtypes (mixed dtypes -> CG_ERR_DTYPE) and never move data
+ * between devices (mixed devices -> CG_ERR_DEVICE). Broadcasting follows NumPy.
+ */
+#ifndef CGRAD_H
+#define CGRAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define CG_API __declspec(dllexport)
+#else
+#define CG_API __attribute__((visibility("default")))
+#endif
+
+/* Maximum rank of a tensor; larger ranks are rejected with CG_ERR_SHAPE. */
+#define CG_MAX_DIMS 16
+
+/* ------------------------------------------------------------------ types */
+
+typedef enum cg_dtype {
+    CG_DTYPE_BOOL = 0,
+    CG_DTYPE_U8,
+    CG_DTYPE_I8,
+    CG_DTYPE_I16,
+    CG_DTYPE_I32,
+    CG_DTYPE_I64,
+    CG_DTYPE_F16,
+    CG_DTYPE_BF16,
+    CG_DTYPE_F32,
+    CG_DTYPE_F64,
+    CG_DTYPE_COUNT
+} cg_dtype;
+
+typedef enum cg_device_type {
+    CG_DEVICE_CPU = 0,
+    CG_DEVICE_META = 1, /* shapes and dtypes only, no data */
+    CG_DEVICE_TYPE_COUNT
+} cg_device_type;
+
+typedef struct cg_device {
+    cg_device_type type;
+    int index; /* always 0 for cpu and meta */
+} cg_device;
+
+typedef enum cg_status {
+    CG_OK = 0,
+    CG_ERR_DTYPE,           /* dtype mismatch or unsupported dtype */
+    CG_ERR_DEVICE,          /* device mismatch */
+    CG_ERR_SHAPE,           /* shapes incompatible / invalid */
+    CG_ERR_INDEX,           /* index out of range */
+    CG_ERR_VALUE,           /* invalid argument value */
+    CG_ERR_OOM,             /* allocation failure */
+    CG_ERR_NOT_IMPLEMENTED, /* feature not available; message names it */
+    CG_ERR_RUNTIME,         /* autograd misuse, in-place conflicts, ... */
+    CG_ERR_COUNT
+} cg_status;
+
+typedef enum cg_reduction { CG_REDUCTION_NONE = 0, CG_REDUCTION_MEAN, CG_REDUCTION_SUM } cg_reduction;
+
+typedef struct cg_tensor cg_tensor; /* opaque, refcounted */
+typedef struct cg_node cg_node;     /* opaque autograd graph node, refcounted */
+
+/* ------------------------------------------------------------- errors */
+
+CG_API cg_status cg_last_error(void);
+CG_API const char *cg_last_error_message(void); /* borrowed, thread-local */
+CG_API void cg_clear_error(void);
+CG_API const char *cg_status_name(cg_status s);
+
+/* ------------------------------------------------------------- dtypes, devices */
+
+CG_API const char *cg_dtype_name(cg_dtype dt);   /* "float32", ... */
+CG_API size_t cg_dtype_size(cg_dtype dt);
+CG_API bool cg_dtype_is_floating(cg_dtype dt);
+CG_API bool cg_dtype_is_integral(cg_dtype dt);   /* includes bool */
+CG_API bool cg_dtype_is_signed(cg_dtype dt);
+CG_API cg_device cg_cpu(void);
+CG_API cg_device cg_meta(void);
+CG_API bool cg_device_eq(cg_device a, cg_device b);
+CG_API const char *cg_device_name(cg_device d); /* "cpu", "meta" */
+
+/* ------------------------------------------------------------- global state */
+
+CG_API void cg_set_num_threads(int n); /* our loops and BLAS together */
+CG_API int cg_get_num_threads(void);
+
+/* Grad mode is thread-local. Returns the previous value. */
+CG_API bool cg_set_grad_enabled(bool enabled);
+CG_API bool cg_is_grad_enabled(void);
+/* Inference mode (thread-local): grad mode off and no version tracking needs. */
+CG_API bool cg_set_inference_mode(bool enabled);
+CG_API bool cg_is_inference_mode(void);
+/* Determinism flag (global): ops declared nondeterministic fail when set. */
+CG_API void cg_set_deterministic(bool enabled, bool warn_only);
+CG_API bool cg_is_deterministic(void);
+/* Autocast state (thread-local): when enabled, ops whose AMP policy is
+ * "lower precision" run in `dtype`, ops with policy "fp32" run in float32. */
+CG_API void cg_set_autocast(bool enabled, cg_dtype dtype);
+CG_API bool cg_is_autocast_enabled(void);
+CG_API cg_dtype cg_get_autocast_dtype(void);
+/* Anomaly mode (thread-local): NaN produced by a backward raises. */
+CG_API bool cg_set_anomaly_enabled(bool enabled);
+CG_API bool cg_is_anomaly_enabled(void);
+
+/* ------------------------------------------------------------- RNG (Philox4x32-10) */
+
+CG_API void cg_manual_seed(uint64_t seed);
+CG_API uint64_t cg_initial_seed(void);
+/* state = (seed, offset); results depend only on state, never on thread count */
+CG_API void cg_rng_get_state(uint64_t *seed, uint64_t *offset);
+CG_API void cg_rng_set_state(uint64_t seed, uint64_t offset);
+
+/* ------------------------------------------------------------- allocator */
+
+typedef struct cg_alloc_stats {
+    int64_t live_bytes;     /* bytes in blocks handed out and not yet freed */
+    int64_t peak_bytes;     /* max of live_bytes since the last reset */
+    int64_t cached_bytes;   /* bytes held in the cache for reuse */
+    int64_t alloc_calls;    /* number of allocation requests */
+    int64_t cache_hits;     /* requests served from the cache */
+    int64_t system_allocs;  /* requests that went to the OS */
+} cg_alloc_stats;
+
+CG_API cg_alloc_stats cg_allocator_stats(cg_device dev);
+CG_API void cg_allocator_reset_peak(cg_device dev);
+CG_API void cg_allocator_empty_cache(cg_device dev); /* return cached blocks to the OS */
+
+/* ------------------------------------------------------------- tensor basics */
+
+CG_API void cg_tensor_retain(cg_tensor *t);
+CG_API void cg_tensor_release(cg_tensor *t); /* NULL-safe */
+
+/* Uninitialised tensor, contiguous. */
+CG_API cg_tensor *cg_empty(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
+/* Contiguous tensor initialised from a host buffer holding numel elements of dt (copied). */
+CG_API cg_tensor *cg_from_data(const void *data, int ndim, const int64_t *shape, cg_dtype dt);
+/* Wrap external memory without copying; `deleter(ctx)` runs when the storage dies.
+ * strides in elements (NULL = contiguous). */
+CG_API cg_tensor *cg_from_blob(void *data, int ndim, const int64_t *shape, const int64_t *strides,
+                               cg_dtype dt, void (*deleter)(void *ctx), void *ctx);
+/* 0-d tensor holding `value` converted to dt (on cpu). */
+CG_API cg_tensor *cg_scalar(double value, cg_dtype dt);
+CG_API cg_tensor *cg_scalar_on(double value, cg_dtype dt, cg_device dev);
+
+CG_API int cg_tensor_ndim(const cg_tensor *t);
+CG_API const int64_t *cg_tensor_shape(const cg_tensor *t);   /* borrowed, ndim entries */
+CG_API const int64_t *cg_tensor_strides(const cg_tensor *t); /* borrowed, in elements */
+CG_API int64_t cg_tensor_size(const cg_tensor *t, int dim);  /* negative dims wrap; -1 on error */
+CG_API int64_t cg_tensor_numel(const cg_tensor *t);
+CG_API int64_t cg_tensor_offset(const cg_tensor *t);          /* storage offset in elements */
+CG_API cg_dtype cg_tensor_dtype(const cg_tensor *t);
+CG_API cg_device cg_tensor_device(const cg_tensor *t);
+CG_API bool cg_tensor_is_contiguous(const cg_tensor *t);
+CG_API void *cg_tensor_data(const cg_tensor *t);             /* pointer to element 0 (NULL on meta) */
+CG_API const void *cg_tensor_storage_id(const cg_tensor *t); /* equal for tensors sharing storage */
+CG_API int64_t cg_tensor_storage_nbytes(const cg_tensor *t);
+CG_API uint64_t cg_tensor_version(const cg_tensor *t);
+CG_API bool cg_tensor_is_view(const cg_tensor *t);
+/* Read element at a flat (row-major logical) index as double. */
+CG_API cg_status cg_tensor_get_flat(const cg_tensor *t, int64_t index, double *out);
+/* Value of a one-element tensor. */
+CG_API cg_status cg_tensor_item(const cg_tensor *t, double *out);
+/* Copy the elements (logical row-major order) to `buf` converted to dtype `dt`. */
+CG_API cg_status cg_tensor_copy_to_buffer(const cg_tensor *t, void *buf, cg_dtype dt);
+
+/* Python back-pointer slot (weak, not refcounted; the binding manages it). */
+CG_API void *cg_tensor_pyobj(const cg_tensor *t);
+CG_API void cg_tensor_set_pyobj(cg_tensor *t, void *obj);
+
+/* ------------------------------------------------------------- autograd API */
+
+CG_API bool cg_tensor_requires_grad(const cg_tensor *t);
+/* Leaf only (non-leaf: CG_ERR_RUNTIME); only floating dtypes may require grad. */
+CG_API cg_status cg_tensor_set_requires_grad(cg_tensor *t, bool requires_grad);
+CG_API cg_tensor *cg_tensor_grad(const cg_tensor *t);             /* borrowed, may be NULL */
+CG_API cg_status cg_tensor_set_grad(cg_tensor *t, cg_tensor *grad); /* retains grad; NULL clears */
+CG_API cg_node *cg_tensor_grad_fn(const cg_tensor *t);             /* borrowed, NULL for leaves */
+CG_API int cg_tensor_output_nr(const cg_tensor *t);
+CG_API bool cg_tensor_is_leaf(const cg_tensor *t);
+CG_API cg_status cg_tensor_retain_grad(cg_tensor *t);
+CG_API bool cg_tensor_retains_grad(const cg_tensor *t);
+/* Alias sharing storage with no autograd history (new reference). */
+CG_API cg_tensor *cg_detach(cg_tensor *t);
+/* Detach in place: drop grad_fn, requires_grad=false. */
+CG_API cg_status cg_detach_(cg_tensor *t);
+
+/* Tensor hooks run when t's gradient is computed. A hook sets *replacement to a
+ * new reference to replace the gradient, or leaves it NULL to keep it; a non-OK
+ * return aborts backward with that error (set it with cg_set_error). */
+typedef cg_status (*cg_hook_fn)(void *ctx, cg_tensor *grad, cg_tensor **replacement);
+/* Returns a handle > 0, or -1 on error. ctx_free(ctx) runs when the hook is dropped. */
+CG_API int64_t cg_tensor_register_hook(cg_tensor *t, cg_hook_fn fn, void *ctx, void (*ctx_free)(void *));
+CG_API cg_status cg_tensor_remove_hook(cg_tensor *t, int64_t handle);
+
+CG_API void cg_node_retain(cg_node *n);
+CG_API void cg_node_release(cg_node *n);
+CG_API const char *cg_node_name(const cg_node *n); /* e.g. "MulBackward0"; borrowed */
+CG_API int cg_node_num_inputs(const cg_node *n);  /* number of next functions */
+/* Next function i: borrowed node (NULL when that input needs no grad) and its input_nr. */
+CG_API cg_node *cg_node_next(const cg_node *n, int i, int *input_nr);
+/* For AccumulateGrad nodes: the leaf tensor (borrowed), else NULL. */
+CG_API cg_tensor *cg_node_variable(const cg_node *n);
+
+/* Backward from `root`. grad NULL means ones (root must have one element).
+ * inputs (optional, n_inputs > 0) restricts accumulation to those leaves. */
+CG_API cg_status cg_backward(cg_tensor *root, cg_tensor *grad, bool retain_graph, bool create_graph);
+CG_API cg_status cg_backward_multi(int n_roots, cg_tensor *const *roots, cg_tensor *const *grads,
+                                   bool retain_graph, bool create_graph,
+                                   int n_inputs, cg_tensor *const *inputs);
+/* torch.autograd.grad: results[i] receives a new reference (or NULL when unused
+ * and allow_unused). grad_outputs may be NULL or contain NULLs (ones for scalars). */
+CG_API cg_status cg_autograd_grad(int n_outputs, cg_tensor *const *outputs, cg_tensor *const *grad_outputs,
+                                  int n_inputs, cg_tensor *const *inputs,
+                                  bool retain_graph, bool create_graph, bool allow_unused,
+                                  cg_tensor **results);
+
+/* ------------------------------------------------------------- creation */
+
+CG_API cg_tensor *cg_zeros(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_ones(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_full(int ndim, const int64_t *shape, double value, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_arange(double start, double end, double step, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_linspace(double start, double end, int64_t steps, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_logspace(double start, double end, int64_t steps, double base, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_eye(int64_t n, int64_t m, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_rand(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_randn(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_randint(int64_t low, int64_t high, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_randperm(int64_t n, cg_dtype dt, cg_device dev);
+CG_API cg_tensor *cg_empty_like(cg_tensor *t);
+CG_API cg_tensor *cg_zeros_like(cg_tensor *t);
+CG_API cg_tensor *cg_ones_like(cg_tensor *t);
+CG_API cg_tensor *cg_full_like(cg_tensor *t, double value);
+CG_API cg_tensor *cg_rand_like(cg_tensor *t);
+CG_API cg_tensor *cg_randn_like(cg_tensor *t);
+CG_API cg_tensor *cg_randint_like(cg_tensor *t, int64_t low, int64_t high);
+/* normal(mean, std) with tensor mean/std (broadcast) */
+CG_API cg_tensor *cg_normal(cg_tensor *mean, cg_tensor *std);
+/* in-place samplers (bump version; fail on leaves requiring grad in grad mode) */
+CG_API cg_status cg_uniform_(cg_tensor *t, double low, double high);
+CG_API cg_status cg_normal_(cg_tensor *t, double mean, double std);
+CG_API cg_status cg_bernoulli_(cg_tensor *t, double p);
+/* bernoulli(p): each element 1 with probability p[i] */
+CG_API cg_tensor *cg_bernoulli(cg_tensor *p);
+/* multinomial over the last dim of probs (1-D or 2-D), int64 result */
+CG_API cg_tensor *cg_multinomial(cg_tensor *probs, int64_t num_samples, bool replacement);
+
+/* ------------------------------------------------------------- copy, cast, in-place basics */
+
+CG_API cg_tensor *cg_clone(cg_tensor *t);
+CG_API cg_tensor *cg_contiguous(cg_tensor *t); /* t itself (new ref) when already contiguous */
+CG_API cg_tensor *cg_to_dtype(cg_tensor *t, cg_dtype dt); /* differentiable between float dtypes */
+CG_API cg_tensor *cg_to_device(cg_tensor *t, cg_device dev);
+/* dst <- src with broadcast and dtype conversion, written into dst's storage */
+CG_API cg_status cg_copy_(cg_tensor *dst, cg_tensor *src);
+CG_API cg_status cg_fill_(cg_tensor *t, double value);
+CG_API cg_status cg_zero_(cg_tensor *t);
+
+/* ------------------------------------------------------------- views and shape ops */
+
+/* shape may contain one -1. view fails (CG_ERR_SHAPE) when strides do not allow. */
+CG_API cg_tensor *cg_view(cg_tensor *t, int ndim, const int64_t *shape);
+CG_API cg_tensor *cg_reshape(cg_tensor *t, int ndim, const int64_t *shape);
+CG_API cg_tensor *cg_permute(cg_tensor *t, const int64_t *dims); /* ndim entries */
+CG_API cg_tensor *cg_transpose(cg_tensor *t, int64_t dim0, int64_t dim1);
+CG_API cg_tensor *cg_t(cg_tensor *t); /* <= 2-D */
+CG_API cg_tensor *cg_expand(cg_tensor *t, int ndim, const int64_t *shape); /* -1 keeps a size */
+CG_API cg_tensor *cg_broadcast_to(cg_tensor *t, int ndim, const int64_t *shape);
+CG_API cg_tensor *cg_squeeze(cg_tensor *t);                    /* all size-1 dims */
+CG_API cg_tensor *cg_squeeze_dim(cg_tensor *t, int64_t dim);
+CG_API cg_tensor *cg_unsqueeze(cg_tensor *t, int64_t dim);
+CG_API cg_tensor *cg_flatten(cg_tensor *t, int64_t start_dim, int64_t end_dim);
+CG_API cg_tensor *cg_unflatten(cg_tensor *t, int64_t dim, int nsizes, const int64_t *sizes);
+CG_API cg_tensor *cg_narrow(cg_tensor *t, int64_t dim, int64_t start, int64_t length);
+/* Python slice semantics on one dim: start/stop clamped, step > 0 */
+CG_API cg_tensor *cg_slice(cg_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step);
+CG_API cg_tensor *cg_select(cg_tensor *t, int64_t dim, int64_t index);
+CG_API cg_tensor *cg_diagonal(cg_tensor *t, int64_t offset, int64_t dim1, int64_t dim2);
+CG_API cg_tensor *cg_as_strided(cg_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
+                                int64_t storage_offset);
+CG_API cg_tensor *cg_unfold(cg_tensor *t, int64_t dim, int64_t size, int64_t step);
+CG_API cg_tensor *cg_cat(int n, cg_tensor *const *ts, int64_t dim);
+CG_API cg_tensor *cg_stack(int n, cg_tensor *const *ts, int64_t dim);
+/* split into chunks of split_size along dim: out[] receives new references,
+ * returns the count (or -1 on error). out must hold ceil(size/split_size). */
+CG_API int cg_split(cg_tensor *t, int64_t split_size, int64_t dim, cg_tensor **out);
+CG_API int cg_split_sizes(cg_tensor *t, int n, const int64_t *sizes, int64_t dim, cg_tensor **out);
+CG_API int cg_chunk(cg_tensor *t, int64_t chunks, int64_t dim, cg_tensor **out);
+CG_API int cg_unbind(cg_tensor *t, int64_t dim, cg_tensor **out);
+CG_API cg_tensor *cg_flip(cg_tensor *t, int ndims, const int64_t *dims);
+CG_API cg_tensor *cg_roll(cg_tensor *t, int nshifts, const int64_t *shifts, const int64_t *dims); /* dims NULL: flattened */
+CG_API cg_tensor *cg_repeat(cg_tensor *t, int nreps, const int64_t *repeats);
+CG_API cg_tensor *cg_tile(cg_tensor *t, int nreps, const int64_t *reps);
+CG_API cg_tensor *cg_tril(cg_tensor *t, int64_t diagonal);
+CG_API cg_tensor *cg_triu(cg_tensor *t, int64_t diagonal);
+
+/* ------------------------------------------------------------- elementwise binary */
+
+CG_API cg_tensor *cg_add(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_sub(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_mul(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_div(cg_tensor *a, cg_tensor *b); /* true division (float dtypes) */
+CG_API cg_tensor *cg_floor_divide(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_remainder(cg_tensor *a, cg_tensor *b); /* sign of divisor (Python %) */
+CG_API cg_tensor *cg_fmod(cg_tensor *a, cg_tensor *b);      /* sign of dividend (C fmod) */
+CG_API cg_tensor *cg_pow(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_atan2(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_maximum(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_minimum(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_hypot(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_logaddexp(cg_tensor *a, cg_tensor *b);
+/* comparison -> bool */
+CG_API cg_tensor *cg_eq(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_ne(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_lt(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_le(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_gt(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_ge(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_isclose(cg_tensor *a, cg_tensor *b, double rtol, double atol, bool equal_nan);
+/* logical -> bool (any dtype, nonzero is true) */
+CG_API cg_tensor *cg_logical_and(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_logical_or(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_logical_xor(cg_tensor *a, cg_tensor *b);
+/* bitwise: integer and bool dtypes */
+CG_API cg_tensor *cg_bitwise_and(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_bitwise_or(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_bitwise_xor(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_bitwise_left_shift(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_bitwise_right_shift(cg_tensor *a, cg_tensor *b);
+
+/* ------------------------------------------------------------- elementwise unary */
+
+CG_API cg_tensor *cg_neg(cg_tensor *x);
+CG_API cg_tensor *cg_abs(cg_tensor *x);
+CG_API cg_tensor *cg_sign(cg_tensor *x);
+CG_API cg_tensor *cg_reciprocal(cg_tensor *x);
+CG_API cg_tensor *cg_square(cg_tensor *x);
+CG_API cg_tensor *cg_sqrt(cg_tensor *x);
+CG_API cg_tensor *cg_rsqrt(cg_tensor *x);
+CG_API cg_tensor *cg_exp(cg_tensor *x);
+CG_API cg_tensor *cg_exp2(cg_tensor *x);
+CG_API cg_tensor *cg_expm1(cg_tensor *x);
+CG_API cg_tensor *cg_log(cg_tensor *x);
+CG_API cg_tensor *cg_log2(cg_tensor *x);
+CG_API cg_tensor *cg_log10(cg_tensor *x);
+CG_API cg_tensor *cg_log1p(cg_tensor *x);
+CG_API cg_tensor *cg_sin(cg_tensor *x);
+CG_API cg_tensor *cg_cos(cg_tensor *x);
+CG_API cg_tensor *cg_tan(cg_tensor *x);
+CG_API cg_tensor *cg_asin(cg_tensor *x);
+CG_API cg_tensor *cg_acos(cg_tensor *x);
+CG_API cg_tensor *cg_atan(cg_tensor *x);
+CG_API cg_tensor *cg_sinh(cg_tensor *x);
+CG_API cg_tensor *cg_cosh(cg_tensor *x);
+CG_API cg_tensor *cg_tanh(cg_tensor *x);
+CG_API cg_tensor *cg_asinh(cg_tensor *x);
+CG_API cg_tensor *cg_acosh(cg_tensor *x);
+CG_API cg_tensor *cg_atanh(cg_tensor *x);
+CG_API cg_tensor *cg_erf(cg_tensor *x);
+CG_API cg_tensor *cg_erfc(cg_tensor *x);
+CG_API cg_tensor *cg_erfinv(cg_tensor *x);
+CG_API cg_tensor *cg_floor(cg_tensor *x);
+CG_API cg_tensor *cg_ceil(cg_tensor *x);
+CG_API cg_tensor *cg_round(cg_tensor *x); /* half to even */
+CG_API cg_tensor *cg_trunc(cg_tensor *x);
+CG_API cg_tensor *cg_frac(cg_tensor *x);
+CG_API cg_tensor *cg_nan_to_num(cg_tensor *x, double nan, double posinf, double neginf);
+CG_API cg_tensor *cg_clamp_scalar(cg_tensor *x, const double *min, const double *max); /* NULL = no bound */
+CG_API cg_tensor *cg_pow_scalar(cg_tensor *x, double exponent);
+CG_API cg_tensor *cg_rpow_scalar(double base, cg_tensor *x); /* base ** x */
+CG_API cg_tensor *cg_logical_not(cg_tensor *x);
+CG_API cg_tensor *cg_bitwise_not(cg_tensor *x);
+CG_API cg_tensor *cg_isnan(cg_tensor *x);
+CG_API cg_tensor *cg_isinf(cg_tensor *x);
+CG_API cg_tensor *cg_isfinite(cg_tensor *x);
+
+/* ------------------------------------------------------------- activations */
+
+CG_API cg_tensor *cg_relu(cg_tensor *x);
+CG_API cg_tensor *cg_relu6(cg_tensor *x);
+CG_API cg_tensor *cg_leaky_relu(cg_tensor *x, double negative_slope);
+CG_API cg_tensor *cg_elu(cg_tensor *x, double alpha);
+CG_API cg_tensor *cg_selu(cg_tensor *x);
+CG_API cg_tensor *cg_celu(cg_tensor *x, double alpha);
+CG_API cg_tensor *cg_gelu(cg_tensor *x, bool tanh_approx);
+CG_API cg_tensor *cg_silu(cg_tensor *x);
+CG_API cg_tensor *cg_mish(cg_tensor *x);
+CG_API cg_tensor *cg_softplus(cg_tensor *x, double beta, double threshold);
+CG_API cg_tensor *cg_softsign(cg_tensor *x);
+CG_API cg_tensor *cg_sigmoid(cg_tensor *x);
+CG_API cg_tensor *cg_logsigmoid(cg_tensor *x);
+CG_API cg_tensor *cg_hardtanh(cg_tensor *x, double min_val, double max_val);
+CG_API cg_tensor *cg_hardsigmoid(cg_tensor *x);
+CG_API cg_tensor *cg_hardswish(cg_tensor *x);
+CG_API cg_tensor *cg_softmax(cg_tensor *x, int64_t dim);
+CG_API cg_tensor *cg_log_softmax(cg_tensor *x, int64_t dim);
+
+/* ------------------------------------------------------------- n-ary */
+
+CG_API cg_tensor *cg_where(cg_tensor *cond, cg_tensor *a, cg_tensor *b); /* cond: bool */
+CG_API cg_tensor *cg_lerp(cg_tensor *start, cg_tensor *end, cg_tensor *weight);
+CG_API cg_tensor *cg_addcmul(cg_tensor *self, cg_tensor *t1, cg_tensor *t2, double value);
+CG_API cg_tensor *cg_addcdiv(cg_tensor *self, cg_tensor *t1, cg_tensor *t2, double value);
+CG_API cg_tensor *cg_clamp(cg_tensor *x, cg_tensor *min, cg_tensor *max); /* NULL = no bound */
+
+/* ------------------------------------------------------------- reductions
+ * dims: list of ndims dims (negative wrap); dims == NULL / ndims == 0 means all dims. */
+
+CG_API cg_tensor *cg_sum(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim);
+CG_API cg_tensor *cg_sum_dtype(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim, cg_dtype dt);
+CG_API cg_tensor *cg_mean(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim);
+CG_API cg_tensor *cg_prod(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim);
+CG_API cg_tensor *cg_amax(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim);
+CG_API cg_tensor *cg_amin(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim);
+/* max/min along one dim: values and int64 indices (both new refs) */
+CG_API cg_status cg_max_dim(cg_tensor *x, int64_t dim, bool keepdim, cg_tensor **values, cg_tensor **indices);
+CG_API cg_status cg_min_dim(cg_tensor *x, int64_t dim, bool keepdim, cg_tensor **values, cg_tensor **indices);
+CG_API cg_tensor *cg_max(cg_tensor *x); /* over all elements */
+CG_API cg_tensor *cg_min(cg_tensor *x);
+/* dim < 0 after wrapping never happens; pass has_dim=false to flatten */
+CG_API cg_tensor *cg_argmax(cg_tensor *x, bool has_dim, int64_t dim, bool keepdim);
+CG_API cg_tensor *cg_argmin(cg_tensor *x, bool has_dim, int64_t dim, bool keepdim);
+CG_API cg_tensor *cg_var(cg_tensor *x, int ndims, const int64_t *dims, double correction, bool keepdim);
+CG_API cg_tensor *cg_std(cg_tensor *x, int ndims, const int64_t *dims, double correction, bool keepdim);
+CG_API cg_tensor *cg_logsumexp(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim);
+/* p: any real, INFINITY, -INFINITY; "fro" is p=2 over the dims */
+CG_API cg_tensor *cg_norm(cg_tensor *x, double p, int ndims, const int64_t *dims, bool keepdim);
+CG_API cg_tensor *cg_all(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim);
+CG_API cg_tensor *cg_any(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim);
+CG_API cg_tensor *cg_count_nonzero(cg_tensor *x, int ndims, const int64_t *dims);
+CG_API cg_tensor *cg_cumsum(cg_tensor *x, int64_t dim);
+CG_API cg_tensor *cg_cumprod(cg_tensor *x, int64_t dim);
+CG_API cg_status cg_cummax(cg_tensor *x, int64_t dim, cg_tensor **values, cg_tensor **indices);
+CG_API cg_status cg_sort(cg_tensor *x, int64_t dim, bool descending, bool stable, cg_tensor **values, cg_tensor **indices);
+CG_API cg_tensor *cg_argsort(cg_tensor *x, int64_t dim, bool descending, bool stable);
+CG_API cg_status cg_topk(cg_tensor *x, int64_t k, int64_t dim, bool largest, bool sorted, cg_tensor **values, cg_tensor **indices);
+
+/* ------------------------------------------------------------- linear algebra (BLAS) */
+
+CG_API cg_tensor *cg_matmul(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_mm(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_bmm(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_mv(cg_tensor *a, cg_tensor *v);
+CG_API cg_tensor *cg_dot(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_outer(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_addmm(cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta, double alpha);
+CG_API cg_tensor *cg_baddbmm(cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta, double alpha);
+CG_API cg_tensor *cg_einsum(const char *equation, int n, cg_tensor *const *operands);
+
+/* ------------------------------------------------------------- indexing (all indices bounds-checked) */
+
+CG_API cg_tensor *cg_index_select(cg_tensor *x, int64_t dim, cg_tensor *index);
+CG_API cg_tensor *cg_gather(cg_tensor *x, int64_t dim, cg_tensor *index);
+CG_API cg_tensor *cg_scatter(cg_tensor *x, int64_t dim, cg_tensor *index, cg_tensor *src);
+CG_API cg_tensor *cg_scatter_add(cg_tensor *x, int64_t dim, cg_tensor *index, cg_tensor *src);
+/* reduce: "sum", "prod", "mean", "amax", "amin" */
+CG_API cg_tensor *cg_scatter_reduce(cg_tensor *x, int64_t dim, cg_tensor *index, cg_tensor *src,
+                                    const char *reduce, bool include_self);
+CG_API cg_tensor *cg_masked_fill(cg_tensor *x, cg_tensor *mask, cg_tensor *value); /* value 0-d */
+CG_API cg_tensor *cg_masked_select(cg_tensor *x, cg_tensor *mask);
+CG_API cg_tensor *cg_masked_scatter(cg_tensor *x, cg_tensor *mask, cg_tensor *source);
+CG_API cg_tensor *cg_take(cg_tensor *x, cg_tensor *index);
+CG_API cg_tensor *cg_nonzero(cg_tensor *x); /* (n, ndim) int64 */
+/* Advanced indexing x[i0, i1, ...]: indices[k] is NULL (full slice) or an
+ * int64/bool tensor; follows PyTorch's placement rules. */
+CG_API cg_tensor *cg_index(cg_tensor *x, int n, cg_tensor *const *indices);
+CG_API cg_tensor *cg_index_put(cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values, bool accumulate);
+CG_API cg_status cg_index_put_(cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values, bool accumulate);
+
+/* ------------------------------------------------------------- in-place variants
+ * Written into self's storage, bumping its version. Rejected (CG_ERR_RUNTIME)
+ * on a leaf requiring grad while grad mode is on, and (CG_ERR_SHAPE) when the
+ * broadcast result's shape differs from self's. */
+
+CG_API cg_status cg_add_(cg_tensor *self, cg_tensor *other);
+CG_API cg_status cg_sub_(cg_tensor *self, cg_tensor *other);
+CG_API cg_status cg_mul_(cg_tensor *self, cg_tensor *other);
+CG_API cg_status cg_div_(cg_tensor *self, cg_tensor *other);
+CG_API cg_status cg_pow_(cg_tensor *self, cg_tensor *other);
+/* Generic in-place for any unary op by name: cg_unary_inplace("exp", x) etc.
+ * Names are those of the op schemas ("relu", "sigmoid", ...). */
+CG_API cg_status cg_unary_(const char *op_name, cg_tensor *self);
+/* Generic in-place for any binary arithmetic op by name ("add", "maximum", ...). */
+CG_API cg_status cg_binary_(const char *op_name, cg_tensor *self, cg_tensor *other);
+CG_API cg_status cg_clamp_(cg_tensor *self, const double *min, const double *max);
+CG_API cg_status cg_leaky_relu_(cg_tensor *self, double negative_slope);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CGRAD_H */

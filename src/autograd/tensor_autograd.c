@@ -1,0 +1,175 @@
+/* tensor_autograd.c — the autograd side of a tensor: requires_grad, grad,
+ * grad_fn, retain_grad, detach, hooks, and the in-place guards. */
+#include "autograd_internal.h"
+
+#include <string.h>
+
+bool cg_tensor_requires_grad(const cg_tensor *t) { return t->requires_grad; }
+
+cg_status cg_tensor_set_requires_grad(cg_tensor *t, bool requires_grad) {
+    if (t->grad_fn) {
+        if (requires_grad) return CG_OK;
+        return cg_set_error(CG_ERR_RUNTIME,
+                            "[requires_grad_] you can only change requires_grad flags of leaf variables. If you want to "
+                            "use a computed variable in a subgraph that doesn't require differentiation use "
+                            "var_no_grad = var.detach().");
+    }
+    if (requires_grad && !cg_dtype_is_floating(t->dtype))
+        return cg_set_error(CG_ERR_RUNTIME, "[requires_grad_] only Tensors of floating point dtype can require gradients (got %s)",
+                            cg_dtype_name(t->dtype));
+    t->requires_grad = requires_grad;
+    return CG_OK;
+}
+
+cg_tensor *cg_tensor_grad(const cg_tensor *t) { return t->grad; }
+
+cg_status cg_tensor_set_grad(cg_tensor *t, cg_tensor *grad) {
+    if (grad) {
+        if (!cg_shape_eq(grad->ndim, grad->shape, t->ndim, t->shape)) {
+            char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
+            return cg_set_error(CG_ERR_SHAPE, "[grad] assigned grad has shape %s but the tensor has shape %s",
+                                cg_shape_str(a, grad->ndim, grad->shape), cg_shape_str(b, t->ndim, t->shape));
+        }
+        if (grad->dtype != t->dtype)
+            return cg_set_error(CG_ERR_DTYPE, "[grad] assigned grad has dtype %s but the tensor has dtype %s",
+                                cg_dtype_name(grad->dtype), cg_dtype_name(t->dtype));
+        if (!cg_device_eq(grad->device, t->device))
+            return cg_set_error(CG_ERR_DEVICE, "[grad] assigned grad is on %s but the tensor is on %s",
+                                cg_device_name(grad->device), cg_device_name(t->device));
+        cg_tensor_retain(grad);
+    }
+    cg_tensor_release(t->grad);
+    t->grad = grad;
+    return CG_OK;
+}
+
+cg_node *cg_tensor_grad_fn(const cg_tensor *t) { return t->grad_fn; }
+int cg_tensor_output_nr(const cg_tensor *t) { return t->output_nr; }
+bool cg_tensor_is_leaf(const cg_tensor *t) { return t->grad_fn == NULL; }
+bool cg_tensor_retains_grad(const cg_tensor *t) { return t->retains_grad; }
+
+static atomic_int_fast64_t g_hook_id = 1;
+
+cg_status cg_tensor_retain_grad(cg_tensor *t) {
+    if (!t->requires_grad)
+        return cg_set_error(CG_ERR_RUNTIME, "[retain_grad] can't retain_grad on Tensor that has requires_grad=False");
+    if (!t->grad_fn || t->retains_grad) return CG_OK; /* leaves always keep their grad */
+    cg_node_hook *h = calloc(1, sizeof *h);
+    if (!h) return cg_set_error(CG_ERR_OOM, "[retain_grad] out of memory");
+    h->id = atomic_fetch_add(&g_hook_id, 1);
+    h->output_nr = t->output_nr;
+    h->retain_target = t; /* weak: removed when t dies (tensor.c) */
+    h->next = t->grad_fn->hooks;
+    t->grad_fn->hooks = h;
+    t->retains_grad = true;
+    return CG_OK;
+}
+
+int64_t cg_tensor_register_hook(cg_tensor *t, cg_hook_fn fn, void *ctx, void (*ctx_free)(void *)) {
+    if (!t->requires_grad) {
+        cg_set_error(CG_ERR_RUNTIME, "[register_hook] cannot register a hook on a tensor that doesn't require gradient");
+        return -1;
+    }
+    int64_t id = atomic_fetch_add(&g_hook_id, 1);
+    if (t->grad_fn) {
+        cg_node_hook *h = calloc(1, sizeof *h);
+        if (!h) {
+            cg_set_error(CG_ERR_OOM, "[register_hook] out of memory");
+            return -1;
+        }
+        *h = (cg_node_hook){id, t->output_nr, fn, ctx, ctx_free, NULL, NULL};
+        /* append: hooks run in registration order */
+        cg_node_hook **pp = &t->grad_fn->hooks;
+        while (*pp) pp = &(*pp)->next;
+        *pp = h;
+        return id;
+    }
+    cg_hook *h = calloc(1, sizeof *h);
+    if (!h) {
+        cg_set_error(CG_ERR_OOM, "[register_hook] out of memory");
+        return -1;
+    }
+    *h = (cg_hook){id, fn, ctx, ctx_free, NULL};
+    cg_hook **pp = &t->hooks;
+    while (*pp) pp = &(*pp)->next;
+    *pp = h;
+    return id;
+}
+
+cg_status cg_tensor_remove_hook(cg_tensor *t, int64_t handle) {
+    for (cg_hook **pp = &t->hooks; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id != handle) continue;
+        cg_hook *h = *pp;
+        *pp = h->next;
+        if (h->ctx_free) h->ctx_free(h->ctx);
+        free(h);
+        return CG_OK;
+    }
+    if (t->grad_fn)
+        for (cg_node_hook **pp = &t->grad_fn->hooks; *pp; pp = &(*pp)->next) {
+            if ((*pp)->id != handle) continue;
+            cg_node_hook *h = *pp;
+            *pp = h->next;
+            if (h->ctx_free) h->ctx_free(h->ctx);
+            free(h);
+            return CG_OK;
+        }
+    return CG_OK; /* already gone (e.g. the graph was freed): removing is idempotent */
+}
+
+cg_tensor *cg_detach(cg_tensor *t) {
+    CG_CHECK(t, CG_ERR_VALUE, "[detach] argument is NULL");
+    cg_tensor *a = cg_tensor_alias(t);
+    if (a) a->is_view = t->is_view;
+    return a;
+}
+
+cg_status cg_detach_(cg_tensor *t) {
+    if (t->retains_grad && t->grad_fn) {
+        for (cg_node_hook **pp = &t->grad_fn->hooks; *pp;) {
+            cg_node_hook *h = *pp;
+            if (h->retain_target == t) {
+                *pp = h->next;
+                free(h);
+            } else {
+                pp = &h->next;
+            }
+        }
+        t->retains_grad = false;
+    }
+    if (t->grad_fn) cg_node_release(t->grad_fn);
+    t->grad_fn = NULL;
+    t->output_nr = 0;
+    t->requires_grad = false;
+    return CG_OK;
+}
+
+void cg_tensor_set_history(cg_tensor *t, cg_node *node, int nr) {
+    if (node) cg_node_retain(node);
+    if (t->retains_grad && t->grad_fn) { /* move the retain hook to the new history */
+        cg_detach_(t);
+        t->retains_grad = false;
+        if (node) {
+            t->grad_fn = node;
+            t->output_nr = nr;
+            t->requires_grad = true;
+            cg_tensor_retain_grad(t);
+            return;
+        }
+    }
+    if (t->grad_fn) cg_node_release(t->grad_fn);
+    t->grad_fn = node;
+    t->output_nr = nr;
+    if (node) t->requires_grad = true;
+}
+
+cg_status cg_check_inplace(const char *op, cg_tensor *self) {
+    if (cg_is_grad_enabled() && self->requires_grad && !self->grad_fn)
+        return cg_set_error(CG_ERR_RUNTIME, "[%s_] a leaf Variable that requires grad is being used in an in-place operation.", op);
+    for (int d = 0; d < self->ndim; d++)
+        if (self->strides[d] == 0 && self->shape[d] > 1)
+            return cg_set_error(CG_ERR_RUNTIME,
+                                "[%s_] unsupported operation: more than one element of the written-to tensor refers to a "
+                                "single memory location. Please clone() the tensor before performing the operation.", op);
+    return CG_OK;
+}

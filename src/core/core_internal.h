@@ -1,0 +1,162 @@
+/* core_internal.h — internal: struct layouts of storage and tensor, and the
+ * core helpers (errors, shapes, allocator, threads, RNG) used by every layer
+ * below the binding. Not part of the public API. */
+#ifndef CG_CORE_INTERNAL_H
+#define CG_CORE_INTERNAL_H
+
+#include "cgrad.h"
+#include "half.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------- errors
+ * Note [Errors]: fallible functions set the thread-local error with
+ * cg_set_error and return NULL / a status. Messages start with "[op]".
+ * CG_ASSERT is for internal invariants only: user input never reaches it. */
+
+CG_API cg_status cg_set_error(cg_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define CG_ASSERT(cond)                                                                      \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fprintf(stderr, "cgrad internal error: %s at %s:%d\n", #cond, __FILE__, __LINE__); \
+            abort();                                                                         \
+        }                                                                                    \
+    } while (0)
+
+/* CG_CHECK(cond, code, fmt...): on failure set the error and return NULL. */
+#define CG_CHECK(cond, code, ...)             \
+    do {                                      \
+        if (!(cond)) {                        \
+            cg_set_error((code), __VA_ARGS__); \
+            return NULL;                      \
+        }                                     \
+    } while (0)
+/* Same, returning the status code. */
+#define CG_CHECK_S(cond, code, ...)                 \
+    do {                                            \
+        if (!(cond)) return cg_set_error((code), __VA_ARGS__); \
+    } while (0)
+
+/* Format a shape as "(2,3)" into buf (at least CG_SHAPE_STR bytes). */
+#define CG_SHAPE_STR 256
+const char *cg_shape_str(char *buf, int ndim, const int64_t *shape);
+
+/* ------------------------------------------------------------- storage
+ * Note [Version counter sharing]: the version counter lives on the storage, so
+ * every view of it sees every in-place write. Saved tensors record it. */
+
+typedef struct cg_storage {
+    atomic_long refcount;
+    void *data;          /* NULL for meta storage and for zero bytes */
+    size_t nbytes;
+    cg_device device;
+    atomic_uint_fast64_t version;
+    bool external;              /* memory not from our allocator (cg_from_blob) */
+    void (*deleter)(void *ctx); /* external memory: called when the storage dies (may be NULL) */
+    void *deleter_ctx;
+} cg_storage;
+
+cg_storage *cg_storage_new(size_t nbytes, cg_device dev); /* NULL + CG_ERR_OOM */
+void cg_storage_retain(cg_storage *s);
+void cg_storage_release(cg_storage *s);
+static inline void cg_storage_bump_version(cg_storage *s) { atomic_fetch_add(&s->version, 1); }
+
+/* ------------------------------------------------------------- tensor */
+
+typedef struct cg_hook {
+    int64_t id;
+    cg_hook_fn fn;
+    void *ctx;
+    void (*ctx_free)(void *);
+    struct cg_hook *next;
+} cg_hook;
+
+struct cg_tensor {
+    atomic_long refcount;
+    cg_storage *storage;
+    int64_t offset; /* elements */
+    int ndim;
+    cg_dtype dtype;
+    cg_device device;
+    int64_t shape[CG_MAX_DIMS];
+    int64_t strides[CG_MAX_DIMS]; /* elements */
+    bool requires_grad;
+    bool retains_grad;
+    bool is_view;      /* created by a view op (shares storage with its base) */
+    int output_nr;
+    cg_tensor *grad;   /* owned */
+    cg_node *grad_fn;  /* owned */
+    cg_node *grad_acc; /* weak: the leaf's AccumulateGrad node, cleared when it dies */
+    cg_hook *hooks;    /* leaf hooks (non-leaf hooks live on grad_fn) */
+    void *pyobj;       /* weak back-pointer for the binding */
+};
+
+/* A new tensor struct over an existing storage (retained). strides NULL = contiguous. */
+cg_tensor *cg_tensor_make(cg_storage *s, int64_t offset, int ndim, const int64_t *shape,
+                          const int64_t *strides, cg_dtype dt);
+/* Alias of t (same storage/geometry), no autograd history. */
+cg_tensor *cg_tensor_alias(const cg_tensor *t);
+/* Alias of t with new geometry (a view); no autograd history. */
+cg_tensor *cg_tensor_view_of(const cg_tensor *t, int ndim, const int64_t *shape,
+                             const int64_t *strides, int64_t offset);
+static inline char *cg_tensor_ptr(const cg_tensor *t) {
+    return t->storage->data ? (char *)t->storage->data + t->offset * (int64_t)cg_dtype_size(t->dtype) : NULL;
+}
+static inline bool cg_is_meta(const cg_tensor *t) { return t->device.type == CG_DEVICE_META; }
+
+/* ------------------------------------------------------------- shapes */
+
+/* Validate a shape (rank <= CG_MAX_DIMS, sizes >= 0, numel * itemsize fits);
+ * writes numel. `op` names the caller in the message. */
+cg_status cg_shape_check(const char *op, int ndim, const int64_t *shape, size_t itemsize, int64_t *numel);
+int64_t cg_shape_numel(int ndim, const int64_t *shape);
+void cg_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+bool cg_shape_eq(int na, const int64_t *a, int nb, const int64_t *b);
+/* NumPy broadcast of two shapes; CG_ERR_SHAPE naming `op` and both shapes. */
+cg_status cg_broadcast_shapes(const char *op, int na, const int64_t *a, int nb, const int64_t *b,
+                              int *nout, int64_t *out);
+/* Wrap a possibly negative dim into [0, ndim); ndim 0 accepts -1 and 0. */
+cg_status cg_wrap_dim(const char *op, int64_t dim, int ndim, int64_t *out);
+/* Wrap a dim list into a bitmask; NULL/0 dims -> all. Duplicates are an error. */
+cg_status cg_dims_mask(const char *op, int ndims, const int64_t *dims, int ndim, uint32_t *mask);
+
+/* ------------------------------------------------------------- allocator */
+
+void *cg_alloc(size_t nbytes, cg_device dev); /* NULL + CG_ERR_OOM */
+void cg_free(void *p, size_t nbytes, cg_device dev);
+
+/* ------------------------------------------------------------- state */
+
+bool cg_autocast_active(void);
+bool cg_warn_only_deterministic(void);
+
+/* ------------------------------------------------------------- threads
+ * Note [Threads]: cg_parallel_for splits [0, n) in contiguous chunks; the
+ * split depends only on n, grain and the thread count, so elementwise results
+ * never depend on it and reductions are deterministic for a given count. */
+
+typedef void (*cg_range_fn)(int64_t begin, int64_t end, void *ctx);
+void cg_parallel_for(int64_t n, int64_t grain, cg_range_fn fn, void *ctx);
+bool cg_in_parallel_region(void);
+
+/* ------------------------------------------------------------- RNG */
+
+/* Reserve `count` Philox counters; returns (seed, base offset). Thread-safe. */
+void cg_rng_reserve(uint64_t count, uint64_t *seed, uint64_t *offset);
+/* Philox4x32-10 block for (seed, counter): four uniform 32-bit words. */
+void cg_philox(uint64_t seed, uint64_t counter, uint32_t out[4]);
+/* Helpers mapping bits to floats in [0,1) and to a standard normal. */
+static inline double cg_u32_to_unit(uint32_t a, uint32_t b) {
+    uint64_t v = ((uint64_t)a << 21) ^ (uint64_t)b; /* 53 random bits */
+    return (double)(v & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
+}
+
+/* ------------------------------------------------------------- dtype scalar access */
+
+double cg_load_f64(const void *p, cg_dtype dt);
+void cg_store_f64(void *p, cg_dtype dt, double v);
+
+#endif

@@ -1,0 +1,77 @@
+/* dtype.c — dtype and device descriptions, and scalar load/store through double. */
+#include "core_internal.h"
+
+#include <math.h>
+
+static const struct { const char *name; size_t size; bool fp, integral, sign; } k_dtypes[CG_DTYPE_COUNT] = {
+    [CG_DTYPE_BOOL] = {"bool", 1, false, true, false},
+    [CG_DTYPE_U8] = {"uint8", 1, false, true, false},
+    [CG_DTYPE_I8] = {"int8", 1, false, true, true},
+    [CG_DTYPE_I16] = {"int16", 2, false, true, true},
+    [CG_DTYPE_I32] = {"int32", 4, false, true, true},
+    [CG_DTYPE_I64] = {"int64", 8, false, true, true},
+    [CG_DTYPE_F16] = {"float16", 2, true, false, true},
+    [CG_DTYPE_BF16] = {"bfloat16", 2, true, false, true},
+    [CG_DTYPE_F32] = {"float32", 4, true, false, true},
+    [CG_DTYPE_F64] = {"float64", 8, true, false, true},
+};
+
+static bool valid(cg_dtype dt) { return dt >= 0 && dt < CG_DTYPE_COUNT; }
+const char *cg_dtype_name(cg_dtype dt) { return valid(dt) ? k_dtypes[dt].name : "invalid"; }
+size_t cg_dtype_size(cg_dtype dt) { return valid(dt) ? k_dtypes[dt].size : 0; }
+bool cg_dtype_is_floating(cg_dtype dt) { return valid(dt) && k_dtypes[dt].fp; }
+bool cg_dtype_is_integral(cg_dtype dt) { return valid(dt) && k_dtypes[dt].integral; }
+bool cg_dtype_is_signed(cg_dtype dt) { return valid(dt) && k_dtypes[dt].sign; }
+
+cg_device cg_cpu(void) { return (cg_device){CG_DEVICE_CPU, 0}; }
+cg_device cg_meta(void) { return (cg_device){CG_DEVICE_META, 0}; }
+bool cg_device_eq(cg_device a, cg_device b) { return a.type == b.type && a.index == b.index; }
+const char *cg_device_name(cg_device d) {
+    switch (d.type) {
+    case CG_DEVICE_CPU: return "cpu";
+    case CG_DEVICE_META: return "meta";
+    default: return "invalid";
+    }
+}
+
+double cg_load_f64(const void *p, cg_dtype dt) {
+    switch (dt) {
+    case CG_DTYPE_BOOL: return *(const uint8_t *)p ? 1.0 : 0.0;
+    case CG_DTYPE_U8: return *(const uint8_t *)p;
+    case CG_DTYPE_I8: return *(const int8_t *)p;
+    case CG_DTYPE_I16: return *(const int16_t *)p;
+    case CG_DTYPE_I32: return *(const int32_t *)p;
+    case CG_DTYPE_I64: return (double)*(const int64_t *)p;
+    case CG_DTYPE_F16: return cg_f16_to_f32(*(const cg_f16 *)p);
+    case CG_DTYPE_BF16: return cg_bf16_to_f32(*(const cg_bf16 *)p);
+    case CG_DTYPE_F32: return *(const float *)p;
+    case CG_DTYPE_F64: return *(const double *)p;
+    default: CG_ASSERT(0); return 0;
+    }
+}
+
+/* Float -> integer conversion of out-of-range values is undefined in C; we
+ * saturate-free wrap through int64 like PyTorch's CPU casts do for in-range
+ * values, and map nan/inf/out-of-range to 0 / limits deterministically. */
+static int64_t to_i64(double v) {
+    if (isnan(v)) return 0;
+    if (v >= 9.2233720368547758e18) return INT64_MAX;
+    if (v <= -9.2233720368547758e18) return INT64_MIN;
+    return (int64_t)v;
+}
+
+void cg_store_f64(void *p, cg_dtype dt, double v) {
+    switch (dt) {
+    case CG_DTYPE_BOOL: *(uint8_t *)p = v != 0.0; break;
+    case CG_DTYPE_U8: *(uint8_t *)p = (uint8_t)to_i64(v); break;
+    case CG_DTYPE_I8: *(int8_t *)p = (int8_t)to_i64(v); break;
+    case CG_DTYPE_I16: *(int16_t *)p = (int16_t)to_i64(v); break;
+    case CG_DTYPE_I32: *(int32_t *)p = (int32_t)to_i64(v); break;
+    case CG_DTYPE_I64: *(int64_t *)p = to_i64(v); break;
+    case CG_DTYPE_F16: *(cg_f16 *)p = cg_f32_to_f16((float)v); break;
+    case CG_DTYPE_BF16: *(cg_bf16 *)p = cg_f32_to_bf16((float)v); break;
+    case CG_DTYPE_F32: *(float *)p = (float)v; break;
+    case CG_DTYPE_F64: *(double *)p = v; break;
+    default: CG_ASSERT(0);
+    }
+}

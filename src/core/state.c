@@ -1,0 +1,48 @@
+/* state.c — global and thread-local engine state: grad mode, inference mode,
+ * determinism, autocast and anomaly mode (all read by the schema guard and
+ * the autograd engine). */
+#include "core_internal.h"
+
+static _Thread_local bool tl_grad_enabled = true;
+static _Thread_local bool tl_inference = false;
+static _Thread_local bool tl_autocast = false;
+static _Thread_local cg_dtype tl_autocast_dtype = CG_DTYPE_BF16;
+static _Thread_local bool tl_anomaly = false;
+static atomic_bool g_deterministic = false;
+static atomic_bool g_det_warn_only = false;
+
+bool cg_set_grad_enabled(bool enabled) {
+    bool prev = tl_grad_enabled;
+    tl_grad_enabled = enabled;
+    return prev;
+}
+bool cg_is_grad_enabled(void) { return tl_grad_enabled && !tl_inference; }
+
+bool cg_set_inference_mode(bool enabled) {
+    bool prev = tl_inference;
+    tl_inference = enabled;
+    return prev;
+}
+bool cg_is_inference_mode(void) { return tl_inference; }
+
+void cg_set_deterministic(bool enabled, bool warn_only) {
+    atomic_store(&g_deterministic, enabled);
+    atomic_store(&g_det_warn_only, warn_only);
+}
+bool cg_is_deterministic(void) { return atomic_load(&g_deterministic); }
+bool cg_warn_only_deterministic(void) { return atomic_load(&g_det_warn_only); }
+
+void cg_set_autocast(bool enabled, cg_dtype dtype) {
+    tl_autocast = enabled;
+    tl_autocast_dtype = dtype;
+}
+bool cg_is_autocast_enabled(void) { return tl_autocast; }
+cg_dtype cg_get_autocast_dtype(void) { return tl_autocast_dtype; }
+bool cg_autocast_active(void) { return tl_autocast; }
+
+bool cg_set_anomaly_enabled(bool enabled) {
+    bool prev = tl_anomaly;
+    tl_anomaly = enabled;
+    return prev;
+}
+bool cg_is_anomaly_enabled(void) { return tl_anomaly; }

@@ -1,0 +1,200 @@
+/* tensor.c — the tensor struct: creation over storage, refcounting, metadata
+ * accessors and host-side element access. */
+#include "core_internal.h"
+#include "../autograd/autograd_internal.h"
+
+#include <string.h>
+
+cg_tensor *cg_tensor_make(cg_storage *s, int64_t offset, int ndim, const int64_t *shape,
+                          const int64_t *strides, cg_dtype dt) {
+    cg_tensor *t = malloc(sizeof *t);
+    if (!t) {
+        cg_set_error(CG_ERR_OOM, "[tensor] out of memory");
+        return NULL;
+    }
+    atomic_init(&t->refcount, 1);
+    cg_storage_retain(s);
+    t->storage = s;
+    t->offset = offset;
+    t->ndim = ndim;
+    t->dtype = dt;
+    t->device = s->device;
+    if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    if (strides) {
+        if (ndim) memcpy(t->strides, strides, (size_t)ndim * sizeof *strides);
+    } else {
+        cg_contiguous_strides(ndim, shape, t->strides);
+    }
+    t->requires_grad = false;
+    t->retains_grad = false;
+    t->is_view = false;
+    t->output_nr = 0;
+    t->grad = NULL;
+    t->grad_fn = NULL;
+    t->grad_acc = NULL;
+    t->hooks = NULL;
+    t->pyobj = NULL;
+    return t;
+}
+
+cg_tensor *cg_tensor_alias(const cg_tensor *t) {
+    return cg_tensor_make(t->storage, t->offset, t->ndim, t->shape, t->strides, t->dtype);
+}
+
+cg_tensor *cg_tensor_view_of(const cg_tensor *t, int ndim, const int64_t *shape,
+                             const int64_t *strides, int64_t offset) {
+    cg_tensor *v = cg_tensor_make(t->storage, offset, ndim, shape, strides, t->dtype);
+    if (v) v->is_view = true;
+    return v;
+}
+
+void cg_tensor_retain(cg_tensor *t) { atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed); }
+
+static void drop_retain_hook(cg_tensor *t) {
+    cg_node *n = t->grad_fn;
+    for (cg_node_hook **pp = &n->hooks; *pp;) {
+        cg_node_hook *h = *pp;
+        if (h->retain_target == t) {
+            *pp = h->next;
+            free(h);
+        } else {
+            pp = &h->next;
+        }
+    }
+}
+
+void cg_tensor_release(cg_tensor *t) {
+    if (!t || atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) return;
+    if (t->retains_grad && t->grad_fn) drop_retain_hook(t);
+    for (cg_hook *h = t->hooks; h;) {
+        cg_hook *n = h->next;
+        if (h->ctx_free) h->ctx_free(h->ctx);
+        free(h);
+        h = n;
+    }
+    cg_tensor_release(t->grad);
+    if (t->grad_fn) cg_node_release(t->grad_fn);
+    cg_storage_release(t->storage);
+    free(t);
+}
+
+static cg_tensor *new_tensor(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
+    int64_t numel;
+    CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[%s] invalid dtype %d", op, (int)dt);
+    CG_CHECK(dev.type >= 0 && dev.type < CG_DEVICE_TYPE_COUNT, CG_ERR_DEVICE, "[%s] invalid device %d", op, (int)dev.type);
+    if (cg_shape_check(op, ndim, shape, cg_dtype_size(dt), &numel)) return NULL;
+    cg_storage *s = cg_storage_new((size_t)numel * cg_dtype_size(dt), dev);
+    if (!s) return NULL;
+    cg_tensor *t = cg_tensor_make(s, 0, ndim, shape, NULL, dt);
+    cg_storage_release(s);
+    return t;
+}
+
+cg_tensor *cg_empty(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
+    return new_tensor("empty", ndim, shape, dt, dev);
+}
+
+cg_tensor *cg_from_data(const void *data, int ndim, const int64_t *shape, cg_dtype dt) {
+    cg_tensor *t = new_tensor("from_data", ndim, shape, dt, cg_cpu());
+    if (t && t->storage->nbytes) memcpy(t->storage->data, data, t->storage->nbytes);
+    return t;
+}
+
+cg_tensor *cg_from_blob(void *data, int ndim, const int64_t *shape, const int64_t *strides,
+                        cg_dtype dt, void (*deleter)(void *ctx), void *ctx) {
+    int64_t numel;
+    CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[from_blob] invalid dtype %d", (int)dt);
+    if (cg_shape_check("from_blob", ndim, shape, cg_dtype_size(dt), &numel)) return NULL;
+    cg_storage *s = cg_storage_new(0, cg_cpu());
+    if (!s) return NULL;
+    /* extent of the strided region, so nbytes is meaningful */
+    int64_t extent = numel ? 1 : 0;
+    int64_t cstr[CG_MAX_DIMS];
+    if (!strides) {
+        cg_contiguous_strides(ndim, shape, cstr);
+        strides = cstr;
+    }
+    for (int i = 0; numel && i < ndim; i++) extent += (shape[i] - 1) * (strides[i] < 0 ? -strides[i] : strides[i]);
+    s->data = data;
+    s->nbytes = (size_t)extent * cg_dtype_size(dt);
+    s->external = true;
+    s->deleter = deleter;
+    s->deleter_ctx = ctx;
+    cg_tensor *t = cg_tensor_make(s, 0, ndim, shape, strides, dt);
+    cg_storage_release(s);
+    return t;
+}
+
+cg_tensor *cg_scalar_on(double value, cg_dtype dt, cg_device dev) {
+    cg_tensor *t = new_tensor("scalar", 0, NULL, dt, dev);
+    if (t && t->storage->data) cg_store_f64(t->storage->data, dt, value);
+    return t;
+}
+cg_tensor *cg_scalar(double value, cg_dtype dt) { return cg_scalar_on(value, dt, cg_cpu()); }
+
+int cg_tensor_ndim(const cg_tensor *t) { return t->ndim; }
+const int64_t *cg_tensor_shape(const cg_tensor *t) { return t->shape; }
+const int64_t *cg_tensor_strides(const cg_tensor *t) { return t->strides; }
+int64_t cg_tensor_size(const cg_tensor *t, int dim) {
+    int64_t d;
+    if (t->ndim == 0 || cg_wrap_dim("size", dim, t->ndim, &d)) return -1;
+    return t->shape[d];
+}
+int64_t cg_tensor_numel(const cg_tensor *t) { return cg_shape_numel(t->ndim, t->shape); }
+int64_t cg_tensor_offset(const cg_tensor *t) { return t->offset; }
+cg_dtype cg_tensor_dtype(const cg_tensor *t) { return t->dtype; }
+cg_device cg_tensor_device(const cg_tensor *t) { return t->device; }
+void *cg_tensor_data(const cg_tensor *t) { return cg_tensor_ptr(t); }
+const void *cg_tensor_storage_id(const cg_tensor *t) { return t->storage; }
+int64_t cg_tensor_storage_nbytes(const cg_tensor *t) { return (int64_t)t->storage->nbytes; }
+uint64_t cg_tensor_version(const cg_tensor *t) { return atomic_load(&t->storage->version); }
+bool cg_tensor_is_view(const cg_tensor *t) { return t->is_view; }
+void *cg_tensor_pyobj(const cg_tensor *t) { return t->pyobj; }
+void cg_tensor_set_pyobj(cg_tensor *t, void *obj) { t->pyobj = obj; }
+
+bool cg_tensor_is_contiguous(const cg_tensor *t) {
+    int64_t s = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] == 0) return true;
+        if (t->shape[i] != 1 && t->strides[i] != s) return false;
+        s *= t->shape[i];
+    }
+    return true;
+}
+
+/* byte offset of the element at logical flat index i */
+static int64_t flat_offset(const cg_tensor *t, int64_t i) {
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        int64_t sz = t->shape[d];
+        off += (i % sz) * t->strides[d];
+        i /= sz;
+    }
+    return off * (int64_t)cg_dtype_size(t->dtype);
+}
+
+cg_status cg_tensor_get_flat(const cg_tensor *t, int64_t index, double *out) {
+    int64_t n = cg_tensor_numel(t);
+    CG_CHECK_S(!cg_is_meta(t), CG_ERR_DEVICE, "[get_flat] tensor is on the meta device and has no data");
+    CG_CHECK_S(index >= 0 && index < n, CG_ERR_INDEX, "[get_flat] index %lld is out of bounds for %lld elements",
+               (long long)index, (long long)n);
+    *out = cg_load_f64(cg_tensor_ptr(t) + flat_offset(t, index), t->dtype);
+    return CG_OK;
+}
+
+cg_status cg_tensor_item(const cg_tensor *t, double *out) {
+    int64_t n = cg_tensor_numel(t);
+    CG_CHECK_S(n == 1, CG_ERR_VALUE, "[item] a Tensor with %lld elements cannot be converted to Scalar", (long long)n);
+    return cg_tensor_get_flat(t, 0, out);
+}
+
+cg_status cg_tensor_copy_to_buffer(const cg_tensor *t, void *buf, cg_dtype dt) {
+    CG_CHECK_S(!cg_is_meta(t), CG_ERR_DEVICE, "[copy_to_buffer] tensor is on the meta device and has no data");
+    cg_tensor *dst = cg_from_blob(buf, t->ndim, t->shape, NULL, dt, NULL, NULL);
+    if (!dst) return cg_last_error();
+    bool prev = cg_set_grad_enabled(false);
+    cg_status st = cg_copy_(dst, (cg_tensor *)t);
+    cg_set_grad_enabled(prev);
+    cg_tensor_release(dst);
+    return st;
+}

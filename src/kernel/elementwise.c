@@ -1,0 +1,156 @@
+/* elementwise.c — the elementwise driver behind unary, binary and n-ary ops
+ * (Note [Drivers]), its in-place form (Note [In-place]) and the backward
+ * trampoline that reduces each gradient to its input's shape. */
+#include "kernel_internal.h"
+
+#include <string.h>
+
+/* Node backward for every elementwise op: the op's formula, then
+ * reduce_to_shape for inputs that were broadcast. */
+static cg_status elementwise_apply(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    const cg_elementwise_op *op = node->op;
+    cg_status st = op->backward(node, gout, gin);
+    if (st) return st;
+    for (int i = 0; i < node->num_inputs; i++) {
+        const cg_tensor_meta *m = &node->input_meta[i];
+        if (!gin[i] || cg_shape_eq(gin[i]->ndim, gin[i]->shape, m->ndim, m->shape)) continue;
+        cg_tensor *r = cg_reduce_to_shape(gin[i], m->ndim, m->shape);
+        cg_tensor_release(gin[i]);
+        gin[i] = r;
+        if (!r) return cg_last_error();
+    }
+    return CG_OK;
+}
+
+static cg_status validate(const cg_elementwise_op *op, int n, cg_tensor *const *in, cg_loop_fn *loop,
+                          int *ondim, int64_t *oshape, cg_dtype *odt) {
+    const char *name = op->schema.name;
+    if (n != op->arity) return cg_set_error(CG_ERR_VALUE, "[%s] expects %d inputs, got %d", name, op->arity, n);
+    if (cg_check_same(name, n, in, op->bool_inputs)) return cg_last_error();
+    int data = -1;
+    for (int i = 0; i < n; i++) {
+        if (op->bool_inputs & (1u << i)) {
+            if (in[i]->dtype != CG_DTYPE_BOOL)
+                return cg_set_error(CG_ERR_DTYPE, "[%s] expected a bool tensor for argument %d, got %s", name, i,
+                                    cg_dtype_name(in[i]->dtype));
+        } else if (data < 0) {
+            data = i;
+        }
+    }
+    cg_dtype dt = data >= 0 ? in[data]->dtype : CG_DTYPE_BOOL;
+    *loop = op->cpu[dt];
+    if (!*loop) return cg_set_error(CG_ERR_DTYPE, "[%s] not supported for dtype %s", name, cg_dtype_name(dt));
+    *odt = op->out_dtype == CG_SAME_DTYPE ? dt : (cg_dtype)op->out_dtype;
+    *ondim = in[0]->ndim;
+    memcpy(oshape, in[0]->shape, sizeof(int64_t) * (size_t)in[0]->ndim);
+    for (int i = 1; i < n; i++)
+        if (cg_broadcast_shapes(name, *ondim, oshape, in[i]->ndim, in[i]->shape, ondim, oshape)) return cg_last_error();
+    return CG_OK;
+}
+
+static void run_loop(cg_loop_fn loop, cg_tensor *out, int n, cg_tensor *const *in, const double *params) {
+    if (cg_is_meta(out)) return;
+    cg_tensor *args[CG_ITER_MAX_ARGS];
+    args[0] = out;
+    for (int i = 0; i < n; i++) args[i + 1] = in[i];
+    cg_iter it;
+    cg_iter_init(&it, n + 1, args, out->ndim, out->shape);
+    cg_iter_run(&it, loop, params, CG_GRAIN);
+}
+
+static cg_status wire(const cg_elementwise_op *op, int n, cg_tensor *const *in, cg_tensor *out,
+                      const double *params, int np) {
+    if (!op->backward || !cg_dtype_is_floating(out->dtype) || !cg_any_requires_grad(n, in)) return CG_OK;
+    int nsaved = (op->schema.saves_inputs ? n : 0) + (op->schema.saves_output ? 1 : 0);
+    cg_node *node = cg_node_new(op->schema.node_name, elementwise_apply, op, n, in, 1, nsaved);
+    if (!node) return cg_last_error();
+    cg_node_set_output(node, 0, out);
+    cg_node_release(node); /* owned by out now */
+    for (int i = 0; i < np; i++) node->dattr[i] = params[i];
+    if (op->schema.saves_inputs)
+        for (int i = 0; i < n; i++)
+            if (cg_node_save(node, i, in[i], false, 0)) return cg_last_error();
+    if (op->schema.saves_output && cg_node_save(node, nsaved - 1, out, true, 0)) return cg_last_error();
+    return CG_OK;
+}
+
+cg_tensor *cg_elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
+                                  const double *params, int np) {
+    CG_ASSERT(np <= CG_EW_MAX_PARAMS && n < CG_ITER_MAX_ARGS);
+    cg_loop_fn loop;
+    int ondim;
+    int64_t oshape[CG_MAX_DIMS];
+    cg_dtype odt;
+    if (validate(op, n, inputs, &loop, &ondim, oshape, &odt)) return NULL;
+    cg_tensor *in[CG_ITER_MAX_ARGS];
+    bool owned;
+    if (cg_schema_guard(&op->schema, n, inputs, in, &owned)) return NULL;
+    if (owned && validate(op, n, in, &loop, &ondim, oshape, &odt)) { /* dtype changed by AMP */
+        cg_release_all(n, in);
+        return NULL;
+    }
+    cg_tensor *out = cg_new_output(op->schema.name, ondim, oshape, odt, in[0]->device);
+    if (out) {
+        run_loop(loop, out, n, in, params);
+        if (wire(op, n, in, out, params, np)) {
+            cg_tensor_release(out);
+            out = NULL;
+        }
+    }
+    if (owned) cg_release_all(n, in);
+    return out;
+}
+
+cg_tensor *cg_nary_forward(const cg_nary_op *op, int n, cg_tensor *const *inputs, const double *p, int np) {
+    return cg_elementwise_forward(op, n, inputs, p, np);
+}
+
+/* Note [In-place]: an in-place op writes into self's existing storage and
+ * bumps its version. When a graph must be recorded, the op runs out of place
+ * (on a clone of self if the formula needs self's old value), the result is
+ * copied into self's storage, and self takes the result's history. */
+cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
+                                 const double *params, int np) {
+    const char *name = op->schema.name;
+    cg_loop_fn loop;
+    int ondim;
+    int64_t oshape[CG_MAX_DIMS];
+    cg_dtype odt;
+    cg_tensor *self = inputs[0];
+    if (validate(op, n, inputs, &loop, &ondim, oshape, &odt)) return cg_last_error();
+    if (!cg_shape_eq(ondim, oshape, self->ndim, self->shape)) {
+        char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
+        return cg_set_error(CG_ERR_SHAPE, "[%s_] output with shape %s doesn't match the broadcast shape %s", name,
+                            cg_shape_str(a, self->ndim, self->shape), cg_shape_str(b, ondim, oshape));
+    }
+    if (odt != self->dtype)
+        return cg_set_error(CG_ERR_DTYPE, "[%s_] result dtype %s can't be written into a %s tensor in place", name,
+                            cg_dtype_name(odt), cg_dtype_name(self->dtype));
+    if (cg_check_inplace(name, self)) return cg_last_error();
+    if (op->backward && cg_dtype_is_floating(odt) && cg_any_requires_grad(n, inputs)) {
+        if (self->is_view)
+            return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
+                                "[%s_] in-place modification of a view while recording autograd history is not "
+                                "supported; use the out-of-place op", name);
+        cg_tensor *in[CG_ITER_MAX_ARGS];
+        memcpy(in, inputs, sizeof(cg_tensor *) * (size_t)n);
+        cg_tensor *orig = NULL;
+        if (op->schema.saves_inputs) {
+            orig = cg_clone(self);
+            if (!orig) return cg_last_error();
+            in[0] = orig;
+        }
+        cg_tensor *r = cg_elementwise_forward(op, n, in, params, np);
+        cg_tensor_release(orig);
+        if (!r) return cg_last_error();
+        bool prev = cg_set_grad_enabled(false);
+        cg_status st = cg_copy_(self, r);
+        cg_set_grad_enabled(prev);
+        if (!st) cg_tensor_set_history(self, r->grad_fn, r->output_nr);
+        cg_tensor_release(r);
+        return st;
+    }
+    run_loop(loop, self, n, inputs, params);
+    cg_storage_bump_version(self->storage);
+    return CG_OK;
+}

@@ -1,0 +1,116 @@
+/* iter.c — the strided iterator: aligns operands to the output shape
+ * (broadcast dims get byte stride 0, never a copy), orders dims so the
+ * innermost is the output's fastest, coalesces mergeable dims, and runs a
+ * 1-D inner loop over the result, split across threads above a grain. */
+#include "kernel_internal.h"
+
+#include <string.h>
+
+void cg_iter_init(cg_iter *it, int nargs, cg_tensor *const *args, int ndim, const int64_t *shape) {
+    CG_ASSERT(nargs <= CG_ITER_MAX_ARGS && ndim <= CG_MAX_DIMS);
+    it->nargs = nargs;
+    it->numel = cg_shape_numel(ndim, shape);
+    int64_t st[CG_ITER_MAX_ARGS][CG_MAX_DIMS];
+    int64_t sh[CG_MAX_DIMS];
+    /* reversed order: d = 0 is the last (innermost) dim */
+    for (int d = 0; d < ndim; d++) sh[d] = shape[ndim - 1 - d];
+    for (int k = 0; k < nargs; k++) {
+        const cg_tensor *t = args[k];
+        int64_t isz = (int64_t)cg_dtype_size(t->dtype);
+        it->ptr[k] = cg_tensor_ptr(t);
+        for (int d = 0; d < ndim; d++) {
+            int td = t->ndim - 1 - d;
+            st[k][d] = (td >= 0 && t->shape[td] != 1) ? t->strides[td] * isz : 0;
+        }
+    }
+    /* order dims by the output's stride (insertion sort, stable) */
+    int perm[CG_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) perm[d] = d;
+    for (int i = 1; i < ndim; i++) {
+        int p = perm[i], j = i;
+        int64_t sp = st[0][p] < 0 ? -st[0][p] : st[0][p];
+        while (j > 0) {
+            int64_t sq = st[0][perm[j - 1]] < 0 ? -st[0][perm[j - 1]] : st[0][perm[j - 1]];
+            if (sq <= sp) break;
+            perm[j] = perm[j - 1];
+            j--;
+        }
+        perm[j] = p;
+    }
+    /* drop size-1 dims and coalesce */
+    int n = 0;
+    for (int i = 0; i < ndim; i++) {
+        int d = perm[i];
+        if (sh[d] == 1) continue;
+        if (n > 0) {
+            bool merge = true;
+            for (int k = 0; k < nargs && merge; k++) merge = st[k][d] == it->strides[k][n - 1] * it->shape[n - 1];
+            if (merge) {
+                it->shape[n - 1] *= sh[d];
+                continue;
+            }
+        }
+        it->shape[n] = sh[d];
+        for (int k = 0; k < nargs; k++) it->strides[k][n] = st[k][d];
+        n++;
+    }
+    if (n == 0) { /* 0-d or all ones: one element */
+        it->shape[0] = it->numel == 0 ? 0 : 1;
+        for (int k = 0; k < nargs; k++) it->strides[k][0] = 0;
+        n = 1;
+    }
+    it->ndim = n;
+}
+
+typedef struct iter_job {
+    const cg_iter *it;
+    cg_loop_fn fn;
+    const void *params;
+} iter_job;
+
+static void iter_range(int64_t begin, int64_t end, void *ctx) {
+    const iter_job *job = ctx;
+    const cg_iter *it = job->it;
+    int nargs = it->nargs;
+    int64_t coord[CG_MAX_DIMS];
+    char *ptr[CG_ITER_MAX_ARGS];
+    int64_t steps[CG_ITER_MAX_ARGS];
+    /* coordinates of `begin` */
+    int64_t rem = begin;
+    for (int d = 0; d < it->ndim; d++) {
+        coord[d] = rem % it->shape[d];
+        rem /= it->shape[d];
+    }
+    for (int k = 0; k < nargs; k++) {
+        ptr[k] = it->ptr[k];
+        steps[k] = it->strides[k][0];
+        for (int d = 0; d < it->ndim; d++) ptr[k] += coord[d] * it->strides[k][d];
+    }
+    int64_t left = end - begin;
+    while (left > 0) {
+        int64_t cnt = it->shape[0] - coord[0];
+        if (cnt > left) cnt = left;
+        job->fn(ptr, steps, cnt, job->params);
+        left -= cnt;
+        if (left <= 0) break;
+        /* advance: inner dim wraps, carry outward */
+        for (int k = 0; k < nargs; k++) ptr[k] += (cnt - 0) * it->strides[k][0];
+        coord[0] += cnt;
+        for (int d = 0; d < it->ndim - 1 && coord[d] == it->shape[d]; d++) {
+            coord[d] = 0;
+            coord[d + 1]++;
+            for (int k = 0; k < nargs; k++)
+                ptr[k] += it->strides[k][d + 1] - it->shape[d] * it->strides[k][d];
+        }
+    }
+}
+
+void cg_iter_run(const cg_iter *it, cg_loop_fn fn, const void *params, int64_t grain) {
+    if (it->numel == 0) return;
+    iter_job job = {it, fn, params};
+    if (it->numel < grain || it->numel < 2) {
+        iter_range(0, it->numel, &job);
+        return;
+    }
+    cg_parallel_for(it->numel, grain, iter_range, &job);
+}

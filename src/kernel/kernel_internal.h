@@ -1,0 +1,132 @@
+/* kernel_internal.h — internal: the op schema, the strided iterator and the
+ * op-family drivers (elementwise: unary / binary / n-ary; reduction). Every op
+ * is a const descriptor handed to one of these drivers (Note [Drivers]). */
+#ifndef CG_KERNEL_INTERNAL_H
+#define CG_KERNEL_INTERNAL_H
+
+#include "../autograd/autograd_internal.h"
+
+/* Note [Drivers]: a driver owns, in order: null / dtype / device validation;
+ * the schema guard (determinism, AMP effective dtype); broadcast inference;
+ * output allocation; dispatch to the backend loop (skipped on meta); and graph
+ * wiring when grad mode is on and an input requires grad. Its node's backward
+ * runs the op's formula and reduces each gradient to its input's shape. */
+
+typedef enum cg_amp_policy {
+    CG_AMP_KEEP = 0,  /* run in the input dtype */
+    CG_AMP_LOWER,     /* run in the autocast dtype (GEMM-like ops) */
+    CG_AMP_FP32,      /* force float32 (precision-sensitive ops) */
+} cg_amp_policy;
+
+typedef struct cg_op_schema {
+    const char *name;      /* "add": used in error messages and op lookup */
+    const char *node_name; /* "AddBackward0": the autograd node's name */
+    int version;
+    cg_amp_policy amp;
+    bool nondeterministic; /* fails under cg_set_deterministic(true) */
+    bool saves_inputs;
+    bool saves_output;
+} cg_op_schema;
+
+/* Determinism check and AMP casts. in[0..n) borrowed; out[i] receives either
+ * in[i] (when *owned is false) or new references the caller releases. */
+cg_status cg_schema_guard(const cg_op_schema *s, int n, cg_tensor *const *in, cg_tensor **out, bool *owned);
+void cg_release_all(int n, cg_tensor **ts);
+
+/* ------------------------------------------------------------- iterator */
+
+#define CG_ITER_MAX_ARGS 6
+
+/* NumPy-style inner loop: args[0] is the output, args[1..] the inputs; steps
+ * are byte strides along the loop; n elements. params: op parameters. */
+typedef void (*cg_loop_fn)(char **args, const int64_t *steps, int64_t n, const void *params);
+
+typedef struct cg_iter {
+    int ndim;                          /* after coalescing; dim 0 innermost */
+    int nargs;
+    int64_t numel;
+    int64_t shape[CG_MAX_DIMS];
+    char *ptr[CG_ITER_MAX_ARGS];
+    int64_t strides[CG_ITER_MAX_ARGS][CG_MAX_DIMS]; /* bytes */
+} cg_iter;
+
+/* args[k] must broadcast to (ndim, shape); broadcast dims get stride 0. */
+void cg_iter_init(cg_iter *it, int nargs, cg_tensor *const *args, int ndim, const int64_t *shape);
+/* Run fn over every element; split across threads when numel >= grain. */
+void cg_iter_run(const cg_iter *it, cg_loop_fn fn, const void *params, int64_t grain);
+#define CG_GRAIN 32768
+
+/* ------------------------------------------------------------- elementwise ops */
+
+#define CG_EW_MAX_PARAMS 4
+#define CG_SAME_DTYPE (-1)
+
+typedef struct cg_elementwise_op {
+    cg_op_schema schema;
+    int arity;                      /* 1 .. CG_ITER_MAX_ARGS-1 */
+    unsigned bool_inputs;           /* bit i: input i must be bool (where's cond); not dtype-matched */
+    int out_dtype;                  /* CG_SAME_DTYPE or a fixed cg_dtype (bool for comparisons) */
+    cg_loop_fn cpu[CG_DTYPE_COUNT]; /* by the data inputs' dtype; NULL = unsupported */
+    cg_backward_fn backward;        /* NULL = not differentiable (no graph recorded) */
+} cg_elementwise_op;
+
+typedef cg_elementwise_op cg_unary_op;
+typedef cg_elementwise_op cg_binary_op;
+typedef cg_elementwise_op cg_nary_op;
+
+/* The elementwise driver. params (np <= CG_EW_MAX_PARAMS doubles) reach the
+ * loop and are kept in node->dattr for the backward formula. */
+cg_tensor *cg_elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
+                                  const double *params, int np);
+static inline cg_tensor *cg_unary_forward(const cg_unary_op *op, cg_tensor *x, const double *p, int np) {
+    return cg_elementwise_forward(op, 1, &x, p, np);
+}
+static inline cg_tensor *cg_binary_forward(const cg_binary_op *op, cg_tensor *a, cg_tensor *b, const double *p, int np) {
+    cg_tensor *in[2] = {a, b};
+    return cg_elementwise_forward(op, 2, in, p, np);
+}
+cg_tensor *cg_nary_forward(const cg_nary_op *op, int n, cg_tensor *const *inputs, const double *p, int np);
+/* In-place: inputs[0] is self (Note [In-place]). */
+cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
+                                 const double *params, int np);
+
+/* Registries of named elementwise ops (for cg_unary_ / cg_binary_ and the binding). */
+const cg_elementwise_op *cg_find_unary_op(const char *name);
+const cg_elementwise_op *cg_find_binary_op(const char *name);
+
+/* ------------------------------------------------------------- reductions */
+
+/* Reduce n elements of `in` (byte stride `stride`) into *out (and *out2, the
+ * int64 index, for ops with indices). */
+typedef void (*cg_reduce_loop)(char *out, char *out2, const char *in, int64_t n, int64_t stride,
+                               const double *params);
+
+typedef struct cg_reduce_op {
+    cg_op_schema schema;
+    int out_dtype;          /* CG_SAME_DTYPE or fixed (bool for all/any, int64 for argmax) */
+    bool has_indices;       /* second output: int64 indices */
+    bool empty_error;       /* reducing over zero elements is an error (max, argmax) */
+    cg_reduce_loop cpu[CG_DTYPE_COUNT];
+    cg_backward_fn backward;
+} cg_reduce_op;
+
+/* mask: bit d set = reduce dim d (from cg_dims_mask). out_dtype < 0: the op's.
+ * Node attrs: iattr[0] = mask, iattr[1] = keepdim. */
+cg_status cg_reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t mask, bool keepdim,
+                            const double *params, int np, int out_dtype,
+                            cg_tensor **out, cg_tensor **indices);
+/* Backward helper: bring g (the reduction's output gradient) back to the
+ * input's rank (unsqueeze reduced dims when !keepdim) and expand to its shape. */
+cg_tensor *cg_reduce_grad_expand(cg_node *node, cg_tensor *g);
+/* The same unsqueeze on any tensor shaped like the output (e.g. the saved output). */
+cg_tensor *cg_reduce_unsqueeze(cg_node *node, cg_tensor *t);
+
+/* ------------------------------------------------------------- shared helpers */
+
+/* Validate that all tensors are non-NULL, on one device and (for those not in
+ * `skip_mask`) of one dtype. */
+cg_status cg_check_same(const char *op, int n, cg_tensor *const *ts, unsigned skip_mask);
+/* A contiguous output on dev (meta allowed). */
+cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
+
+#endif

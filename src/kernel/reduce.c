@@ -1,0 +1,186 @@
+/* reduce.c — the reduction driver: validation, output shape (keepdim),
+ * a layout where the reduced dims form one strided run (a contiguous copy
+ * only when they cannot), the per-output loop split across threads, and
+ * graph wiring; plus reduce_to_shape and the gradient-expansion helpers. */
+#include "kernel_internal.h"
+
+#include <string.h>
+
+typedef struct reduce_job {
+    cg_reduce_loop loop;
+    int64_t n, stride; /* reduced elements per output, byte stride between them */
+    bool has_idx;
+    const double *params;
+} reduce_job;
+
+static void reduce_trampoline(char **args, const int64_t *steps, int64_t n, const void *p) {
+    const reduce_job *job = p;
+    int in = job->has_idx ? 2 : 1;
+    for (int64_t i = 0; i < n; i++)
+        job->loop(args[0] + i * steps[0], job->has_idx ? args[1] + i * steps[1] : NULL, args[in] + i * steps[in],
+                  job->n, job->stride, job->params);
+}
+
+cg_status cg_reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t mask, bool keepdim,
+                            const double *params, int np, int out_dtype,
+                            cg_tensor **out, cg_tensor **indices) {
+    const char *name = op->schema.name;
+    *out = NULL;
+    if (indices) *indices = NULL;
+    CG_CHECK_S(x, CG_ERR_VALUE, "[%s] argument 0 is NULL", name);
+    cg_tensor *xs;
+    bool owned;
+    if (cg_schema_guard(&op->schema, 1, &x, &xs, &owned)) return cg_last_error();
+    cg_tensor *src = xs;
+    cg_status st = CG_OK;
+    cg_reduce_loop loop = op->cpu[src->dtype];
+    cg_dtype odt = out_dtype >= 0 ? (cg_dtype)out_dtype
+                   : op->out_dtype == CG_SAME_DTYPE ? src->dtype : (cg_dtype)op->out_dtype;
+    int nd = src->ndim;
+    int64_t oshape[CG_MAX_DIMS], kshape[CG_MAX_DIMS], kstr[CG_MAX_DIMS], rshape[CG_MAX_DIMS], rstr[CG_MAX_DIMS];
+    int on = 0, kn = 0, rn = 0;
+    int64_t R = 1;
+    cg_tensor *xc = NULL, *xk = NULL, *o = NULL, *ix = NULL, *ok = NULL, *ixk = NULL;
+    if (!loop) {
+        st = cg_set_error(CG_ERR_DTYPE, "[%s] not supported for dtype %s", name, cg_dtype_name(src->dtype));
+        goto done;
+    }
+    for (int d = 0; d < nd; d++) {
+        if (mask & (1u << d)) {
+            R *= src->shape[d];
+            if (keepdim) oshape[on++] = 1;
+            rshape[rn] = src->shape[d];
+            rstr[rn++] = src->strides[d];
+        } else {
+            oshape[on++] = src->shape[d];
+            kshape[kn] = src->shape[d];
+            kstr[kn++] = src->strides[d];
+        }
+    }
+    if (R == 0 && op->empty_error && cg_shape_numel(kn, kshape) != 0) {
+        st = cg_set_error(CG_ERR_INDEX, "[%s] cannot reduce over a zero-size dimension (the operation has no identity)", name);
+        goto done;
+    }
+    /* collapse the reduced dims into one strided run, or copy them into one */
+    int64_t rstride = 0;
+    {
+        int64_t expect = -1;
+        bool single = true;
+        for (int i = rn - 1; i >= 0; i--) {
+            if (rshape[i] == 1) continue;
+            if (expect < 0) {
+                rstride = rstr[i];
+                expect = rstr[i] * rshape[i];
+            } else if (rstr[i] != expect) {
+                single = false;
+                break;
+            } else {
+                expect *= rshape[i];
+            }
+        }
+        if (!single && !cg_is_meta(src)) {
+            int64_t perm[CG_MAX_DIMS];
+            int p = 0;
+            for (int d = 0; d < nd; d++) if (!(mask & (1u << d))) perm[p++] = d;
+            for (int d = 0; d < nd; d++) if (mask & (1u << d)) perm[p++] = d;
+            bool prev = cg_set_grad_enabled(false);
+            cg_tensor *pv = cg_permute(src, perm);
+            xc = pv ? cg_contiguous(pv) : NULL;
+            cg_tensor_release(pv);
+            cg_set_grad_enabled(prev);
+            if (!xc) { st = cg_last_error(); goto done; }
+            src = xc;
+            rstride = 1;
+            for (int i = 0; i < kn; i++) kstr[i] = xc->strides[i];
+        }
+    }
+    rstride *= (int64_t)cg_dtype_size(src->dtype);
+    o = cg_new_output(name, on, oshape, odt, src->device);
+    if (!o) { st = cg_last_error(); goto done; }
+    if (op->has_indices) {
+        ix = cg_new_output(name, on, oshape, CG_DTYPE_I64, src->device);
+        if (!ix) { st = cg_last_error(); goto done; }
+    }
+    if (!cg_is_meta(src)) {
+        xk = cg_tensor_view_of(src, kn, kshape, kstr, src->offset);
+        ok = cg_tensor_view_of(o, kn, kshape, NULL, 0);
+        if (ix) ixk = cg_tensor_view_of(ix, kn, kshape, NULL, 0);
+        if (!xk || !ok || (ix && !ixk)) { st = cg_last_error(); goto done; }
+        cg_tensor *args[3] = {ok, ix ? ixk : xk, xk};
+        cg_iter it;
+        cg_iter_init(&it, ix ? 3 : 2, args, kn, kshape);
+        reduce_job job = {loop, R, rstride, ix != NULL, params};
+        int64_t grain = R > 0 ? CG_GRAIN / R : CG_GRAIN;
+        cg_iter_run(&it, reduce_trampoline, &job, grain > 0 ? grain : 1);
+    }
+    if (op->backward && cg_dtype_is_floating(odt) && cg_any_requires_grad(1, &xs)) {
+        int nsaved = (op->schema.saves_inputs ? 1 : 0) + (op->schema.saves_output ? 1 : 0) + (op->has_indices ? 1 : 0);
+        cg_node *node = cg_node_new(op->schema.node_name, op->backward, op, 1, &xs, 1, nsaved);
+        if (!node) { st = cg_last_error(); goto done; }
+        cg_node_set_output(node, 0, o);
+        cg_node_release(node);
+        node->iattr[0] = mask;
+        node->iattr[1] = keepdim;
+        for (int i = 0; i < np && i < CG_NODE_DATTRS; i++) node->dattr[i] = params[i];
+        int slot = 0;
+        if (op->schema.saves_inputs) st = cg_node_save(node, slot++, xs, false, 0);
+        if (!st && op->schema.saves_output) st = cg_node_save(node, slot++, o, true, 0);
+        if (!st && op->has_indices) st = cg_node_save(node, slot++, ix, false, 0);
+        if (st) goto done;
+    }
+done:
+    cg_tensor_release(xc);
+    cg_tensor_release(xk);
+    cg_tensor_release(ok);
+    cg_tensor_release(ixk);
+    if (owned) cg_tensor_release(xs);
+    if (st) {
+        cg_tensor_release(o);
+        cg_tensor_release(ix);
+        return st;
+    }
+    *out = o;
+    if (indices) *indices = ix;
+    else cg_tensor_release(ix);
+    return CG_OK;
+}
+
+cg_tensor *cg_reduce_unsqueeze(cg_node *node, cg_tensor *t) {
+    const cg_tensor_meta *m = &node->input_meta[0];
+    uint32_t mask = (uint32_t)node->iattr[0];
+    int64_t shape[CG_MAX_DIMS];
+    for (int d = 0; d < m->ndim; d++) shape[d] = (mask & (1u << d)) ? 1 : m->shape[d];
+    return cg_reshape(t, m->ndim, shape);
+}
+
+cg_tensor *cg_reduce_grad_expand(cg_node *node, cg_tensor *g) {
+    const cg_tensor_meta *m = &node->input_meta[0];
+    cg_tensor *u = cg_reduce_unsqueeze(node, g);
+    if (!u) return NULL;
+    cg_tensor *e = cg_expand(u, m->ndim, m->shape);
+    cg_tensor_release(u);
+    return e;
+}
+
+/* Note [reduce_to_shape]: a gradient of a broadcast input is summed over the
+ * leading broadcast dims and over dims where the input had size 1, then
+ * reshaped to the input's shape exactly. Written with cg ops, so it is
+ * differentiable for higher-order gradients. */
+cg_tensor *cg_reduce_to_shape(cg_tensor *grad, int ndim, const int64_t *shape) {
+    if (cg_shape_eq(grad->ndim, grad->shape, ndim, shape)) {
+        cg_tensor_retain(grad);
+        return grad;
+    }
+    int lead = grad->ndim - ndim;
+    CG_CHECK(lead >= 0, CG_ERR_SHAPE, "[reduce_to_shape] gradient rank %d is below the target rank %d", grad->ndim, ndim);
+    int64_t dims[CG_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < grad->ndim; d++)
+        if (d < lead || (shape[d - lead] == 1 && grad->shape[d] != 1)) dims[nd++] = d;
+    if (nd == 0) return cg_reshape(grad, ndim, shape);
+    cg_tensor *s = cg_sum(grad, nd, dims, true);
+    if (!s) return NULL;
+    cg_tensor *r = cg_reshape(s, ndim, shape);
+    cg_tensor_release(s);
+    return r;
+}

@@ -1,0 +1,65 @@
+/* schema.c — the schema guard every driver runs (determinism check, AMP
+ * effective dtype) and the validation helpers shared by the drivers. */
+#include "kernel_internal.h"
+
+cg_status cg_check_same(const char *op, int n, cg_tensor *const *ts, unsigned skip_mask) {
+    int first = -1;
+    for (int i = 0; i < n; i++) {
+        CG_CHECK_S(ts[i], CG_ERR_VALUE, "[%s] argument %d is NULL", op, i);
+        if (!cg_device_eq(ts[i]->device, ts[0]->device))
+            return cg_set_error(CG_ERR_DEVICE, "[%s] expected all tensors to be on the same device, but found %s and %s",
+                                op, cg_device_name(ts[0]->device), cg_device_name(ts[i]->device));
+        if (skip_mask & (1u << i)) continue;
+        if (first < 0) first = i;
+        else if (ts[i]->dtype != ts[first]->dtype)
+            return cg_set_error(CG_ERR_DTYPE, "[%s] dtype mismatch: %s and %s (the engine never promotes; cast first)", op,
+                                cg_dtype_name(ts[first]->dtype), cg_dtype_name(ts[i]->dtype));
+    }
+    return CG_OK;
+}
+
+cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
+    int64_t numel;
+    if (cg_shape_check(op, ndim, shape, cg_dtype_size(dt), &numel)) return NULL;
+    cg_storage *s = cg_storage_new((size_t)numel * cg_dtype_size(dt), dev);
+    if (!s) return NULL;
+    cg_tensor *t = cg_tensor_make(s, 0, ndim, shape, NULL, dt);
+    cg_storage_release(s);
+    return t;
+}
+
+void cg_release_all(int n, cg_tensor **ts) {
+    for (int i = 0; i < n; i++) cg_tensor_release(ts[i]);
+}
+
+cg_status cg_schema_guard(const cg_op_schema *s, int n, cg_tensor *const *in, cg_tensor **out, bool *owned) {
+    *owned = false;
+    if (s->nondeterministic && cg_is_deterministic() && !cg_warn_only_deterministic())
+        return cg_set_error(CG_ERR_RUNTIME,
+                            "[%s] does not have a deterministic implementation, but you set "
+                            "use_deterministic_algorithms(True)", s->name);
+    cg_dtype target = CG_DTYPE_F32;
+    bool cast = false;
+    if (cg_autocast_active() && s->amp != CG_AMP_KEEP) {
+        target = s->amp == CG_AMP_LOWER ? cg_get_autocast_dtype() : CG_DTYPE_F32;
+        for (int i = 0; i < n; i++) cast |= in[i] && cg_dtype_is_floating(in[i]->dtype) && in[i]->dtype != target;
+    }
+    if (!cast) {
+        for (int i = 0; i < n; i++) out[i] = in[i];
+        return CG_OK;
+    }
+    for (int i = 0; i < n; i++) {
+        if (in[i] && cg_dtype_is_floating(in[i]->dtype) && in[i]->dtype != target) {
+            out[i] = cg_to_dtype(in[i], target);
+        } else {
+            out[i] = in[i];
+            if (in[i]) cg_tensor_retain(in[i]);
+        }
+        if (in[i] && !out[i]) {
+            cg_release_all(i, out);
+            return cg_last_error();
+        }
+    }
+    *owned = true;
+    return CG_OK;
+}

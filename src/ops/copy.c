@@ -1,0 +1,259 @@
+/* copy.c — copy and conversion: the dtype-cast loops, copy_ (broadcast +
+ * conversion into an existing storage), contiguous, clone, to(dtype/device),
+ * fill_ and zero_. */
+#include "../backend/cpu/loops.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------- cast loops */
+
+static inline int64_t f2i(double v) {
+    if (isnan(v)) return 0;
+    if (v >= 9.2233720368547758e18) return INT64_MAX;
+    if (v <= -9.2233720368547758e18) return INT64_MIN;
+    return (int64_t)v;
+}
+/* loads: to double (float path) and to int64 (integer path) */
+#define LDF_b(x) ((double)((x) != 0))
+#define LDF_u8(x) ((double)(x))
+#define LDF_i8(x) ((double)(x))
+#define LDF_i16(x) ((double)(x))
+#define LDF_i32(x) ((double)(x))
+#define LDF_i64(x) ((double)(x))
+#define LDF_f16(x) ((double)cg_f16_to_f32(x))
+#define LDF_bf16(x) ((double)cg_bf16_to_f32(x))
+#define LDF_f32(x) ((double)(x))
+#define LDF_f64(x) (x)
+#define LDI_b(x) ((int64_t)((x) != 0))
+#define LDI_u8(x) ((int64_t)(x))
+#define LDI_i8(x) ((int64_t)(x))
+#define LDI_i16(x) ((int64_t)(x))
+#define LDI_i32(x) ((int64_t)(x))
+#define LDI_i64(x) (x)
+#define LDI_f16(x) f2i(cg_f16_to_f32(x))
+#define LDI_bf16(x) f2i(cg_bf16_to_f32(x))
+#define LDI_f32(x) f2i(x)
+#define LDI_f64(x) f2i(x)
+/* stores: each dst picks its path: P = F (through double) or I (through int64) */
+#define ST_b(v) ((uint8_t)((v) != 0))
+#define ST_u8(v) ((uint8_t)(v))
+#define ST_i8(v) ((int8_t)(v))
+#define ST_i16(v) ((int16_t)(v))
+#define ST_i32(v) ((int32_t)(v))
+#define ST_i64(v) ((int64_t)(v))
+#define ST_f16(v) cg_f32_to_f16((float)(v))
+#define ST_bf16(v) cg_f32_to_bf16((float)(v))
+#define ST_f32(v) ((float)(v))
+#define ST_f64(v) ((double)(v))
+#define PATH_b F
+#define PATH_u8 I
+#define PATH_i8 I
+#define PATH_i16 I
+#define PATH_i32 I
+#define PATH_i64 I
+#define PATH_f16 F
+#define PATH_bf16 F
+#define PATH_f32 F
+#define PATH_f64 F
+#define CAT3_(a, b, c) a##b##c
+#define CAT3(a, b, c) CAT3_(a, b, c)
+#define LOADER(dn, sn) CAT3(LD, PATH_##dn, _##sn)
+
+#define CAST_LOOP(dn, DT, sn, ST)                                                              \
+    static void cast_##dn##_##sn(char **args, const int64_t *steps, int64_t n, const void *p) { \
+        (void)p;                                                                               \
+        char *o = args[0];                                                                     \
+        const char *i = args[1];                                                               \
+        if (steps[0] == (int64_t)sizeof(DT) && steps[1] == (int64_t)sizeof(ST)) {             \
+            DT *O = (DT *)o;                                                                   \
+            const ST *I = (const ST *)i;                                                       \
+            for (int64_t k = 0; k < n; k++) O[k] = ST_##dn(LOADER(dn, sn)(I[k]));              \
+        } else {                                                                               \
+            for (int64_t k = 0; k < n; k++)                                                    \
+                *(DT *)(o + k * steps[0]) = ST_##dn(LOADER(dn, sn)(*(const ST *)(i + k * steps[1]))); \
+        }                                                                                      \
+    }
+
+#define CAST_FROM_ALL(dn, DT)                                                           \
+    CAST_LOOP(dn, DT, b, uint8_t) CAST_LOOP(dn, DT, u8, uint8_t) CAST_LOOP(dn, DT, i8, int8_t) \
+    CAST_LOOP(dn, DT, i16, int16_t) CAST_LOOP(dn, DT, i32, int32_t) CAST_LOOP(dn, DT, i64, int64_t) \
+    CAST_LOOP(dn, DT, f16, cg_f16) CAST_LOOP(dn, DT, bf16, cg_bf16) CAST_LOOP(dn, DT, f32, float) \
+    CAST_LOOP(dn, DT, f64, double)
+
+CAST_FROM_ALL(b, uint8_t)
+CAST_FROM_ALL(u8, uint8_t)
+CAST_FROM_ALL(i8, int8_t)
+CAST_FROM_ALL(i16, int16_t)
+CAST_FROM_ALL(i32, int32_t)
+CAST_FROM_ALL(i64, int64_t)
+CAST_FROM_ALL(f16, cg_f16)
+CAST_FROM_ALL(bf16, cg_bf16)
+CAST_FROM_ALL(f32, float)
+CAST_FROM_ALL(f64, double)
+
+#define CAST_ROW(dn) \
+    {cast_##dn##_b, cast_##dn##_u8, cast_##dn##_i8, cast_##dn##_i16, cast_##dn##_i32, cast_##dn##_i64, \
+     cast_##dn##_f16, cast_##dn##_bf16, cast_##dn##_f32, cast_##dn##_f64}
+
+/* k_cast[dst][src] */
+static const cg_loop_fn k_cast[CG_DTYPE_COUNT][CG_DTYPE_COUNT] = {
+    CAST_ROW(b), CAST_ROW(u8), CAST_ROW(i8), CAST_ROW(i16), CAST_ROW(i32),
+    CAST_ROW(i64), CAST_ROW(f16), CAST_ROW(bf16), CAST_ROW(f32), CAST_ROW(f64),
+};
+
+static void copy_same(char **args, const int64_t *steps, int64_t n, const void *p) {
+    size_t isz = (size_t)(uintptr_t)p;
+    if (steps[0] == (int64_t)isz && steps[1] == (int64_t)isz) {
+        memmove(args[0], args[1], (size_t)n * isz);
+        return;
+    }
+    for (int64_t k = 0; k < n; k++) memcpy(args[0] + k * steps[0], args[1] + k * steps[1], isz);
+}
+
+/* Raw data copy dst <- src (broadcast, convert); no autograd, no version bump. */
+static void copy_raw(cg_tensor *dst, cg_tensor *src) {
+    if (cg_is_meta(dst) || cg_is_meta(src)) return;
+    cg_tensor *args[2] = {dst, src};
+    cg_iter it;
+    cg_iter_init(&it, 2, args, dst->ndim, dst->shape);
+    if (dst->dtype == src->dtype)
+        cg_iter_run(&it, copy_same, (const void *)(uintptr_t)cg_dtype_size(dst->dtype), CG_GRAIN);
+    else
+        cg_iter_run(&it, k_cast[dst->dtype][src->dtype], NULL, CG_GRAIN);
+}
+
+/* ------------------------------------------------------------- copy_ */
+
+/* CopyBackward: the gradient goes to src (reduced to its shape, cast to its dtype). */
+static cg_status copy_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    const cg_tensor_meta *m = &node->input_meta[0];
+    cg_tensor *g = cg_reduce_to_shape(gout[0], m->ndim, m->shape);
+    if (!g) return cg_last_error();
+    if (g->dtype != m->dtype) {
+        cg_tensor *c = cg_to_dtype(g, m->dtype);
+        cg_tensor_release(g);
+        g = c;
+    }
+    gin[0] = g;
+    return g ? CG_OK : cg_last_error();
+}
+
+cg_status cg_copy_(cg_tensor *dst, cg_tensor *src) {
+    CG_CHECK_S(dst && src, CG_ERR_VALUE, "[copy_] argument is NULL");
+    if (!cg_device_eq(dst->device, src->device) && !cg_is_meta(dst))
+        return cg_set_error(CG_ERR_DEVICE, "[copy_] cannot copy from %s to %s", cg_device_name(src->device),
+                            cg_device_name(dst->device));
+    int nd;
+    int64_t shape[CG_MAX_DIMS];
+    if (cg_broadcast_shapes("copy_", dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape)) return cg_last_error();
+    if (!cg_shape_eq(nd, shape, dst->ndim, dst->shape)) {
+        char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
+        return cg_set_error(CG_ERR_SHAPE, "[copy_] source of shape %s cannot be broadcast to destination shape %s",
+                            cg_shape_str(a, src->ndim, src->shape), cg_shape_str(b, dst->ndim, dst->shape));
+    }
+    if (cg_check_inplace("copy", dst)) return cg_last_error();
+    bool graph = cg_any_requires_grad(1, &src) && cg_dtype_is_floating(dst->dtype) && cg_dtype_is_floating(src->dtype);
+    if (graph && dst->is_view)
+        return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
+                            "[copy_] copying into a view while recording autograd history is not supported");
+    copy_raw(dst, src);
+    cg_storage_bump_version(dst->storage);
+    if (graph) {
+        cg_node *node = cg_node_new("CopyBackwards", copy_backward, NULL, 1, &src, 1, 0);
+        if (!node) return cg_last_error();
+        cg_tensor_set_history(dst, node, 0);
+        node->output_meta[0] = (cg_tensor_meta){dst->ndim, dst->dtype, dst->device, {0}};
+        memcpy(node->output_meta[0].shape, dst->shape, sizeof(int64_t) * (size_t)dst->ndim);
+        cg_node_release(node);
+    } else if (cg_is_grad_enabled() && dst->grad_fn) {
+        cg_tensor_set_history(dst, NULL, 0); /* overwritten: old history gets no gradient */
+        dst->requires_grad = false;
+    }
+    return CG_OK;
+}
+
+/* ------------------------------------------------------------- clone / contiguous / to */
+
+static cg_status identity_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    (void)node;
+    cg_tensor_retain(gout[0]);
+    gin[0] = gout[0];
+    return CG_OK;
+}
+
+static cg_tensor *copy_out(const char *name, const char *node_name, cg_tensor *t, cg_dtype dt) {
+    cg_tensor *out = cg_new_output(name, t->ndim, t->shape, dt, t->device);
+    if (!out) return NULL;
+    copy_raw(out, t);
+    if (!cg_dtype_is_floating(dt)) return out;
+    bool failed;
+    cg_wire_unary_output(node_name, dt == t->dtype ? identity_backward : copy_backward, NULL, 1, &t, out, 0, &failed);
+    if (failed) {
+        cg_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+cg_tensor *cg_clone(cg_tensor *t) {
+    CG_CHECK(t, CG_ERR_VALUE, "[clone] argument is NULL");
+    return copy_out("clone", "CloneBackward0", t, t->dtype);
+}
+
+cg_tensor *cg_contiguous(cg_tensor *t) {
+    CG_CHECK(t, CG_ERR_VALUE, "[contiguous] argument is NULL");
+    if (cg_tensor_is_contiguous(t)) {
+        cg_tensor_retain(t);
+        return t;
+    }
+    return copy_out("contiguous", "CloneBackward0", t, t->dtype);
+}
+
+cg_tensor *cg_to_dtype(cg_tensor *t, cg_dtype dt) {
+    CG_CHECK(t, CG_ERR_VALUE, "[to] argument is NULL");
+    CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[to] invalid dtype %d", (int)dt);
+    if (dt == t->dtype) {
+        cg_tensor_retain(t);
+        return t;
+    }
+    return copy_out("to", "ToCopyBackward0", t, dt);
+}
+
+cg_tensor *cg_to_device(cg_tensor *t, cg_device dev) {
+    CG_CHECK(t, CG_ERR_VALUE, "[to] argument is NULL");
+    if (cg_device_eq(t->device, dev)) {
+        cg_tensor_retain(t);
+        return t;
+    }
+    CG_CHECK(dev.type == CG_DEVICE_META, CG_ERR_NOT_IMPLEMENTED,
+             "[to] copying a tensor from %s to %s is not supported (meta tensors have no data)",
+             cg_device_name(t->device), cg_device_name(dev));
+    return cg_empty(t->ndim, t->shape, t->dtype, dev);
+}
+
+/* ------------------------------------------------------------- fill_ / zero_ */
+
+cg_status cg_fill_(cg_tensor *t, double value) {
+    CG_CHECK_S(t, CG_ERR_VALUE, "[fill_] argument is NULL");
+    if (cg_check_inplace("fill", t)) return cg_last_error();
+    cg_tensor *s = cg_scalar_on(value, t->dtype, cg_cpu());
+    if (!s) return cg_last_error();
+    if (!cg_is_meta(t)) {
+        cg_tensor *args[2] = {t, s};
+        cg_iter it;
+        cg_iter_init(&it, 2, args, t->ndim, t->shape);
+        cg_iter_run(&it, copy_same, (const void *)(uintptr_t)cg_dtype_size(t->dtype), CG_GRAIN);
+    }
+    cg_tensor_release(s);
+    cg_storage_bump_version(t->storage);
+    if (cg_is_grad_enabled() && t->grad_fn) {
+        if (t->is_view)
+            return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
+                                "[fill_] filling a view while recording autograd history is not supported");
+        cg_tensor_set_history(t, NULL, 0);
+        t->requires_grad = false;
+    }
+    return CG_OK;
+}
+
+cg_status cg_zero_(cg_tensor *t) { return cg_fill_(t, 0.0); }

@@ -1,0 +1,293 @@
+/* slicing.c — views that select part of a tensor: narrow, slice (with step),
+ * select, diagonal, as_strided, unfold. Their common backward scatters the
+ * gradient into zeros of the input's shape through the same geometry
+ * (Note [Strided scatter]); its own backward is the view again, so every
+ * slicing view is differentiable to any order. */
+#include "views_internal.h"
+
+#include <string.h>
+
+/* Note [Strided scatter]: the view's geometry is recorded relative to a
+ * contiguous tensor of the input's shape (node->iattr: ndim, shape, strides,
+ * offset). Backward: z = zeros(input shape); as_strided(z, geometry) += g,
+ * accumulated sequentially so overlapping windows (unfold, as_strided) sum. */
+
+typedef struct geom {
+    int ndim;
+    int64_t shape[CG_MAX_DIMS], strides[CG_MAX_DIMS], offset;
+} geom;
+
+static void geom_store(cg_node *n, const geom *g) {
+    n->iattr[0] = g->ndim;
+    n->iattr[1] = g->offset;
+    for (int i = 0; i < g->ndim; i++) {
+        n->iattr[2 + i] = g->shape[i];
+        n->iattr[2 + CG_MAX_DIMS + i] = g->strides[i];
+    }
+}
+static void geom_load(const cg_node *n, geom *g) {
+    g->ndim = (int)n->iattr[0];
+    g->offset = n->iattr[1];
+    for (int i = 0; i < g->ndim; i++) {
+        g->shape[i] = n->iattr[2 + i];
+        g->strides[i] = n->iattr[2 + CG_MAX_DIMS + i];
+    }
+}
+
+static cg_tensor *restride(cg_tensor *x, const geom *g);
+
+/* backward of the scatter: gather through the geometry again */
+static cg_status scatter_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    geom g;
+    geom_load(node, &g);
+    cg_tensor *c = cg_contiguous(gout[0]);
+    if (!c) return cg_last_error();
+    gin[0] = restride(c, &g);
+    cg_tensor_release(c);
+    return gin[0] ? CG_OK : cg_last_error();
+}
+
+typedef struct { int64_t isz; } acc_ctx;
+#define ACC_LOOP(name, T)                                                                   \
+    static void name(char **a, const int64_t *s, int64_t n, const void *p) {                \
+        (void)p;                                                                            \
+        for (int64_t k = 0; k < n; k++) *(T *)(a[0] + k * s[0]) += *(const T *)(a[1] + k * s[1]); \
+    }
+ACC_LOOP(acc_f32, float)
+ACC_LOOP(acc_f64, double)
+static void acc_f16(char **a, const int64_t *s, int64_t n, const void *p) {
+    (void)p;
+    for (int64_t k = 0; k < n; k++) {
+        cg_f16 *o = (cg_f16 *)(a[0] + k * s[0]);
+        *o = cg_f32_to_f16(cg_f16_to_f32(*o) + cg_f16_to_f32(*(const cg_f16 *)(a[1] + k * s[1])));
+    }
+}
+static void acc_bf16(char **a, const int64_t *s, int64_t n, const void *p) {
+    (void)p;
+    for (int64_t k = 0; k < n; k++) {
+        cg_bf16 *o = (cg_bf16 *)(a[0] + k * s[0]);
+        *o = cg_f32_to_bf16(cg_bf16_to_f32(*o) + cg_bf16_to_f32(*(const cg_bf16 *)(a[1] + k * s[1])));
+    }
+}
+
+/* z = zeros(in shape); as_strided(z, g) += grad; differentiable (ScatterBackward) */
+static cg_tensor *strided_scatter(cg_tensor *grad, const cg_tensor_meta *in, const geom *g) {
+    cg_tensor *z = cg_zeros(in->ndim, in->shape, grad->dtype, grad->device);
+    if (!z) return NULL;
+    if (!cg_is_meta(z)) {
+        cg_tensor *zv = cg_tensor_view_of(z, g->ndim, g->shape, g->strides, g->offset);
+        if (!zv) {
+            cg_tensor_release(z);
+            return NULL;
+        }
+        cg_tensor *args[2] = {zv, grad};
+        cg_iter it;
+        cg_iter_init(&it, 2, args, zv->ndim, zv->shape);
+        cg_loop_fn fn = grad->dtype == CG_DTYPE_F32 ? acc_f32 : grad->dtype == CG_DTYPE_F64 ? acc_f64
+                        : grad->dtype == CG_DTYPE_F16 ? acc_f16 : acc_bf16;
+        cg_iter_run(&it, fn, NULL, INT64_MAX); /* sequential: windows may overlap */
+        cg_tensor_release(zv);
+    }
+    bool failed;
+    cg_node *node = cg_wire_unary_output("AsStridedScatterBackward0", scatter_backward, NULL, 1, &grad, z, 0, &failed);
+    if (failed) {
+        cg_tensor_release(z);
+        return NULL;
+    }
+    if (node) geom_store(node, g);
+    return z;
+}
+
+static cg_status slice_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    geom g;
+    geom_load(node, &g);
+    return (gin[0] = strided_scatter(gout[0], &node->input_meta[0], &g)) ? CG_OK : cg_last_error();
+}
+
+/* Make the view of x with geometry `v` (storage-relative), recording the
+ * geometry relative to a contiguous input for the backward. */
+static cg_tensor *slicing_view(cg_tensor *x, const char *node_name, int ndim, const int64_t *shape,
+                               const int64_t *strides, int64_t offset, const geom *rel) {
+    cg_tensor *v = cg_make_view(x, ndim, shape, strides, offset, node_name, slice_backward, NULL, 0);
+    if (v && v->grad_fn && v->grad_fn->backward == slice_backward) geom_store(v->grad_fn, rel);
+    return v;
+}
+
+/* apply a relative geometry to x (any layout): x's strides composed with it */
+static cg_tensor *restride(cg_tensor *x, const geom *g) {
+    /* g is expressed for a contiguous tensor of x's shape; x here is contiguous */
+    return slicing_view(x, "AsStridedBackward0", g->ndim, g->shape, g->strides, x->offset + g->offset, g);
+}
+
+/* The relative geometry of a view built by `build` from x's own strides:
+ * run the same construction on contiguous strides. */
+typedef void (*geom_builder)(int nd, const int64_t *shape, const int64_t *strides, int64_t offset, const int64_t *args,
+                             geom *out);
+
+static cg_tensor *build_view(cg_tensor *x, const char *node_name, geom_builder build, const int64_t *args) {
+    geom real, rel;
+    int64_t cst[CG_MAX_DIMS];
+    build(x->ndim, x->shape, x->strides, x->offset, args, &real);
+    cg_contiguous_strides(x->ndim, x->shape, cst);
+    build(x->ndim, x->shape, cst, 0, args, &rel);
+    return slicing_view(x, node_name, real.ndim, real.shape, real.strides, real.offset, &rel);
+}
+
+/* ---------------------------------------------------------------- slice / narrow */
+
+/* args: dim, start, stop, step (already normalised) */
+static void slice_geom(int nd, const int64_t *shape, const int64_t *strides, int64_t offset, const int64_t *a, geom *g) {
+    int64_t d = a[0], start = a[1], stop = a[2], step = a[3];
+    g->ndim = nd;
+    memcpy(g->shape, shape, sizeof(int64_t) * (size_t)nd);
+    memcpy(g->strides, strides, sizeof(int64_t) * (size_t)nd);
+    g->shape[d] = stop > start ? (stop - start + step - 1) / step : 0;
+    g->strides[d] = strides[d] * step;
+    g->offset = offset + (g->shape[d] ? start * strides[d] : 0);
+}
+
+cg_tensor *cg_slice(cg_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+    CG_CHECK(t, CG_ERR_VALUE, "[slice] argument is NULL");
+    CG_CHECK(t->ndim > 0, CG_ERR_INDEX, "[slice] cannot slice a 0-d tensor");
+    int64_t d;
+    if (cg_wrap_dim("slice", dim, t->ndim, &d)) return NULL;
+    CG_CHECK(step > 0, CG_ERR_VALUE, "[slice] slice step must be positive, got %lld", (long long)step);
+    int64_t n = t->shape[d];
+    if (start < 0) start += n;
+    if (stop < 0) stop += n;
+    start = start < 0 ? 0 : start > n ? n : start;
+    stop = stop < start ? start : stop > n ? n : stop;
+    int64_t a[4] = {d, start, stop, step};
+    return build_view(t, "SliceBackward0", slice_geom, a);
+}
+
+cg_tensor *cg_narrow(cg_tensor *t, int64_t dim, int64_t start, int64_t length) {
+    CG_CHECK(t, CG_ERR_VALUE, "[narrow] argument is NULL");
+    CG_CHECK(t->ndim > 0, CG_ERR_INDEX, "[narrow] cannot be applied to a 0-dim tensor");
+    int64_t d;
+    if (cg_wrap_dim("narrow", dim, t->ndim, &d)) return NULL;
+    int64_t n = t->shape[d];
+    if (start < 0 && start >= -n) start += n;
+    CG_CHECK(start >= 0 && start <= n, CG_ERR_INDEX, "[narrow] start (%lld) is out of bounds for dimension %lld of size %lld",
+             (long long)start, (long long)d, (long long)n);
+    CG_CHECK(length >= 0 && start + length <= n, CG_ERR_INDEX,
+             "[narrow] start (%lld) + length (%lld) exceeds dimension size (%lld)", (long long)start, (long long)length, (long long)n);
+    int64_t a[4] = {d, start, start + length, 1};
+    return build_view(t, "NarrowBackward0", slice_geom, a);
+}
+
+/* ---------------------------------------------------------------- select */
+
+static void select_geom(int nd, const int64_t *shape, const int64_t *strides, int64_t offset, const int64_t *a, geom *g) {
+    int64_t d = a[0], idx = a[1];
+    g->ndim = 0;
+    for (int i = 0; i < nd; i++) {
+        if (i == d) continue;
+        g->shape[g->ndim] = shape[i];
+        g->strides[g->ndim++] = strides[i];
+    }
+    g->offset = offset + idx * strides[d];
+}
+
+cg_tensor *cg_select(cg_tensor *t, int64_t dim, int64_t index) {
+    CG_CHECK(t, CG_ERR_VALUE, "[select] argument is NULL");
+    CG_CHECK(t->ndim > 0, CG_ERR_INDEX, "[select] cannot be applied to a 0-dim tensor");
+    int64_t d;
+    if (cg_wrap_dim("select", dim, t->ndim, &d)) return NULL;
+    int64_t n = t->shape[d];
+    CG_CHECK(index >= -n && index < n, CG_ERR_INDEX, "[select] index %lld is out of bounds for dimension %lld with size %lld",
+             (long long)index, (long long)d, (long long)n);
+    if (index < 0) index += n;
+    int64_t a[2] = {d, index};
+    return build_view(t, "SelectBackward0", select_geom, a);
+}
+
+/* ---------------------------------------------------------------- diagonal */
+
+static void diag_geom(int nd, const int64_t *shape, const int64_t *strides, int64_t offset, const int64_t *a, geom *g) {
+    int64_t off = a[0], d1 = a[1], d2 = a[2];
+    int64_t len;
+    if (off >= 0) len = shape[d2] - off < shape[d1] ? shape[d2] - off : shape[d1];
+    else len = shape[d1] + off < shape[d2] ? shape[d1] + off : shape[d2];
+    if (len < 0) len = 0;
+    g->offset = offset;
+    if (len > 0) g->offset += off >= 0 ? off * strides[d2] : -off * strides[d1];
+    g->ndim = 0;
+    for (int i = 0; i < nd; i++) {
+        if (i == d1 || i == d2) continue;
+        g->shape[g->ndim] = shape[i];
+        g->strides[g->ndim++] = strides[i];
+    }
+    g->shape[g->ndim] = len;
+    g->strides[g->ndim++] = strides[d1] + strides[d2];
+}
+
+cg_tensor *cg_diagonal(cg_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+    CG_CHECK(t, CG_ERR_VALUE, "[diagonal] argument is NULL");
+    CG_CHECK(t->ndim >= 2, CG_ERR_SHAPE, "[diagonal] expects a tensor with at least 2 dimensions, got %d", t->ndim);
+    int64_t d1, d2;
+    if (cg_wrap_dim("diagonal", dim1, t->ndim, &d1) || cg_wrap_dim("diagonal", dim2, t->ndim, &d2)) return NULL;
+    CG_CHECK(d1 != d2, CG_ERR_VALUE, "[diagonal] dimensions cannot be identical %lld, %lld", (long long)dim1, (long long)dim2);
+    int64_t a[3] = {offset, d1, d2};
+    return build_view(t, "DiagonalBackward0", diag_geom, a);
+}
+
+/* ---------------------------------------------------------------- unfold */
+
+static void unfold_geom(int nd, const int64_t *shape, const int64_t *strides, int64_t offset, const int64_t *a, geom *g) {
+    int64_t d = a[0], size = a[1], step = a[2];
+    g->ndim = nd + 1;
+    memcpy(g->shape, shape, sizeof(int64_t) * (size_t)nd);
+    memcpy(g->strides, strides, sizeof(int64_t) * (size_t)nd);
+    if (nd == 0) {
+        g->ndim = 1;
+        g->shape[0] = size;
+        g->strides[0] = 1;
+    } else {
+        g->shape[d] = (shape[d] - size) / step + 1;
+        g->strides[d] = strides[d] * step;
+        g->shape[nd] = size;
+        g->strides[nd] = strides[d];
+    }
+    g->offset = offset;
+}
+
+cg_tensor *cg_unfold(cg_tensor *t, int64_t dim, int64_t size, int64_t step) {
+    CG_CHECK(t, CG_ERR_VALUE, "[unfold] argument is NULL");
+    int64_t d;
+    if (cg_wrap_dim("unfold", dim, t->ndim, &d)) return NULL;
+    int64_t n = t->ndim ? t->shape[d] : 1;
+    CG_CHECK(size >= 0 && size <= n, CG_ERR_SHAPE, "[unfold] maximum size for tensor at dimension %lld is %lld but size is %lld",
+             (long long)d, (long long)n, (long long)size);
+    CG_CHECK(step > 0, CG_ERR_VALUE, "[unfold] step is %lld but must be > 0", (long long)step);
+    CG_CHECK(t->ndim < CG_MAX_DIMS, CG_ERR_SHAPE, "[unfold] result rank would exceed %d", CG_MAX_DIMS);
+    int64_t a[3] = {d, size, step};
+    return build_view(t, "UnfoldBackward0", unfold_geom, a);
+}
+
+/* ---------------------------------------------------------------- as_strided */
+
+cg_tensor *cg_as_strided(cg_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t storage_offset) {
+    CG_CHECK(t, CG_ERR_VALUE, "[as_strided] argument is NULL");
+    if (cg_shape_check("as_strided", ndim, shape, cg_dtype_size(t->dtype), NULL)) return NULL;
+    CG_CHECK(storage_offset >= 0, CG_ERR_VALUE, "[as_strided] negative storage offset %lld", (long long)storage_offset);
+    int64_t numel = cg_shape_numel(ndim, shape), hi = storage_offset;
+    for (int i = 0; i < ndim; i++) {
+        CG_CHECK(strides[i] >= 0, CG_ERR_VALUE, "[as_strided] negative strides are not supported (dim %d)", i);
+        if (numel) hi += (shape[i] - 1) * strides[i];
+    }
+    int64_t cap = (int64_t)(t->storage->nbytes / cg_dtype_size(t->dtype));
+    CG_CHECK(numel == 0 || cg_is_meta(t) || hi < cap, CG_ERR_INDEX,
+             "[as_strided] setStorage: sizes and strides are out of bounds for a storage of %lld elements", (long long)cap);
+    geom rel = {ndim, {0}, {0}, storage_offset - t->offset};
+    memcpy(rel.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    memcpy(rel.strides, strides, sizeof(int64_t) * (size_t)ndim);
+    if (cg_any_requires_grad(1, &t) && (!cg_tensor_is_contiguous(t) || rel.offset < 0 ||
+                                        (numel && hi - t->offset >= cg_tensor_numel(t)))) {
+        cg_set_error(CG_ERR_NOT_IMPLEMENTED,
+                     "[as_strided] autograd through as_strided is supported only on a contiguous input whose "
+                     "storage region covers the view");
+        return NULL;
+    }
+    return slicing_view(t, "AsStridedBackward0", ndim, shape, strides, storage_offset, &rel);
+}

@@ -1,0 +1,252 @@
+/* test_autograd.c — the engine: accumulation, retain_graph, grad(), higher
+ * order, hooks, retain_grad, anomaly mode, saved-tensor version checks, a
+ * 100 000-op chain, in-place rules, and the checker catching a wrong backward. */
+#include "test.h"
+#include "kernel/kernel_internal.h"
+
+#include <string.h>
+
+static cg_tensor *leaf(double v) {
+    cg_tensor *t = cg_scalar(v, CG_DTYPE_F64);
+    cg_tensor_set_requires_grad(t, true);
+    return t;
+}
+
+TEST(autograd_mul_add_accumulates) {
+    cg_tensor *x = leaf(3.0), *y = leaf(4.0);
+    cg_tensor *p = cg_mul(x, y), *z = cg_add(p, x); /* z = xy + x */
+    CHECK_OK(cg_backward(z, NULL, true, false));
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 0), 5.0, 0);
+    CHECK_NEAR(tt_get(cg_tensor_grad(y), 0), 3.0, 0);
+    CHECK_OK(cg_backward(z, NULL, false, false)); /* accumulates */
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 0), 10.0, 0);
+    CHECK(strcmp(cg_node_name(cg_tensor_grad_fn(z)), "AddBackward0") == 0);
+    /* the graph's saved tensors were freed: a third backward fails clearly */
+    CHECK_ERR(cg_backward(z, NULL, false, false) != CG_OK, CG_ERR_RUNTIME, "backward through the graph a second time");
+    cg_tensor *ts[] = {x, y, p, z};
+    for (int i = 0; i < 4; i++) cg_tensor_release(ts[i]);
+}
+
+TEST(autograd_grad_and_higher_order) {
+    cg_tensor *x = leaf(2.0);
+    cg_tensor *x2 = cg_mul(x, x), *x3 = cg_mul(x2, x); /* x^3 */
+    cg_tensor *g1 = NULL, *g2 = NULL, *g3 = NULL;
+    CHECK_OK(cg_autograd_grad(1, &x3, NULL, 1, &x, true, true, false, &g1));
+    CHECK_NEAR(tt_get(g1, 0), 12.0, 1e-12); /* 3x^2 */
+    CHECK_OK(cg_autograd_grad(1, &g1, NULL, 1, &x, true, true, false, &g2));
+    CHECK_NEAR(tt_get(g2, 0), 12.0, 1e-12); /* 6x */
+    CHECK_OK(cg_autograd_grad(1, &g2, NULL, 1, &x, true, false, false, &g3));
+    CHECK_NEAR(tt_get(g3, 0), 6.0, 1e-12);
+    CHECK(cg_tensor_grad(x) == NULL); /* grad() accumulates nothing */
+    cg_tensor *ts[] = {x, x2, x3, g1, g2, g3};
+    for (int i = 0; i < 6; i++) cg_tensor_release(ts[i]);
+}
+
+TEST(autograd_unused_and_no_grad) {
+    cg_tensor *x = leaf(1.0), *y = leaf(2.0);
+    cg_tensor *z = cg_mul(x, x);
+    cg_tensor *in[2] = {x, y}, *res[2];
+    CHECK_ERR(cg_autograd_grad(1, &z, NULL, 2, in, true, false, false, res) != CG_OK, CG_ERR_RUNTIME, "allow_unused");
+    CHECK_OK(cg_autograd_grad(1, &z, NULL, 2, in, true, false, true, res));
+    CHECK(res[0] && !res[1]);
+    cg_tensor_release(res[0]);
+    bool prev = cg_set_grad_enabled(false);
+    cg_tensor *w = cg_mul(x, y);
+    CHECK(!cg_tensor_requires_grad(w) && cg_tensor_grad_fn(w) == NULL);
+    cg_set_grad_enabled(prev);
+    CHECK_ERR(cg_backward(w, NULL, false, false) != CG_OK, CG_ERR_RUNTIME, "does not require grad");
+    int64_t s[1] = {3};
+    cg_tensor *v = cg_ones(1, s, CG_DTYPE_F64, cg_cpu());
+    cg_tensor_set_requires_grad(v, true);
+    cg_tensor *vv = cg_mul(v, v);
+    CHECK_ERR(cg_backward(vv, NULL, false, false) != CG_OK, CG_ERR_RUNTIME, "only for scalar outputs");
+    cg_tensor *ts[] = {x, y, z, w, v, vv};
+    for (int i = 0; i < 6; i++) cg_tensor_release(ts[i]);
+}
+
+static cg_status double_hook(void *ctx, cg_tensor *grad, cg_tensor **rep) {
+    (*(int *)ctx)++;
+    cg_tensor *two = cg_scalar(2.0, cg_tensor_dtype(grad));
+    *rep = cg_mul(grad, two);
+    cg_tensor_release(two);
+    return *rep ? CG_OK : cg_last_error();
+}
+
+TEST(autograd_hooks_and_retain_grad) {
+    cg_tensor *x = leaf(3.0);
+    cg_tensor *y = cg_mul(x, x); /* non-leaf */
+    int calls = 0, leaf_calls = 0;
+    CHECK(cg_tensor_register_hook(y, double_hook, &calls, NULL) > 0);
+    CHECK(cg_tensor_register_hook(x, double_hook, &leaf_calls, NULL) > 0);
+    CHECK_OK(cg_tensor_retain_grad(y));
+    cg_tensor *z = cg_mul(y, y);
+    CHECK_OK(cg_backward(z, NULL, false, false));
+    /* dz/dy = 2y = 18, doubled by y's hook -> 36 retained; dx = 36*2x = 216, doubled by leaf hook */
+    CHECK(calls == 1 && leaf_calls == 1);
+    CHECK_NEAR(tt_get(cg_tensor_grad(y), 0), 36.0, 1e-12);
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 0), 432.0, 1e-12);
+    cg_tensor *ts[] = {x, y, z};
+    for (int i = 0; i < 3; i++) cg_tensor_release(ts[i]);
+}
+
+TEST(autograd_version_check_names_op) {
+    int64_t s[1] = {3};
+    cg_tensor *x = tt_rand(CG_DTYPE_F64, 1, s, -1, 1, 5);
+    cg_tensor_set_requires_grad(x, true);
+    cg_tensor *a = cg_exp(x);          /* saves its output */
+    cg_tensor *one = cg_scalar(1.0, CG_DTYPE_F64);
+    CHECK_OK(cg_add_(a, one));         /* modifies the saved output in place */
+    cg_tensor *l = cg_sum(a, 0, NULL, false);
+    CHECK_ERR(cg_backward(l, NULL, false, false) != CG_OK, CG_ERR_RUNTIME, "ExpBackward0");
+    CHECK_MSG(strstr(cg_last_error_message(), "") != NULL, "x");
+    cg_tensor *ts[] = {x, a, one, l};
+    for (int i = 0; i < 4; i++) cg_tensor_release(ts[i]);
+}
+
+TEST(autograd_version_message_details) {
+    int64_t s[2] = {2, 3};
+    cg_tensor *x = tt_rand(CG_DTYPE_F64, 2, s, -1, 1, 6);
+    cg_tensor_set_requires_grad(x, true);
+    cg_tensor *a = cg_exp(x);
+    cg_tensor *one = cg_scalar(1.0, CG_DTYPE_F64);
+    cg_add_(a, one);
+    cg_tensor *l = cg_sum(a, 0, NULL, false);
+    CHECK(cg_backward(l, NULL, false, false) != CG_OK);
+    const char *m = cg_last_error_message();
+    CHECK_MSG(strstr(m, "(2,3)") && strstr(m, "version 1") && strstr(m, "expected version 0"), "message: %s", m);
+    cg_clear_error();
+    cg_tensor *ts[] = {x, a, one, l};
+    for (int i = 0; i < 4; i++) cg_tensor_release(ts[i]);
+}
+
+TEST(autograd_inplace_rules) {
+    int64_t s[1] = {3}, s2[2] = {2, 3};
+    cg_tensor *x = cg_ones(1, s, CG_DTYPE_F32, cg_cpu());
+    cg_tensor_set_requires_grad(x, true);
+    cg_tensor *one = cg_scalar(1.0, CG_DTYPE_F32);
+    CHECK_ERR(cg_add_(x, one) != CG_OK, CG_ERR_RUNTIME, "leaf Variable that requires grad");
+    bool prev = cg_set_grad_enabled(false);
+    CHECK_OK(cg_add_(x, one)); /* allowed under no_grad */
+    cg_set_grad_enabled(prev);
+    cg_tensor *m = cg_ones(2, s2, CG_DTYPE_F32, cg_cpu());
+    cg_tensor *small = cg_ones(1, s, CG_DTYPE_F32, cg_cpu());
+    CHECK_ERR(cg_add_(small, m) != CG_OK, CG_ERR_SHAPE, "doesn't match the broadcast shape");
+    /* in-place on a non-leaf records history and keeps the storage */
+    cg_tensor *y = cg_mul(x, x);
+    const void *sid = cg_tensor_storage_id(y);
+    CHECK_OK(cg_mul_(y, x)); /* y = x^3 */
+    CHECK(cg_tensor_storage_id(y) == sid);
+    cg_tensor *l = cg_sum(y, 0, NULL, false);
+    CHECK_OK(cg_backward(l, NULL, false, false));
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 0), 12.0, 1e-5); /* 3x^2 at x=2 */
+    cg_tensor *ts[] = {x, one, m, small, y, l};
+    for (int i = 0; i < 6; i++) cg_tensor_release(ts[i]);
+}
+
+TEST(autograd_anomaly_names_op) {
+    int64_t s[1] = {2};
+    double v[2] = {0.0, 1.0};
+    cg_tensor *x = tt_tensor(CG_DTYPE_F64, 1, s, v);
+    cg_tensor_set_requires_grad(x, true);
+    cg_tensor *zero = cg_zeros(1, s, CG_DTYPE_F64, cg_cpu());
+    cg_tensor *d = cg_div(x, zero); /* backward: g / 0 * ... gives nan for x=0 */
+    cg_tensor *l = cg_sum(d, 0, NULL, false);
+    bool prev = cg_set_anomaly_enabled(true);
+    cg_tensor *in[1] = {zero};
+    (void)in;
+    cg_tensor_set_requires_grad(zero, true);
+    cg_tensor *d2 = cg_div(x, zero);
+    cg_tensor *l2 = cg_sum(d2, 0, NULL, false);
+    CHECK_ERR(cg_backward(l2, NULL, false, false) != CG_OK, CG_ERR_RUNTIME, "DivBackward0");
+    cg_set_anomaly_enabled(prev);
+    cg_tensor *ts[] = {x, zero, d, l, d2, l2};
+    for (int i = 0; i < 6; i++) cg_tensor_release(ts[i]);
+}
+
+TEST(autograd_long_chain_no_stack_overflow) {
+    cg_tensor *x = leaf(1.0);
+    cg_tensor *one = cg_scalar(1e-6, CG_DTYPE_F64);
+    cg_tensor *y = x;
+    cg_tensor_retain(y);
+    for (int i = 0; i < 100000; i++) {
+        cg_tensor *n = cg_add(y, one);
+        cg_tensor_release(y);
+        y = n;
+    }
+    CHECK_OK(cg_backward(y, NULL, false, false));
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 0), 1.0, 0);
+    cg_tensor_release(y); /* frees a 100 000-node graph iteratively */
+    cg_tensor_release(x);
+    cg_tensor_release(one);
+}
+
+TEST(autograd_determinism_guard) {
+    static const cg_elementwise_op *add;
+    add = cg_find_binary_op("add");
+    CHECK(add != NULL);
+    cg_elementwise_op nondet = *add;
+    nondet.schema.nondeterministic = true;
+    cg_tensor *a = cg_scalar(1.0, CG_DTYPE_F32);
+    cg_set_deterministic(true, false);
+    CHECK_ERR(cg_binary_forward(&nondet, a, a, NULL, 0) == NULL, CG_ERR_RUNTIME, "deterministic");
+    cg_set_deterministic(false, false);
+    cg_tensor *r = cg_binary_forward(&nondet, a, a, NULL, 0);
+    CHECK_NN(r);
+    cg_tensor_release(r);
+    cg_tensor_release(a);
+}
+
+TEST(autograd_autocast_guard_casts) {
+    cg_elementwise_op lower = *cg_find_binary_op("mul");
+    lower.schema.amp = CG_AMP_LOWER;
+    int64_t s[1] = {4};
+    cg_tensor *a = tt_rand(CG_DTYPE_F32, 1, s, -1, 1, 9);
+    cg_tensor_set_requires_grad(a, true);
+    cg_set_autocast(true, CG_DTYPE_BF16);
+    cg_tensor *r = cg_binary_forward(&lower, a, a, NULL, 0);
+    cg_tensor *k = cg_mul(a, a); /* keep policy: stays float32 */
+    cg_set_autocast(false, CG_DTYPE_BF16);
+    CHECK(r && cg_tensor_dtype(r) == CG_DTYPE_BF16);
+    CHECK(k && cg_tensor_dtype(k) == CG_DTYPE_F32);
+    cg_tensor *r32 = cg_to_dtype(r, CG_DTYPE_F32);
+    cg_tensor *l = cg_sum(r32, 0, NULL, false);
+    CHECK_OK(cg_backward(l, NULL, false, false));
+    CHECK(cg_tensor_grad(a) && cg_tensor_dtype(cg_tensor_grad(a)) == CG_DTYPE_F32); /* float32 leaf gets float32 grad */
+    cg_tensor *ts[] = {a, r, k, r32, l};
+    for (int i = 0; i < 5; i++) cg_tensor_release(ts[i]);
+}
+
+/* the checker must be able to fail: a deliberately wrong backward */
+static cg_status wrong_mul_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    (void)node;
+    for (int i = 0; i < 2; i++) {
+        cg_tensor_retain(g[0]);
+        gin[i] = g[0]; /* wrong: should be g * other */
+    }
+    return CG_OK;
+}
+static cg_elementwise_op g_wrong_mul;
+static cg_tensor *wrong_fn(cg_tensor *const *in, void *ctx) {
+    (void)ctx;
+    return cg_binary_forward(&g_wrong_mul, in[0], in[1], NULL, 0);
+}
+static cg_tensor *mul_fn(cg_tensor *const *in, void *ctx) {
+    (void)ctx;
+    return cg_mul(in[0], in[1]);
+}
+
+TEST(autograd_gradcheck_catches_wrong_backward) {
+    g_wrong_mul = *cg_find_binary_op("mul");
+    g_wrong_mul.backward = wrong_mul_backward;
+    int64_t s[1] = {3};
+    cg_tensor *a = tt_rand(CG_DTYPE_F64, 1, s, 0.5, 2, 1), *b = tt_rand(CG_DTYPE_F64, 1, s, 0.5, 2, 2);
+    cg_tensor_set_requires_grad(a, true);
+    cg_tensor_set_requires_grad(b, true);
+    cg_tensor *in[2] = {a, b};
+    fprintf(stderr, "  (a gradcheck failure report is expected below)\n");
+    CHECK(!tt_gradcheck(wrong_fn, NULL, 2, in, 1e-6, 1e-6, 1e-4));
+    CHECK(tt_gradcheck(mul_fn, NULL, 2, in, 1e-6, 1e-6, 1e-4));
+    CHECK(tt_gradgradcheck(mul_fn, NULL, 2, in, 1e-6, 1e-6, 1e-4));
+    cg_tensor_release(a);
+    cg_tensor_release(b);
+}
