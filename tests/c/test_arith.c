@@ -1,0 +1,33 @@
+/* test_arith.c — the core arithmetic ops (add, sub, mul, div, neg, exp)
+ * through the elementwise checker. */
+#include "opcheck.h"
+
+static cg_tensor *f_add(cg_tensor *const *x, void *c) { (void)c; return cg_add(x[0], x[1]); }
+static cg_tensor *f_sub(cg_tensor *const *x, void *c) { (void)c; return cg_sub(x[0], x[1]); }
+static cg_tensor *f_mul(cg_tensor *const *x, void *c) { (void)c; return cg_mul(x[0], x[1]); }
+static cg_tensor *f_div(cg_tensor *const *x, void *c) { (void)c; return cg_div(x[0], x[1]); }
+static cg_tensor *f_neg(cg_tensor *const *x, void *c) { (void)c; return cg_neg(x[0]); }
+static cg_tensor *f_exp(cg_tensor *const *x, void *c) { (void)c; return cg_exp(x[0]); }
+static double r_add(const double *x, void *c) { (void)c; return x[0] + x[1]; }
+static double r_sub(const double *x, void *c) { (void)c; return x[0] - x[1]; }
+static double r_mul(const double *x, void *c) { (void)c; return x[0] * x[1]; }
+static double r_div(const double *x, void *c) { (void)c; return x[0] / x[1]; }
+static double r_neg(const double *x, void *c) { (void)c; return -x[0]; }
+static double r_exp(const double *x, void *c) { (void)c; return exp(x[0]); }
+
+#define INTS ((1u << CG_DTYPE_U8) | (1u << CG_DTYPE_I8) | (1u << CG_DTYPE_I16) | (1u << CG_DTYPE_I32) | (1u << CG_DTYPE_I64))
+
+TEST(arith_add) { tt_check_elementwise(&(tt_ew_case){.name = "add", .arity = 2, .fn = f_add, .ref = r_add, .differentiable = true, .int_dtypes = INTS, .lo = {0, 0}, .hi = {9, 9}}); }
+TEST(arith_sub) { tt_check_elementwise(&(tt_ew_case){.name = "sub", .arity = 2, .fn = f_sub, .ref = r_sub, .differentiable = true, .int_dtypes = INTS & ~(1u << CG_DTYPE_U8), .lo = {-5, -5}, .hi = {5, 5}}); }
+TEST(arith_mul) { tt_check_elementwise(&(tt_ew_case){.name = "mul", .arity = 2, .fn = f_mul, .ref = r_mul, .differentiable = true, .int_dtypes = INTS, .lo = {0, 0}, .hi = {9, 9}}); }
+TEST(arith_div) { tt_check_elementwise(&(tt_ew_case){.name = "div", .arity = 2, .fn = f_div, .ref = r_div, .differentiable = true, .lo = {-2, 0.5}, .hi = {2, 2}}); }
+TEST(arith_neg) { tt_check_elementwise(&(tt_ew_case){.name = "neg", .arity = 1, .fn = f_neg, .ref = r_neg, .differentiable = true, .int_dtypes = INTS & ~(1u << CG_DTYPE_U8)}); }
+TEST(arith_exp) { tt_check_elementwise(&(tt_ew_case){.name = "exp", .arity = 1, .fn = f_exp, .ref = r_exp, .differentiable = true}); }
+
+TEST(arith_int_div_rejected_by_engine) {
+    int64_t s[1] = {2};
+    cg_tensor *a = cg_ones(1, s, CG_DTYPE_I64, cg_cpu());
+    CHECK_ERR(cg_div(a, a) == NULL, CG_ERR_DTYPE, "[div] not supported for dtype int64");
+    CHECK_ERR(cg_exp(a) == NULL, CG_ERR_DTYPE, "[exp] not supported for dtype int64");
+    cg_tensor_release(a);
+}
