@@ -31,3 +31,30 @@ TEST(arith_int_div_rejected_by_engine) {
     CHECK_ERR(cg_exp(a) == NULL, CG_ERR_DTYPE, "[exp] not supported for dtype int64");
     cg_tensor_release(a);
 }
+
+static cg_tensor *f_lt(cg_tensor *const *x, void *c) { (void)c; return cg_lt(x[0], x[1]); }
+static cg_tensor *f_eq(cg_tensor *const *x, void *c) { (void)c; return cg_eq(x[0], x[1]); }
+static cg_tensor *f_where(cg_tensor *const *x, void *c) { (void)c; return cg_where(x[0], x[1], x[2]); }
+static double r_lt(const double *x, void *c) { (void)c; return x[0] < x[1]; }
+static double r_eq(const double *x, void *c) { (void)c; return x[0] == x[1]; }
+static double r_where(const double *x, void *c) { (void)c; return x[0] != 0 ? x[1] : x[2]; }
+
+TEST(compare_lt_eq) {
+    tt_check_elementwise(&(tt_ew_case){.name = "lt", .arity = 2, .fn = f_lt, .ref = r_lt, .int_dtypes = INTS | (1u << CG_DTYPE_BOOL), .lo = {0, 0}, .hi = {3, 3}});
+    tt_check_elementwise(&(tt_ew_case){.name = "eq", .arity = 2, .fn = f_eq, .ref = r_eq, .int_dtypes = INTS | (1u << CG_DTYPE_BOOL), .lo = {0, 0}, .hi = {2, 2}});
+}
+TEST(nary_where) {
+    tt_check_elementwise(&(tt_ew_case){.name = "where", .arity = 3, .fn = f_where, .ref = r_where, .differentiable = true,
+                                       .bool_args = 1u, .int_dtypes = INTS, .lo = {0, -3, -3}, .hi = {1, 3, 3}});
+}
+TEST(arange_values) {
+    cg_tensor *a = cg_arange(1, 2, 0.25, CG_DTYPE_F32, cg_cpu());
+    CHECK(a && cg_tensor_numel(a) == 4);
+    CHECK_NEAR(tt_get(a, 3), 1.75, 0);
+    cg_tensor *b = cg_arange(5, 0, -2, CG_DTYPE_I64, cg_cpu());
+    CHECK(b && cg_tensor_numel(b) == 3 && tt_get(b, 2) == 1);
+    CHECK_ERR(cg_arange(0, 1, 0, CG_DTYPE_F32, cg_cpu()) == NULL, CG_ERR_VALUE, "step must be nonzero");
+    CHECK_ERR(cg_arange(0, 1, -1, CG_DTYPE_F32, cg_cpu()) == NULL, CG_ERR_VALUE, "inconsistent");
+    cg_tensor_release(a);
+    cg_tensor_release(b);
+}
