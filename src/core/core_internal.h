@@ -86,6 +86,7 @@ struct cg_tensor {
     bool requires_grad;
     bool retains_grad;
     bool is_view;      /* created by a view op (shares storage with its base) */
+    cg_tensor *base;   /* views: the tensor owning the storage's history (owned); else NULL */
     int output_nr;
     cg_tensor *grad;   /* owned */
     cg_node *grad_fn;  /* owned */
