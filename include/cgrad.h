@@ -81,6 +81,12 @@ typedef struct cg_node cg_node;     /* opaque autograd graph node, refcounted */
 CG_API cg_status cg_last_error(void);
 CG_API const char *cg_last_error_message(void); /* borrowed, thread-local */
 CG_API void cg_clear_error(void);
+/* Set the thread-local error (for callbacks such as hooks); returns code. */
+CG_API cg_status cg_set_error(cg_status code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 CG_API const char *cg_status_name(cg_status s);
 
 /* ------------------------------------------------------------- dtypes, devices */

@@ -16,7 +16,7 @@
  * cg_set_error and return NULL / a status. Messages start with "[op]".
  * CG_ASSERT is for internal invariants only: user input never reaches it. */
 
-CG_API cg_status cg_set_error(cg_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cg_set_error(code, fmt, ...) is public (cgrad.h). */
 
 #define CG_ASSERT(cond)                                                                      \
     do {                                                                                     \
