@@ -756,3 +756,18 @@ TEST(shape_ops_large_threaded) {
     cg_tensor *all[] = {x, t, c, f};
     release_n(4, all);
 }
+
+/* meta tensors: shapes only, no kernels run */
+TEST(shape_ops_meta_device) {
+    cg_tensor *m = cg_empty(2, (int64_t[]){3, 4}, CG_DTYPE_F32, cg_meta());
+    cg_tensor *r[5] = {cg_flip(m, 1, (int64_t[]){0}), cg_roll(m, 1, (int64_t[]){1}, NULL),
+                       cg_roll(m, 1, (int64_t[]){1}, (int64_t[]){1}), cg_repeat(m, 3, (int64_t[]){2, 1, 2}),
+                       cg_tril(m, 0)};
+    for (int i = 0; i < 5; i++) CHECK(r[i] && cg_device_eq(cg_tensor_device(r[i]), cg_meta()));
+    CHECK(r[3] && cg_tensor_ndim(r[3]) == 3 && cg_tensor_shape(r[3])[2] == 8);
+    cg_tensor *o[4] = {0};
+    CHECK(cg_chunk(m, 2, 1, o) == 2);
+    release_n(2, o);
+    release_n(5, r);
+    cg_tensor_release(m);
+}
