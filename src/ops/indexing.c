@@ -127,7 +127,7 @@ cg_tensor *cg_nonzero(cg_tensor *x) {
     for (int64_t i = 0; i < numel; i++) cnt += flags[i];
     int64_t osh[2] = {cnt, nd};
     cg_tensor *out = cg_new_output("nonzero", 2, osh, CG_DTYPE_I64, x->device);
-    if (out && cnt) {
+    if (out && cnt && nd) {
         int64_t *o = (int64_t *)cg_tensor_ptr(out), coord[CG_MAX_DIMS] = {0};
         for (int64_t i = 0; i < numel; i++) {
             if (flags[i]) {

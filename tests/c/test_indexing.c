@@ -292,6 +292,16 @@ TEST(index_put_values_and_duplicates) {
     CHECK_OK(cg_index_put_(xi, 1, &i32, vi, true));
     EXPECT(xi, 1, ((int64_t[]){3}), ((double[]){12, 2, 10}), 0);
 
+    /* half accumulate (computed in float) */
+    cg_tensor *xh = tt_tensor(CG_DTYPE_F16, 1, (int64_t[]){2}, (double[]){0.5, 1});
+    cg_tensor *ih = vec_i64(3, (double[]){1, 1, 0});
+    cg_tensor *vh = tt_tensor(CG_DTYPE_F16, 1, (int64_t[]){3}, (double[]){0.25, 2, -1});
+    CHECK_OK(cg_index_put_(xh, 1, &ih, vh, true));
+    EXPECT(xh, 1, ((int64_t[]){2}), ((double[]){-0.5, 3.25}), 0);
+    cg_tensor_release(xh);
+    cg_tensor_release(ih);
+    cg_tensor_release(vh);
+
     /* 0-d x: x[True] = 5, x[False] = 5 */
     cg_tensor *x0 = cg_scalar(1, CG_DTYPE_F64), *bt = cg_scalar(1, CG_DTYPE_BOOL), *bf = cg_scalar(0, CG_DTYPE_BOOL);
     cg_tensor *five = cg_scalar(5, CG_DTYPE_F64);
@@ -439,7 +449,9 @@ TEST(index_gradients) {
     cg_tensor *s = grad_input(0, NULL, 33, false), *bt = cg_scalar(1, CG_DTYPE_BOOL);
     idx_ctx c0 = {1, {bt}, false, 0};
     GRADS(f_index, &c0, 1, &s);
-    cg_tensor *ts[] = {x, xn, dup, i0, i2, m2, m1, ie, s, bt};
+    cg_tensor *e = grad_input(2, (int64_t[]){3, 0}, 34, false); /* empty input: (4,0) result */
+    GRADS(f_index, &cases[0], 1, &e);
+    cg_tensor *ts[] = {x, xn, dup, i0, i2, m2, m1, ie, s, bt, e};
     for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) cg_tensor_release(ts[i]);
 }
 
