@@ -1,0 +1,599 @@
+/* advanced_index.c — PyTorch advanced indexing: cg_index (x[i0, i1, ...] with
+ * full slices, integer and bool index tensors), cg_index_put (out of place)
+ * and cg_index_put_ (in place). Both build one plan (Note [Index plan]) and
+ * run a gather or a sequential put over element offsets. Each is the other's
+ * backward, so indexing is differentiable to any order. */
+#include "../backend/cpu/loops.h"
+
+#include <string.h>
+
+/* Note [Index plan]: the entries are expanded to one slot per dim of x: NULL
+ * (full slice) or a contiguous int64 index tensor (a bool mask of rank r
+ * becomes the r columns of nonzero(mask)). The index tensors broadcast to B.
+ * If the indexed dims are adjacent, B replaces them in place in the result,
+ * otherwise B goes first: result = rest[0..bpos) ++ B ++ rest[bpos..), where
+ * rest are the non-indexed dims of x in order. `off` (shape B) holds, for
+ * every broadcast position, sum_k wrap(idx_k) * x.stride[k] in elements,
+ * computed once with every index bounds-checked. Kernels then iterate over
+ * the result with x restrided (stride 0 on the B dims) plus that offset.
+ * A 0-d bool entry (x[True]) inserts a size-1 dim at its position and becomes
+ * the int64 index [0] (true) or [] (false), as in PyTorch. */
+
+typedef struct index_plan {
+    int nd;                      /* x's rank */
+    cg_tensor *idx[CG_MAX_DIMS]; /* per dim of x: (B-broadcastable) contiguous int64, or NULL; owned */
+    int bnd;
+    int64_t bshape[CG_MAX_DIMS]; /* broadcast shape of the index tensors */
+    int rnd;
+    int64_t rshape[CG_MAX_DIMS]; /* result (indexed) shape */
+    int bpos;                    /* first result dim of B */
+    int rest[CG_MAX_DIMS];       /* non-indexed dims of x, in order */
+    cg_tensor *off;              /* (B) int64 element offsets into x; owned; no data on meta */
+} index_plan;
+
+static void plan_free(index_plan *p) {
+    for (int d = 0; d < p->nd; d++) cg_tensor_release(p->idx[d]);
+    cg_tensor_release(p->off);
+}
+
+static bool is_index_dtype(cg_dtype dt) { return dt == CG_DTYPE_I64 || dt == CG_DTYPE_I32 || dt == CG_DTYPE_BOOL; }
+
+/* Checks shared by cg_index / cg_index_put: non-NULL x, entry count, dtypes, devices. */
+static cg_status check_entries(const char *op, cg_tensor *x, int n, cg_tensor *const *indices) {
+    CG_CHECK_S(x, CG_ERR_VALUE, "[%s] argument is NULL", op);
+    CG_CHECK_S(n >= 0 && (n == 0 || indices), CG_ERR_VALUE, "[%s] invalid index list (n = %d)", op, n);
+    CG_CHECK_S(n <= CG_MAX_DIMS, CG_ERR_INDEX, "[%s] too many indices for tensor of dimension %d (got %d)", op,
+               x->ndim, n);
+    for (int k = 0; k < n; k++) {
+        cg_tensor *t = indices[k];
+        if (!t) continue;
+        if (!is_index_dtype(t->dtype))
+            return cg_set_error(CG_ERR_DTYPE,
+                                "[%s] tensors used as indices must be long, int or bool tensors, got %s at position %d",
+                                op, cg_dtype_name(t->dtype), k);
+        if (!cg_device_eq(t->device, x->device))
+            return cg_set_error(CG_ERR_DEVICE, "[%s] index at position %d is on %s but the indexed tensor is on %s", op,
+                                k, cg_device_name(t->device), cg_device_name(x->device));
+    }
+    return CG_OK;
+}
+
+/* First 0-d bool entry (or -1) and the dim of x it sits at. */
+static int find_zero_dim_bool(cg_tensor *x, int n, cg_tensor *const *indices, int64_t *pos) {
+    int64_t d = 0;
+    (void)x;
+    for (int k = 0; k < n; k++) {
+        cg_tensor *t = indices[k];
+        if (t && t->dtype == CG_DTYPE_BOOL && t->ndim == 0) {
+            *pos = d;
+            return k;
+        }
+        d += (t && t->dtype == CG_DTYPE_BOOL) ? t->ndim : 1;
+    }
+    return -1;
+}
+
+/* 0-d bool -> int64 [0] (true) or [] (false). */
+static cg_tensor *zero_dim_bool_to_long(const char *op, cg_tensor *b) {
+    CG_CHECK(!cg_is_meta(b), CG_ERR_NOT_IMPLEMENTED,
+             "[%s] bool mask indexing on the meta device is not supported (the result size depends on data)", op);
+    int64_t n = *(const uint8_t *)cg_tensor_ptr(b) ? 1 : 0;
+    cg_tensor *t = cg_zeros(1, &n, CG_DTYPE_I64, b->device);
+    return t;
+}
+
+/* Contiguous int64 copy (or reference) of an int32/int64 index tensor. */
+static cg_tensor *to_long_contig(cg_tensor *t) {
+    cg_tensor *l = cg_to_dtype(t, CG_DTYPE_I64);
+    if (!l) return NULL;
+    cg_tensor *c = cg_contiguous(l);
+    cg_tensor_release(l);
+    return c;
+}
+
+/* Element offsets into x for every position of B, bounds-checking each index.
+ * idx[d] is contiguous with a shape that broadcasts to B. */
+static cg_status plan_offsets(const char *op, const cg_tensor *x, index_plan *p) {
+    int m = 0, bnd = p->bnd;
+    const int64_t *ptr[CG_MAX_DIMS];
+    int64_t bst[CG_MAX_DIMS][CG_MAX_DIMS], pos[CG_MAX_DIMS], size[CG_MAX_DIMS], xst[CG_MAX_DIMS];
+    int dim[CG_MAX_DIMS];
+    for (int d = 0; d < p->nd; d++) {
+        cg_tensor *t = p->idx[d];
+        if (!t) continue;
+        ptr[m] = (const int64_t *)cg_tensor_ptr(t);
+        int64_t cst[CG_MAX_DIMS];
+        cg_contiguous_strides(t->ndim, t->shape, cst);
+        for (int j = 0; j < bnd; j++) {
+            int tj = t->ndim - bnd + j;
+            bst[m][j] = (tj >= 0 && t->shape[tj] != 1) ? cst[tj] : 0;
+        }
+        pos[m] = 0;
+        size[m] = x->shape[d];
+        xst[m] = x->strides[d];
+        dim[m] = d;
+        m++;
+    }
+    int64_t numel = cg_shape_numel(bnd, p->bshape);
+    int64_t *o = (int64_t *)cg_tensor_ptr(p->off);
+    int64_t coord[CG_MAX_DIMS] = {0};
+    for (int64_t b = 0; b < numel; b++) {
+        int64_t sum = 0;
+        for (int k = 0; k < m; k++) {
+            int64_t v = ptr[k][pos[k]], w = v < 0 ? v + size[k] : v;
+            if (w < 0 || w >= size[k])
+                return cg_set_error(CG_ERR_INDEX, "[%s] index %lld is out of bounds for dimension %d with size %lld",
+                                    op, (long long)v, dim[k], (long long)size[k]);
+            sum += w * xst[k];
+        }
+        o[b] = sum;
+        for (int j = bnd - 1; j >= 0; j--) {
+            for (int k = 0; k < m; k++) pos[k] += bst[k][j];
+            if (++coord[j] < p->bshape[j]) break;
+            for (int k = 0; k < m; k++) pos[k] -= bst[k][j] * p->bshape[j];
+            coord[j] = 0;
+        }
+    }
+    return CG_OK;
+}
+
+/* Expand the entries (no 0-d bools left) into a plan; runs with grad mode off. */
+static cg_status plan_build_impl(const char *op, cg_tensor *x, int n, cg_tensor *const *indices, index_plan *p) {
+    int nd = x->ndim, d = 0;
+    char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
+    for (int k = 0; k < n; k++) {
+        cg_tensor *t = indices[k];
+        int r = (t && t->dtype == CG_DTYPE_BOOL) ? t->ndim : 1;
+        if (d + r > nd)
+            return cg_set_error(CG_ERR_INDEX, "[%s] too many indices for tensor of dimension %d", op, nd);
+        if (!t) {
+            d++;
+            continue;
+        }
+        if (t->dtype != CG_DTYPE_BOOL) {
+            if (!(p->idx[d++] = to_long_contig(t))) return cg_last_error();
+            continue;
+        }
+        for (int j = 0; j < r; j++)
+            if (t->shape[j] != x->shape[d + j])
+                return cg_set_error(CG_ERR_INDEX,
+                                    "[%s] the shape of the mask %s at index %d does not match the shape of the indexed "
+                                    "tensor %s at index %d", op, cg_shape_str(a, t->ndim, t->shape), j,
+                                    cg_shape_str(b, nd, x->shape), d + j);
+        if (cg_is_meta(t))
+            return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
+                                "[%s] bool mask indexing on the meta device is not supported (the result size depends "
+                                "on data)", op);
+        cg_tensor *nz = cg_nonzero(t); /* (N, r) */
+        if (!nz) return cg_last_error();
+        for (int j = 0; j < r; j++) {
+            cg_tensor *col = cg_select(nz, 1, j);
+            p->idx[d + j] = col ? cg_contiguous(col) : NULL;
+            cg_tensor_release(col);
+            if (!p->idx[d + j]) {
+                cg_tensor_release(nz);
+                return cg_last_error();
+            }
+        }
+        cg_tensor_release(nz);
+        d += r;
+    }
+    int first = -1, last = -1, nrest = 0;
+    bool any = false;
+    for (int i = 0; i < nd; i++) {
+        cg_tensor *t = p->idx[i];
+        if (!t) {
+            p->rest[nrest++] = i;
+            continue;
+        }
+        if (!any) {
+            p->bnd = t->ndim;
+            memcpy(p->bshape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        } else {
+            int64_t sh[CG_MAX_DIMS];
+            int nsh;
+            if (cg_broadcast_shapes(op, p->bnd, p->bshape, t->ndim, t->shape, &nsh, sh))
+                return cg_set_error(CG_ERR_INDEX,
+                                    "[%s] shape mismatch: indexing tensors could not be broadcast together with shapes "
+                                    "%s and %s", op, cg_shape_str(a, p->bnd, p->bshape), cg_shape_str(b, t->ndim, t->shape));
+            p->bnd = nsh;
+            memcpy(p->bshape, sh, sizeof(int64_t) * (size_t)nsh);
+        }
+        any = true;
+        if (first < 0) first = i;
+        last = i;
+    }
+    if (!any)
+        return cg_set_error(CG_ERR_INDEX, "[%s] at least one index tensor is required (all entries are full slices)", op);
+    bool adjacent = true;
+    for (int i = first; i <= last; i++) adjacent = adjacent && p->idx[i];
+    p->bpos = adjacent ? first : 0;
+    p->rnd = nrest + p->bnd;
+    if (p->rnd > CG_MAX_DIMS)
+        return cg_set_error(CG_ERR_SHAPE, "[%s] result rank %d exceeds the maximum of %d dims", op, p->rnd, CG_MAX_DIMS);
+    for (int r = 0; r < p->rnd; r++) {
+        if (r < p->bpos) p->rshape[r] = x->shape[p->rest[r]];
+        else if (r < p->bpos + p->bnd) p->rshape[r] = p->bshape[r - p->bpos];
+        else p->rshape[r] = x->shape[p->rest[r - p->bnd]];
+    }
+    if (!(p->off = cg_new_output(op, p->bnd, p->bshape, CG_DTYPE_I64, x->device))) return cg_last_error();
+    return cg_is_meta(x) ? CG_OK : plan_offsets(op, x, p);
+}
+
+static cg_status plan_build(const char *op, cg_tensor *x, int n, cg_tensor *const *indices, index_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->nd = x->ndim;
+    bool prev = cg_set_grad_enabled(false);
+    cg_status st = plan_build_impl(op, x, n, indices, p);
+    cg_set_grad_enabled(prev);
+    if (st) plan_free(p);
+    return st;
+}
+
+/* Views over the result shape: x (base `base`, stride 0 on B dims) and the
+ * offsets (stride 0 on the other dims). No autograd history. */
+static cg_status plan_views(const index_plan *p, const cg_tensor *base, cg_tensor **xv, cg_tensor **ov) {
+    int64_t xs[CG_MAX_DIMS], os[CG_MAX_DIMS], bcs[CG_MAX_DIMS];
+    cg_contiguous_strides(p->bnd, p->bshape, bcs);
+    for (int r = 0; r < p->rnd; r++) {
+        bool in_b = r >= p->bpos && r < p->bpos + p->bnd;
+        int xd = r < p->bpos ? p->rest[r] : in_b ? -1 : p->rest[r - p->bnd];
+        xs[r] = in_b ? 0 : base->strides[xd];
+        os[r] = in_b ? bcs[r - p->bpos] : 0;
+    }
+    *xv = cg_tensor_view_of(base, p->rnd, p->rshape, xs, base->offset);
+    *ov = *xv ? cg_tensor_view_of(p->off, p->rnd, p->rshape, os, 0) : NULL;
+    if (*ov) return CG_OK;
+    cg_tensor_release(*xv);
+    return cg_last_error();
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+/* gather: args[0] out (R), args[1] x restrided (R), args[2] int64 offsets (R):
+ * out = x[base + off] (element offsets); by item size */
+#define GATHER_LOOP(name, T)                                                                        \
+    static void name(char **a, const int64_t *s, int64_t n, const void *p) {                        \
+        (void)p;                                                                                    \
+        for (int64_t k = 0; k < n; k++)                                                             \
+            *(T *)(a[0] + k * s[0]) =                                                               \
+                *(const T *)(a[1] + k * s[1] + *(const int64_t *)(a[2] + k * s[2]) * (int64_t)sizeof(T)); \
+    }
+GATHER_LOOP(gather_1, uint8_t)
+GATHER_LOOP(gather_2, uint16_t)
+GATHER_LOOP(gather_4, uint32_t)
+GATHER_LOOP(gather_8, uint64_t)
+
+/* put: args[0] x restrided (R), args[1] values broadcast (R), args[2] offsets (R):
+ * x[base + off] = v (assign, by item size) or += v (accumulate, by dtype) */
+#define PUT_LOOP(name, T, LOAD, STORE, OP)                                                          \
+    static void name(char **a, const int64_t *s, int64_t n, const void *p) {                        \
+        (void)p;                                                                                    \
+        for (int64_t k = 0; k < n; k++) {                                                           \
+            T *dst = (T *)(a[0] + k * s[0] + *(const int64_t *)(a[2] + k * s[2]) * (int64_t)sizeof(T)); \
+            const T *src = (const T *)(a[1] + k * s[1]);                                            \
+            *dst = STORE(OP(LOAD(*dst), LOAD(*src)));                                               \
+        }                                                                                           \
+    }
+#define PUT_SET(d, v) (v)
+#define PUT_ADD(d, v) ((d) + (v))
+#define PUT_OR(d, v) ((d) | (v))
+PUT_LOOP(put_1, uint8_t, CG_ID, CG_ID, PUT_SET)
+PUT_LOOP(put_2, uint16_t, CG_ID, CG_ID, PUT_SET)
+PUT_LOOP(put_4, uint32_t, CG_ID, CG_ID, PUT_SET)
+PUT_LOOP(put_8, uint64_t, CG_ID, CG_ID, PUT_SET)
+PUT_LOOP(acc_b, uint8_t, CG_ID, CG_ID, PUT_OR)
+PUT_LOOP(acc_u8, uint8_t, CG_ID, CG_ID, PUT_ADD)
+PUT_LOOP(acc_i8, int8_t, CG_ID, CG_ID, PUT_ADD)
+PUT_LOOP(acc_i16, int16_t, CG_ID, CG_ID, PUT_ADD)
+PUT_LOOP(acc_i32, int32_t, CG_ID, CG_ID, PUT_ADD)
+PUT_LOOP(acc_i64, int64_t, CG_ID, CG_ID, PUT_ADD)
+PUT_LOOP(acc_f32, float, CG_ID, CG_ID, PUT_ADD)
+PUT_LOOP(acc_f64, double, CG_ID, CG_ID, PUT_ADD)
+PUT_LOOP(acc_f16, cg_f16, CG_LD_F16, CG_ST_F16, PUT_ADD)
+PUT_LOOP(acc_bf16, cg_bf16, CG_LD_BF16, CG_ST_BF16, PUT_ADD)
+
+static cg_loop_fn loop_by_size(size_t isz, bool gather) {
+    switch (isz) {
+    case 1: return gather ? gather_1 : put_1;
+    case 2: return gather ? gather_2 : put_2;
+    case 4: return gather ? gather_4 : put_4;
+    default: return gather ? gather_8 : put_8;
+    }
+}
+
+static const cg_loop_fn acc_loops[CG_DTYPE_COUNT] = {
+    [CG_DTYPE_BOOL] = acc_b, [CG_DTYPE_U8] = acc_u8, [CG_DTYPE_I8] = acc_i8, [CG_DTYPE_I16] = acc_i16,
+    [CG_DTYPE_I32] = acc_i32, [CG_DTYPE_I64] = acc_i64, [CG_DTYPE_F16] = acc_f16, [CG_DTYPE_BF16] = acc_bf16,
+    [CG_DTYPE_F32] = acc_f32, [CG_DTYPE_F64] = acc_f64,
+};
+
+/* result = x[plan] (new contiguous tensor, no history) */
+static cg_tensor *gather_run(const char *op, cg_tensor *x, const index_plan *p) {
+    cg_tensor *out = cg_new_output(op, p->rnd, p->rshape, x->dtype, x->device);
+    if (!out || cg_is_meta(out) || cg_tensor_numel(out) == 0) return out;
+    cg_tensor *xv, *ov;
+    if (plan_views(p, x, &xv, &ov)) {
+        cg_tensor_release(out);
+        return NULL;
+    }
+    cg_tensor *args[3] = {out, xv, ov};
+    cg_iter it;
+    cg_iter_init(&it, 3, args, p->rnd, p->rshape);
+    cg_iter_run(&it, loop_by_size(cg_dtype_size(x->dtype), true), NULL, CG_GRAIN);
+    cg_tensor_release(xv);
+    cg_tensor_release(ov);
+    return out;
+}
+
+/* dst[plan] = values (or += values), sequentially in row-major order of the
+ * indexed shape so duplicates resolve deterministically (last write wins /
+ * sums in order). values must broadcast to the indexed shape. */
+static cg_status put_run(cg_tensor *dst, const index_plan *p, cg_tensor *values, bool accumulate) {
+    if (cg_is_meta(dst) || cg_shape_numel(p->rnd, p->rshape) == 0) return CG_OK;
+    cg_tensor *xv, *ov;
+    if (plan_views(p, dst, &xv, &ov)) return cg_last_error();
+    cg_tensor *args[3] = {xv, values, ov};
+    cg_iter it;
+    cg_iter_init(&it, 3, args, p->rnd, p->rshape);
+    cg_iter_run(&it, accumulate ? acc_loops[dst->dtype] : loop_by_size(cg_dtype_size(dst->dtype), false), NULL,
+                INT64_MAX);
+    cg_tensor_release(xv);
+    cg_tensor_release(ov);
+    return CG_OK;
+}
+
+static cg_status check_values(const char *op, const index_plan *p, cg_tensor *values) {
+    int64_t sh[CG_MAX_DIMS];
+    int nsh;
+    char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
+    int lead = 0; /* leading size-1 dims of values are dropped, as in x[idx] = v */
+    while (values->ndim - lead > p->rnd && values->shape[lead] == 1) lead++;
+    if (cg_broadcast_shapes(op, values->ndim - lead, values->shape + lead, p->rnd, p->rshape, &nsh, sh) ||
+        !cg_shape_eq(nsh, sh, p->rnd, p->rshape))
+        return cg_set_error(CG_ERR_SHAPE, "[%s] shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
+                            "result of shape %s", op, cg_shape_str(a, values->ndim, values->shape),
+                            cg_shape_str(b, p->rnd, p->rshape));
+    return CG_OK;
+}
+
+/* ---------------------------------------------------------------- autograd glue */
+
+/* Record the plan's index tensors on the node: iattr[0] = rank of x,
+ * iattr[1] = bitmask of indexed dims, saved slots in dim order. */
+static cg_status save_plan(cg_node *node, const index_plan *p) {
+    int slot = 0;
+    node->iattr[0] = p->nd;
+    node->iattr[1] = 0;
+    for (int d = 0; d < p->nd; d++) {
+        if (!p->idx[d]) continue;
+        node->iattr[1] |= (int64_t)1 << d;
+        if (cg_node_save(node, slot++, p->idx[d], false, 0)) return cg_last_error();
+    }
+    return CG_OK;
+}
+
+static int plan_count(const index_plan *p) {
+    int c = 0;
+    for (int d = 0; d < p->nd; d++) c += p->idx[d] != NULL;
+    return c;
+}
+
+/* Unpack the per-dim index list (new references; NULL = full slice). */
+static cg_status load_plan(cg_node *node, cg_tensor **list, int *nd) {
+    int slot = 0;
+    *nd = (int)node->iattr[0];
+    memset(list, 0, sizeof(cg_tensor *) * CG_MAX_DIMS);
+    for (int d = 0; d < *nd; d++) {
+        if (!(node->iattr[1] & ((int64_t)1 << d))) continue;
+        if (!(list[d] = cg_node_saved(node, slot++))) {
+            cg_release_all(d, list);
+            return cg_last_error();
+        }
+    }
+    return CG_OK;
+}
+
+static void release_list(int nd, cg_tensor **list) {
+    for (int d = 0; d < nd; d++) cg_tensor_release(list[d]);
+}
+
+/* Reduce g (broadcast result) to the shape in meta, which may carry extra
+ * leading size-1 dims. New reference. */
+static cg_tensor *reduce_to_meta(cg_tensor *g, const cg_tensor_meta *m) {
+    int lead = m->ndim - g->ndim;
+    if (lead <= 0) return cg_reduce_to_shape(g, m->ndim, m->shape);
+    cg_tensor *r = cg_reduce_to_shape(g, g->ndim, m->shape + lead);
+    if (!r) return NULL;
+    cg_tensor *o = cg_reshape(r, m->ndim, m->shape);
+    cg_tensor_release(r);
+    return o;
+}
+
+/* d index(x)/dx: zeros(x).index_put_(idx, g, accumulate=true) */
+static cg_status index_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    cg_tensor *list[CG_MAX_DIMS];
+    int nd;
+    if (load_plan(node, list, &nd)) return cg_last_error();
+    const cg_tensor_meta *m = &node->input_meta[0];
+    cg_tensor *z = cg_zeros(m->ndim, m->shape, gout[0]->dtype, gout[0]->device);
+    gin[0] = z ? cg_index_put(z, nd, list, gout[0], true) : NULL;
+    cg_tensor_release(z);
+    release_list(nd, list);
+    return gin[0] ? CG_OK : cg_last_error();
+}
+
+/* d index_put(x, v): x gets g (accumulate) or g with the indexed positions
+ * zeroed; v gets g[idx] reduced to v's shape. */
+static cg_status index_put_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    cg_tensor *list[CG_MAX_DIMS];
+    int nd;
+    cg_tensor *g = gout[0];
+    if (load_plan(node, list, &nd)) return cg_last_error();
+    cg_status st = CG_OK;
+    if (cg_node_needs_grad(node, 0)) {
+        if (node->iattr[2]) {
+            cg_tensor_retain(g);
+            gin[0] = g;
+        } else {
+            cg_tensor *zero = cg_scalar_on(0.0, g->dtype, g->device);
+            gin[0] = zero ? cg_index_put(g, nd, list, zero, false) : NULL;
+            cg_tensor_release(zero);
+            if (!gin[0]) st = cg_last_error();
+        }
+    }
+    if (!st && cg_node_needs_grad(node, 1)) {
+        cg_tensor *gi = cg_index(g, nd, list);
+        gin[1] = gi ? reduce_to_meta(gi, &node->input_meta[1]) : NULL;
+        cg_tensor_release(gi);
+        if (!gin[1]) st = cg_last_error();
+    }
+    release_list(nd, list);
+    return st;
+}
+
+/* ---------------------------------------------------------------- public ops */
+
+cg_tensor *cg_index(cg_tensor *x, int n, cg_tensor *const *indices) {
+    if (check_entries("index", x, n, indices)) return NULL;
+    int64_t pos;
+    int k = find_zero_dim_bool(x, n, indices, &pos);
+    if (k >= 0) { /* x[..., True, ...]: unsqueeze, index with [0] or [] */
+        cg_tensor *ni[CG_MAX_DIMS];
+        memcpy(ni, indices, sizeof(cg_tensor *) * (size_t)n);
+        cg_tensor *u = cg_unsqueeze(x, pos), *l = u ? zero_dim_bool_to_long("index", indices[k]) : NULL;
+        ni[k] = l;
+        cg_tensor *r = l ? cg_index(u, n, ni) : NULL;
+        cg_tensor_release(u);
+        cg_tensor_release(l);
+        return r;
+    }
+    index_plan p;
+    if (plan_build("index", x, n, indices, &p)) return NULL;
+    cg_tensor *out = gather_run("index", x, &p);
+    if (out) {
+        bool failed;
+        cg_node *node = cg_wire_unary_output("IndexBackward0", index_backward, NULL, 1, &x, out, plan_count(&p), &failed);
+        if (failed || (node && save_plan(node, &p))) {
+            cg_tensor_release(out);
+            out = NULL;
+        }
+    }
+    plan_free(&p);
+    return out;
+}
+
+static cg_status check_put_args(const char *op, cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values) {
+    if (check_entries(op, x, n, indices)) return cg_last_error();
+    cg_tensor *xv[2] = {x, values};
+    if (cg_check_same(op, 2, xv, 0)) return cg_last_error();
+    return CG_OK;
+}
+
+cg_tensor *cg_index_put(cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values, bool accumulate) {
+    if (check_put_args("index_put", x, n, indices, values)) return NULL;
+    int64_t pos;
+    int k = find_zero_dim_bool(x, n, indices, &pos);
+    if (k >= 0) { /* put into unsqueeze(x), then drop the inserted dim */
+        cg_tensor *ni[CG_MAX_DIMS];
+        memcpy(ni, indices, sizeof(cg_tensor *) * (size_t)n);
+        cg_tensor *u = cg_unsqueeze(x, pos), *l = u ? zero_dim_bool_to_long("index_put", indices[k]) : NULL;
+        ni[k] = l;
+        cg_tensor *r = l ? cg_index_put(u, n, ni, values, accumulate) : NULL;
+        cg_tensor *o = r ? cg_squeeze_dim(r, pos) : NULL;
+        cg_tensor_release(u);
+        cg_tensor_release(l);
+        cg_tensor_release(r);
+        return o;
+    }
+    /* the offsets depend on the destination's strides: plan on the clone */
+    bool prev = cg_set_grad_enabled(false);
+    cg_tensor *out = cg_clone(x);
+    cg_set_grad_enabled(prev);
+    if (!out) return NULL;
+    index_plan p;
+    if (plan_build("index_put", out, n, indices, &p)) {
+        cg_tensor_release(out);
+        return NULL;
+    }
+    if (check_values("index_put", &p, values) || put_run(out, &p, values, accumulate)) {
+        cg_tensor_release(out);
+        out = NULL;
+    }
+    if (out) {
+        bool failed;
+        cg_tensor *in[2] = {x, values};
+        cg_node *node = cg_wire_unary_output("IndexPutBackward0", index_put_backward, NULL, 2, in, out, plan_count(&p),
+                                             &failed);
+        if (node) node->iattr[2] = accumulate;
+        if (failed || (node && save_plan(node, &p))) {
+            cg_tensor_release(out);
+            out = NULL;
+        }
+    }
+    plan_free(&p);
+    return out;
+}
+
+/* Note [In-place index_put_]: with a graph to record, run out of place, copy
+ * the result into x's storage with grad mode off and move x's history to the
+ * result's node (the pattern of cg_elementwise_inplace). Otherwise write x's
+ * storage directly; values that share x's storage are copied first. */
+cg_status cg_index_put_(cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values, bool accumulate) {
+    if (check_put_args("index_put_", x, n, indices, values)) return cg_last_error();
+    if (cg_check_inplace("index_put", x)) return cg_last_error();
+    cg_tensor *in[2] = {x, values};
+    if (cg_dtype_is_floating(x->dtype) && cg_any_requires_grad(2, in)) {
+        if (x->is_view)
+            return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
+                                "[index_put_] in-place modification of a view while recording autograd history is not "
+                                "supported; use the out-of-place op");
+        cg_tensor *r = cg_index_put(x, n, indices, values, accumulate);
+        if (!r) return cg_last_error();
+        bool prev = cg_set_grad_enabled(false);
+        cg_status st = cg_copy_(x, r);
+        cg_set_grad_enabled(prev);
+        if (!st) cg_tensor_set_history(x, r->grad_fn, r->output_nr);
+        cg_tensor_release(r);
+        return st;
+    }
+    int64_t pos;
+    int k = find_zero_dim_bool(x, n, indices, &pos);
+    if (k >= 0) { /* write through an unsqueezed alias of x */
+        cg_tensor *ni[CG_MAX_DIMS];
+        memcpy(ni, indices, sizeof(cg_tensor *) * (size_t)n);
+        int64_t sh[CG_MAX_DIMS], st[CG_MAX_DIMS];
+        CG_CHECK_S(x->ndim < CG_MAX_DIMS, CG_ERR_SHAPE, "[index_put_] rank would exceed %d dims", CG_MAX_DIMS);
+        for (int d = 0, s = 0; d <= x->ndim; d++) {
+            if (d == pos) {
+                sh[d] = 1;
+                st[d] = 1;
+            } else {
+                sh[d] = x->shape[s];
+                st[d] = x->strides[s++];
+            }
+        }
+        cg_tensor *u = cg_tensor_view_of(x, x->ndim + 1, sh, st, x->offset);
+        cg_tensor *l = u ? zero_dim_bool_to_long("index_put_", indices[k]) : NULL;
+        ni[k] = l;
+        cg_status s = l ? cg_index_put_(u, n, ni, values, accumulate) : cg_last_error();
+        cg_tensor_release(u);
+        cg_tensor_release(l);
+        return s;
+    }
+    index_plan p;
+    if (plan_build("index_put_", x, n, indices, &p)) return cg_last_error();
+    cg_status st = check_values("index_put_", &p, values);
+    cg_tensor *v = values;
+    if (!st && values->storage == x->storage) {
+        bool prev = cg_set_grad_enabled(false);
+        v = cg_clone(values);
+        cg_set_grad_enabled(prev);
+        if (!v) st = cg_last_error();
+    }
+    if (!st) st = put_run(x, &p, v, accumulate);
+    if (!st) cg_storage_bump_version(x->storage);
+    if (v != values) cg_tensor_release(v);
+    plan_free(&p);
+    return st;
+}
