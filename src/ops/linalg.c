@@ -81,6 +81,7 @@ static void fill_mat(cg_gemm_mat *mat, const cg_tensor *t, bool is_a, const prod
 static bool mat_ok(const cg_tensor *t, bool is_a, const prod_geom *g) {
     cg_gemm_mat mat;
     fill_mat(&mat, t, is_a, g);
+    if (mat.rs > cg_blas_max_dim() || mat.cs > cg_blas_max_dim()) return false; /* not a BLAS leading dim */
     return is_a ? cg_blas_layout_ok(g->m, g->k, mat.rs, mat.cs) : cg_blas_layout_ok(g->k, g->n, mat.rs, mat.cs);
 }
 
