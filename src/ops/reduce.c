@@ -249,7 +249,7 @@ static cg_tensor *prod_others_exact(cg_node *node, cg_tensor *x) {
                      (long long)n, (long long)K, (long long)n, (long long)n);
         return NULL;
     }
-    int64_t s3[3] = {K, 1, n}, c1[2] = {n, 1}, r1[2] = {1, n}, s2[2] = {K, n};
+    int64_t s3[3] = {K, 1, n}, c1[2] = {n, 1}, r1[2] = {1, n};
     CG_RD_TRY(xp, cg_permute(x, perm));
     CG_RD_TRY(xr, cg_reshape(xp, 3, s3));
     CG_RD_TRY(ar, cg_arange(0, (double)n, 1, CG_DTYPE_I64, x->device));
@@ -259,7 +259,6 @@ static cg_tensor *prod_others_exact(cg_node *node, cg_tensor *x) {
     CG_RD_TRY(one, cg_rd_scalar(1.0, x));
     CG_RD_TRY(e, cg_where(eye, one, xr));            /* (K, n, n): row i is x with x_i -> 1 */
     CG_RD_TRY(oth, prod_mask(e, 1u << 2, false));    /* (K, n) */
-    CG_RD_TRY(oth, cg_reshape(oth, 2, s2));
     CG_RD_TRY(op, cg_reshape(oth, m->ndim, pshape));
     r = cg_permute(op, inv);
 fail:
