@@ -535,25 +535,18 @@ cg_tensor *cg_index_put(cg_tensor *x, int n, cg_tensor *const *indices, cg_tenso
     return out;
 }
 
-/* Note [In-place index_put_]: with a graph to record, run out of place, copy
- * the result into x's storage with grad mode off and move x's history to the
- * result's node (the pattern of cg_elementwise_inplace). Otherwise write x's
- * storage directly; values that share x's storage are copied first. */
+/* In-place index_put_: with a graph to record, run out of place and let
+ * cg_inplace_commit write the result into x's storage and move history
+ * (Note [In-place]). Otherwise write x's storage directly; values that share
+ * x's storage are copied first. */
 cg_status cg_index_put_(cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values, bool accumulate) {
     if (check_put_args("index_put_", x, n, indices, values)) return cg_last_error();
     if (cg_check_inplace("index_put", x)) return cg_last_error();
     cg_tensor *in[2] = {x, values};
     if (cg_dtype_is_floating(x->dtype) && cg_any_requires_grad(2, in)) {
-        if (x->is_view)
-            return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
-                                "[index_put_] in-place modification of a view while recording autograd history is not "
-                                "supported; use the out-of-place op");
         cg_tensor *r = cg_index_put(x, n, indices, values, accumulate);
         if (!r) return cg_last_error();
-        bool prev = cg_set_grad_enabled(false);
-        cg_status st = cg_copy_(x, r);
-        cg_set_grad_enabled(prev);
-        if (!st) cg_tensor_set_history(x, r->grad_fn, r->output_nr);
+        cg_status st = cg_inplace_commit("index_put", x, r);
         cg_tensor_release(r);
         return st;
     }

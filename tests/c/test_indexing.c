@@ -663,3 +663,31 @@ TEST(index_meta_shapes) {
     cg_tensor *ts[] = {x, i, m, c, ci};
     for (size_t k = 0; k < sizeof ts / sizeof *ts; k++) cg_tensor_release(ts[k]);
 }
+
+/* index_put_ into a view of a non-leaf records CopySlices on the base */
+static cg_tensor *f_put_view(cg_tensor *const *in, void *ctx) {
+    (void)ctx;
+    cg_tensor *one = cg_scalar(1.0, CG_DTYPE_F64);
+    cg_tensor *y = cg_mul(in[0], one);              /* (3,4) non-leaf */
+    cg_tensor *row = cg_select(y, 0, 1);            /* view y[1] */
+    int64_t iv[2] = {0, 2};
+    cg_tensor *idx = cg_from_data(iv, 1, (int64_t[]){2}, CG_DTYPE_I64);
+    cg_tensor *ids[1] = {idx};
+    cg_status st = cg_index_put_(row, 1, ids, in[1], false); /* y[1, [0,2]] = v */
+    cg_tensor *out = st ? NULL : cg_mul(y, y);
+    cg_tensor *ts[] = {one, y, row, idx};
+    for (int i = 0; i < 4; i++) cg_tensor_release(ts[i]);
+    return out;
+}
+
+TEST(indexing_index_put_inplace_on_view_grads) {
+    int64_t s[2] = {3, 4}, sv[1] = {2};
+    cg_tensor *x = tt_rand(CG_DTYPE_F64, 2, s, -1, 1, 31), *v = tt_rand(CG_DTYPE_F64, 1, sv, -1, 1, 32);
+    cg_tensor_set_requires_grad(x, true);
+    cg_tensor_set_requires_grad(v, true);
+    cg_tensor *in[2] = {x, v};
+    CHECK(tt_gradcheck(f_put_view, NULL, 2, in, 1e-6, 1e-7, 1e-5));
+    CHECK(tt_gradgradcheck(f_put_view, NULL, 2, in, 1e-6, 1e-6, 1e-4));
+    cg_tensor_release(x);
+    cg_tensor_release(v);
+}
