@@ -1,0 +1,2 @@
+/* test_gather_scatter */
+#include "test.h"
