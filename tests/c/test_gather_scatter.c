@@ -107,6 +107,11 @@ TEST(gather_scatter_values_all_dims_modes_dtypes) {
             double *xv = vals(x), *sv = vals(src);
             for (int d = 0; d < 3; d++) {
                 cg_tensor *idx = rand_index(k_is, k_xs[d], 7 + (unsigned)d);
+                if (nc) { /* non-contiguous index too */
+                    cg_tensor *t = tt_noncontig(idx);
+                    cg_tensor_release(idx);
+                    idx = t;
+                }
                 double *iv = vals(idx);
                 cg_tensor *g = cg_gather(x, d - 3, idx);
                 ref_op(M_GATHER, true, is_int, d, k_xs, xv, k_is, iv, k_ss, sv, ref);
@@ -352,4 +357,12 @@ TEST(gather_scatter_amax_ties_split_evenly) {
     CHECK(strcmp(cg_node_name(cg_tensor_grad_fn(c)), "ScatterAddBackward0") == 0);
     cg_tensor_release(a), cg_tensor_release(b), cg_tensor_release(c);
     cg_tensor_release(x), cg_tensor_release(s), cg_tensor_release(idx);
+}
+
+TEST(gather_scatter_meta_shapes) {
+    cg_tensor *x = cg_empty(3, k_xs, CG_DTYPE_F32, cg_meta()), *i = cg_empty(3, k_is, CG_DTYPE_I64, cg_meta());
+    cg_tensor *g = cg_gather(x, 1, i), *s = cg_scatter_add(x, 1, i, x);
+    CHECK(g && s && cg_tensor_shape(g)[2] == 4 && cg_tensor_shape(s)[2] == 5);
+    CHECK(g && cg_device_eq(cg_tensor_device(g), cg_meta()));
+    cg_tensor_release(g), cg_tensor_release(s), cg_tensor_release(x), cg_tensor_release(i);
 }
