@@ -1,0 +1,2 @@
+/* test_logic.c */
+#include "opcheck.h"

@@ -1,0 +1,2 @@
+/* test_nary.c */
+#include "opcheck.h"
