@@ -81,6 +81,12 @@ typedef struct cg_node cg_node;     /* opaque autograd graph node, refcounted */
 CG_API cg_status cg_last_error(void);
 CG_API const char *cg_last_error_message(void); /* borrowed, thread-local */
 CG_API void cg_clear_error(void);
+/* Set the thread-local error (for callbacks such as hooks); returns code. */
+CG_API cg_status cg_set_error(cg_status code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 CG_API const char *cg_status_name(cg_status s);
 
 /* ------------------------------------------------------------- dtypes, devices */
@@ -301,7 +307,8 @@ CG_API cg_tensor *cg_unfold(cg_tensor *t, int64_t dim, int64_t size, int64_t ste
 CG_API cg_tensor *cg_cat(int n, cg_tensor *const *ts, int64_t dim);
 CG_API cg_tensor *cg_stack(int n, cg_tensor *const *ts, int64_t dim);
 /* split into chunks of split_size along dim: out[] receives new references,
- * returns the count (or -1 on error). out must hold ceil(size/split_size). */
+ * returns the count (or -1 on error). out must hold max(1, ceil(size/split_size)).
+ * split_sizes: n entries; chunk: out must hold `chunks`; unbind: size along dim. */
 CG_API int cg_split(cg_tensor *t, int64_t split_size, int64_t dim, cg_tensor **out);
 CG_API int cg_split_sizes(cg_tensor *t, int n, const int64_t *sizes, int64_t dim, cg_tensor **out);
 CG_API int cg_chunk(cg_tensor *t, int64_t chunks, int64_t dim, cg_tensor **out);

@@ -108,7 +108,13 @@ void cg_teardown_push_node(cg_node *n);
 /* Engine hook for in-place ops: move t's history to `node` output `nr`. */
 void cg_tensor_set_history(cg_tensor *t, cg_node *node, int nr);
 
-/* in-place guard: fails on a leaf requiring grad in grad mode */
+/* in-place guard: fails on a leaf (or a view of a leaf) requiring grad in grad
+ * mode, and on self with overlapping memory (a stride-0 dim). */
 cg_status cg_check_inplace(const char *op, cg_tensor *self);
+/* Note [In-place]: finish an in-place op computed out of place as `result`
+ * (same shape as self): copy into self's storage (bumping its version), then
+ * move history: self takes result's history, or, for a view, its base gets a
+ * CopySlices node and self becomes a view of the new base. */
+cg_status cg_inplace_commit(const char *op, cg_tensor *self, cg_tensor *result);
 
 #endif

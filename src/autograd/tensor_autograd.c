@@ -119,9 +119,7 @@ cg_status cg_tensor_remove_hook(cg_tensor *t, int64_t handle) {
 
 cg_tensor *cg_detach(cg_tensor *t) {
     CG_CHECK(t, CG_ERR_VALUE, "[detach] argument is NULL");
-    cg_tensor *a = cg_tensor_alias(t);
-    if (a) a->is_view = t->is_view;
-    return a;
+    return cg_tensor_alias(t); /* a plain alias: in-place writes reach t's data, not its graph */
 }
 
 cg_status cg_detach_(cg_tensor *t) {
@@ -166,6 +164,9 @@ void cg_tensor_set_history(cg_tensor *t, cg_node *node, int nr) {
 cg_status cg_check_inplace(const char *op, cg_tensor *self) {
     if (cg_is_grad_enabled() && self->requires_grad && !self->grad_fn)
         return cg_set_error(CG_ERR_RUNTIME, "[%s_] a leaf Variable that requires grad is being used in an in-place operation.", op);
+    if (cg_is_grad_enabled() && self->base && self->base->requires_grad && !self->base->grad_fn)
+        return cg_set_error(CG_ERR_RUNTIME,
+                            "[%s_] a view of a leaf Variable that requires grad is being used in an in-place operation.", op);
     for (int d = 0; d < self->ndim; d++)
         if (self->strides[d] == 0 && self->shape[d] > 1)
             return cg_set_error(CG_ERR_RUNTIME,

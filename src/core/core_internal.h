@@ -16,7 +16,7 @@
  * cg_set_error and return NULL / a status. Messages start with "[op]".
  * CG_ASSERT is for internal invariants only: user input never reaches it. */
 
-CG_API cg_status cg_set_error(cg_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cg_set_error(code, fmt, ...) is public (cgrad.h). */
 
 #define CG_ASSERT(cond)                                                                      \
     do {                                                                                     \
@@ -86,6 +86,7 @@ struct cg_tensor {
     bool requires_grad;
     bool retains_grad;
     bool is_view;      /* created by a view op (shares storage with its base) */
+    cg_tensor *base;   /* views: the tensor owning the storage's history (owned); else NULL */
     int output_nr;
     cg_tensor *grad;   /* owned */
     cg_node *grad_fn;  /* owned */

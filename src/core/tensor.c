@@ -28,6 +28,7 @@ cg_tensor *cg_tensor_make(cg_storage *s, int64_t offset, int ndim, const int64_t
     t->requires_grad = false;
     t->retains_grad = false;
     t->is_view = false;
+    t->base = NULL;
     t->output_nr = 0;
     t->grad = NULL;
     t->grad_fn = NULL;
@@ -44,7 +45,11 @@ cg_tensor *cg_tensor_alias(const cg_tensor *t) {
 cg_tensor *cg_tensor_view_of(const cg_tensor *t, int ndim, const int64_t *shape,
                              const int64_t *strides, int64_t offset) {
     cg_tensor *v = cg_tensor_make(t->storage, offset, ndim, shape, strides, t->dtype);
-    if (v) v->is_view = true;
+    if (v) {
+        v->is_view = true;
+        v->base = t->base ? t->base : (cg_tensor *)t;
+        cg_tensor_retain(v->base);
+    }
     return v;
 }
 
@@ -73,6 +78,7 @@ void cg_tensor_release(cg_tensor *t) {
         h = n;
     }
     cg_tensor_release(t->grad);
+    cg_tensor_release(t->base);
     if (t->grad_fn) cg_node_release(t->grad_fn);
     cg_storage_release(t->storage);
     free(t);

@@ -107,8 +107,9 @@ cg_tensor *cg_nary_forward(const cg_nary_op *op, int n, cg_tensor *const *inputs
 
 /* Note [In-place]: an in-place op writes into self's existing storage and
  * bumps its version. When a graph must be recorded, the op runs out of place
- * (on a clone of self if the formula needs self's old value), the result is
- * copied into self's storage, and self takes the result's history. */
+ * (on a clone of self if the formula needs self's old value) and
+ * cg_inplace_commit writes the result into self's storage and moves history
+ * (CopySlices on the base when self is a view). */
 cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
                                  const double *params, int np) {
     const char *name = op->schema.name;
@@ -128,10 +129,6 @@ cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *
                             cg_dtype_name(odt), cg_dtype_name(self->dtype));
     if (cg_check_inplace(name, self)) return cg_last_error();
     if (op->backward && cg_dtype_is_floating(odt) && cg_any_requires_grad(n, inputs)) {
-        if (self->is_view)
-            return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
-                                "[%s_] in-place modification of a view while recording autograd history is not "
-                                "supported; use the out-of-place op", name);
         cg_tensor *in[CG_ITER_MAX_ARGS];
         memcpy(in, inputs, sizeof(cg_tensor *) * (size_t)n);
         cg_tensor *orig = NULL;
@@ -143,10 +140,7 @@ cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *
         cg_tensor *r = cg_elementwise_forward(op, n, in, params, np);
         cg_tensor_release(orig);
         if (!r) return cg_last_error();
-        bool prev = cg_set_grad_enabled(false);
-        cg_status st = cg_copy_(self, r);
-        cg_set_grad_enabled(prev);
-        if (!st) cg_tensor_set_history(self, r->grad_fn, r->output_nr);
+        cg_status st = cg_inplace_commit(name, self, r);
         cg_tensor_release(r);
         return st;
     }

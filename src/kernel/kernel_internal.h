@@ -129,4 +129,24 @@ cg_status cg_check_same(const char *op, int n, cg_tensor *const *ts, unsigned sk
 /* A contiguous output on dev (meta allowed). */
 cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
 
+/* ------------------------------------------------------------- variadic ops (cat, stack)
+ * Note [Variadic driver]: cg_variadic_forward owns validation (all non-NULL,
+ * one dtype, one device, shapes equal except along `dim`; zero tensors is an
+ * error), the schema guard, output allocation, dispatch (each input is copied
+ * into its narrow()-slice of the output; skipped on meta) and graph wiring:
+ * one node with one edge per input. Each input's size along dim is in the
+ * node's input_meta; node->iattr[0] = the wrapped dim, iattr[1] = new_dim.
+ * PyTorch's legacy rule: 1-D tensors of shape (0,) are skipped by cat. */
+
+typedef struct cg_variadic_op {
+    cg_op_schema schema;
+    bool new_dim;            /* stack: every input gains a size-1 dim at `dim` */
+    cg_backward_fn backward; /* NULL = not differentiable (no graph recorded) */
+} cg_variadic_op;
+
+cg_tensor *cg_variadic_forward(const cg_variadic_op *op, int n, cg_tensor *const *ts, int64_t dim);
+/* dst <- src elementwise; same dtype and shape, any strides (negative too);
+ * no autograd, no version bump; nothing happens on meta. */
+void cg_copy_strided(cg_tensor *dst, const cg_tensor *src);
+
 #endif

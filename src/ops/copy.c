@@ -124,7 +124,7 @@ static void copy_raw(cg_tensor *dst, cg_tensor *src) {
 
 /* ------------------------------------------------------------- copy_ */
 
-/* CopyBackward: the gradient goes to src (reduced to its shape, cast to its dtype). */
+/* CopyBackward: the gradient goes to the input (reduced to its shape, cast to its dtype). */
 static cg_status copy_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
     const cg_tensor_meta *m = &node->input_meta[0];
     cg_tensor *g = cg_reduce_to_shape(gout[0], m->ndim, m->shape);
@@ -136,6 +136,12 @@ static cg_status copy_backward(cg_node *node, cg_tensor *const *gout, cg_tensor 
     }
     gin[0] = g;
     return g ? CG_OK : cg_last_error();
+}
+
+/* Does an in-place write into t need autograd bookkeeping? */
+static bool inplace_graph(const cg_tensor *t, const cg_tensor *src) {
+    return cg_is_grad_enabled() && cg_dtype_is_floating(t->dtype) &&
+           ((src && src->requires_grad) || t->requires_grad || (t->base && t->base->requires_grad));
 }
 
 cg_status cg_copy_(cg_tensor *dst, cg_tensor *src) {
@@ -152,24 +158,25 @@ cg_status cg_copy_(cg_tensor *dst, cg_tensor *src) {
                             cg_shape_str(a, src->ndim, src->shape), cg_shape_str(b, dst->ndim, dst->shape));
     }
     if (cg_check_inplace("copy", dst)) return cg_last_error();
-    bool graph = cg_any_requires_grad(1, &src) && cg_dtype_is_floating(dst->dtype) && cg_dtype_is_floating(src->dtype);
-    if (graph && dst->is_view)
-        return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
-                            "[copy_] copying into a view while recording autograd history is not supported");
-    copy_raw(dst, src);
-    cg_storage_bump_version(dst->storage);
-    if (graph) {
-        cg_node *node = cg_node_new("CopyBackwards", copy_backward, NULL, 1, &src, 1, 0);
-        if (!node) return cg_last_error();
-        cg_tensor_set_history(dst, node, 0);
-        node->output_meta[0] = (cg_tensor_meta){dst->ndim, dst->dtype, dst->device, {0}};
-        memcpy(node->output_meta[0].shape, dst->shape, sizeof(int64_t) * (size_t)dst->ndim);
-        cg_node_release(node);
-    } else if (cg_is_grad_enabled() && dst->grad_fn) {
-        cg_tensor_set_history(dst, NULL, 0); /* overwritten: old history gets no gradient */
-        dst->requires_grad = false;
+    if (!inplace_graph(dst, cg_dtype_is_floating(src->dtype) ? src : NULL)) {
+        copy_raw(dst, src);
+        cg_storage_bump_version(dst->storage);
+        return CG_OK;
     }
-    return CG_OK;
+    /* differentiable: the new values are src cast and broadcast to dst */
+    cg_tensor *c = cg_dtype_is_floating(src->dtype) ? cg_to_dtype(src, dst->dtype) : NULL;
+    if (!c) {
+        bool prev = cg_set_grad_enabled(false);
+        c = cg_to_dtype(src, dst->dtype);
+        cg_set_grad_enabled(prev);
+        if (!c) return cg_last_error();
+    }
+    cg_tensor *r = cg_expand(c, dst->ndim, dst->shape);
+    cg_tensor_release(c);
+    if (!r) return cg_last_error();
+    cg_status st = cg_inplace_commit("copy", dst, r);
+    cg_tensor_release(r);
+    return st;
 }
 
 /* ------------------------------------------------------------- clone / contiguous / to */
@@ -236,6 +243,13 @@ cg_tensor *cg_to_device(cg_tensor *t, cg_device dev) {
 cg_status cg_fill_(cg_tensor *t, double value) {
     CG_CHECK_S(t, CG_ERR_VALUE, "[fill_] argument is NULL");
     if (cg_check_inplace("fill", t)) return cg_last_error();
+    if (inplace_graph(t, NULL)) { /* overwritten values get no gradient */
+        cg_tensor *r = cg_full(t->ndim, t->shape, value, t->dtype, t->device);
+        if (!r) return cg_last_error();
+        cg_status st = cg_inplace_commit("fill", t, r);
+        cg_tensor_release(r);
+        return st;
+    }
     cg_tensor *s = cg_scalar_on(value, t->dtype, cg_cpu());
     if (!s) return cg_last_error();
     if (!cg_is_meta(t)) {
@@ -246,13 +260,6 @@ cg_status cg_fill_(cg_tensor *t, double value) {
     }
     cg_tensor_release(s);
     cg_storage_bump_version(t->storage);
-    if (cg_is_grad_enabled() && t->grad_fn) {
-        if (t->is_view)
-            return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
-                                "[fill_] filling a view while recording autograd history is not supported");
-        cg_tensor_set_history(t, NULL, 0);
-        t->requires_grad = false;
-    }
     return CG_OK;
 }
 

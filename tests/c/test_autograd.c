@@ -250,3 +250,62 @@ TEST(autograd_gradcheck_catches_wrong_backward) {
     cg_tensor_release(a);
     cg_tensor_release(b);
 }
+
+/* in-place on a view: the base gets CopySlices, gradients reach both parts */
+static cg_tensor *f_inplace_view(cg_tensor *const *in, void *ctx) {
+    (void)ctx;
+    cg_tensor *one = cg_scalar(1.0, CG_DTYPE_F64);
+    cg_tensor *y = cg_mul(in[0], one);            /* non-leaf copy of x */
+    cg_tensor *v = cg_slice(y, 0, 1, 4, 2);       /* y[1:4:2] */
+    cg_status st = cg_mul_(v, in[1]);             /* v *= w (w broadcast) */
+    cg_tensor *sq = st ? NULL : cg_mul(y, y);
+    cg_tensor_release(one);
+    cg_tensor_release(v);
+    cg_tensor_release(y);
+    return sq;
+}
+
+TEST(autograd_inplace_on_view_copyslices) {
+    int64_t s[1] = {5}, s1[1] = {1};
+    cg_tensor *x = tt_rand(CG_DTYPE_F64, 1, s, -1, 1, 21), *w = tt_rand(CG_DTYPE_F64, 1, s1, 0.5, 2, 22);
+    cg_tensor_set_requires_grad(x, true);
+    cg_tensor_set_requires_grad(w, true);
+    cg_tensor *in[2] = {x, w};
+    CHECK(tt_gradcheck(f_inplace_view, NULL, 2, in, 1e-6, 1e-7, 1e-5));
+    CHECK(tt_gradgradcheck(f_inplace_view, NULL, 2, in, 1e-6, 1e-6, 1e-4));
+    cg_tensor *y = f_inplace_view(in, NULL);
+    CHECK(y && strcmp(cg_node_name(cg_tensor_grad_fn(y)), "MulBackward0") == 0);
+    /* a view of a leaf requiring grad cannot be modified in place */
+    cg_tensor *v = cg_slice(x, 0, 0, 2, 1);
+    CHECK_ERR(cg_mul_(v, w) != CG_OK, CG_ERR_RUNTIME, "view of a leaf Variable");
+    cg_tensor_release(v);
+    cg_tensor_release(y);
+    cg_tensor_release(x);
+    cg_tensor_release(w);
+}
+
+TEST(autograd_copy_into_view_of_plain_tensor) {
+    int64_t s4[1] = {4}, s2[1] = {2};
+    cg_tensor *z = cg_zeros(1, s4, CG_DTYPE_F64, cg_cpu());
+    cg_tensor *x = tt_rand(CG_DTYPE_F64, 1, s2, -1, 1, 23);
+    cg_tensor_set_requires_grad(x, true);
+    cg_tensor *v = cg_slice(z, 0, 1, 3, 1);
+    CHECK_OK(cg_copy_(v, x));
+    CHECK(cg_tensor_requires_grad(z) && strcmp(cg_node_name(cg_tensor_grad_fn(z)), "CopySlices") == 0);
+    CHECK_NEAR(tt_get(z, 1), tt_get(x, 0), 0);
+    cg_tensor *w = tt_rand(CG_DTYPE_F64, 1, s4, -1, 1, 24);
+    cg_tensor *p = cg_mul(z, w), *l = cg_sum(p, 0, NULL, false);
+    CHECK_OK(cg_backward(l, NULL, false, false));
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 0), tt_get(w, 1), 1e-15);
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 1), tt_get(w, 2), 1e-15);
+    /* fill_ on a view cuts that region's gradient */
+    cg_tensor *y = cg_mul(x, x), *yv = cg_slice(y, 0, 0, 1, 1);
+    CHECK_OK(cg_fill_(yv, 3.0));
+    cg_tensor *l2 = cg_sum(y, 0, NULL, false);
+    cg_tensor_set_grad(x, NULL);
+    CHECK_OK(cg_backward(l2, NULL, false, false));
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 0), 0.0, 0);
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 1), 2 * tt_get(x, 1), 1e-15);
+    cg_tensor *ts[] = {z, x, v, w, p, l, y, yv, l2};
+    for (int i = 0; i < 9; i++) cg_tensor_release(ts[i]);
+}

@@ -1,0 +1,93 @@
+/* cgpy.h — internal header of the CPython binding (cgrad._C): the Tensor
+ * object layout, wrapping rules, error mapping, dtype/device objects and the
+ * argument helpers shared by the binding's files. The binding uses only the
+ * public engine API (include/cgrad.h). */
+#ifndef CGPY_H
+#define CGPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cgrad.h>
+
+/* ------------------------------------------------------------- Tensor object
+ * Note [Python identity]: a C tensor has at most one live Python object; the
+ * engine's weak pyobj slot points back to it, so wrapping the same C tensor
+ * again (e.g. `x.grad` twice) returns the same object. The object owns one
+ * reference to the C tensor and clears the slot when it dies. */
+typedef struct {
+    PyObject_HEAD
+    cg_tensor *t;
+    PyObject *weakreflist;
+    PyObject *dict;
+} CgTensorObject;
+
+extern PyTypeObject CgTensorBase_Type;
+/* The Python-level class instances are created as (cgrad.Tensor), set by
+ * cgrad/_tensor.py through _C._set_tensor_class. */
+extern PyTypeObject *cgpy_tensor_class;
+
+/* Wrap a new reference (stolen). NULL in -> raises the engine's error. */
+PyObject *cgpy_wrap(cg_tensor *t);
+/* Wrap into a specific (sub)class, e.g. nn.Parameter. */
+PyObject *cgpy_wrap_as(PyTypeObject *cls, cg_tensor *t);
+static inline int cgpy_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &CgTensorBase_Type); }
+static inline cg_tensor *cgpy_t(PyObject *o) { return ((CgTensorObject *)o)->t; }
+
+/* ------------------------------------------------------------- errors */
+
+extern PyObject *cgpy_DtypeMismatch, *cgpy_DeviceMismatch, *cgpy_ShapeMismatch;
+/* Raise the engine's thread-local error as the mapped Python exception. */
+PyObject *cgpy_raise(void);
+/* 0 on CG_OK, else raise and -1. */
+int cgpy_check(cg_status st);
+int cgpy_init_errors(PyObject *m);
+
+/* ------------------------------------------------------------- dtype / device objects */
+
+typedef struct {
+    PyObject_HEAD
+    cg_dtype dt;
+} CgDtypeObject;
+typedef struct {
+    PyObject_HEAD
+    cg_device dev;
+} CgDeviceObject;
+extern PyTypeObject CgDtype_Type, CgDevice_Type;
+
+PyObject *cgpy_dtype(cg_dtype dt);   /* borrowed singleton */
+PyObject *cgpy_device(cg_device d);  /* new reference */
+/* PyArg "O&" converters: accept dtype objects (None leaves *out unchanged). */
+int cgpy_dtype_conv(PyObject *o, void *out);
+/* accepts device objects, "cpu", "meta", None */
+int cgpy_device_conv(PyObject *o, void *out);
+int cgpy_init_dtypes(PyObject *m);
+
+extern cg_dtype cgpy_default_dtype; /* float32 unless set_default_dtype */
+
+/* ------------------------------------------------------------- promotion */
+
+/* PyTorch's result_type over tensors (dim > 0), 0-d tensors and Python
+ * scalars (bool < int < float categories). Returns 0 or -1 with TypeError. */
+int cgpy_result_type(int n, PyObject *const *operands, cg_dtype *out);
+/* `o` as a tensor of dtype dt on dev: Python scalars become 0-d tensors,
+ * tensors are cast (differentiably) when needed. New reference or NULL. */
+cg_tensor *cgpy_as_tensor(PyObject *o, cg_dtype dt, cg_device dev);
+static inline int cgpy_is_scalar(PyObject *o) {
+    return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o);
+}
+cg_dtype cgpy_promote_types(cg_dtype a, cg_dtype b);
+
+/* ------------------------------------------------------------- arguments */
+
+/* Parse a shape given as ints or one sequence (`zeros(2, 3)`, `zeros((2, 3))`). */
+int cgpy_parse_shape(PyObject *args, Py_ssize_t start, int *ndim, int64_t *shape);
+/* A dim list: int, sequence of ints, or None (-> ndims 0). */
+int cgpy_parse_dims(PyObject *o, int *ndims, int64_t *dims);
+
+int cgpy_init_tensor_type(PyObject *m);
+int cgpy_init_number(void);
+extern PyNumberMethods cgpy_number_methods;
+PyObject *cgpy_richcompare(PyObject *a, PyObject *b, int op);
+
+#endif

@@ -1,0 +1,323 @@
+/* module.c — the cgrad._C module: initialisation, factories (tensor, zeros,
+ * ones, empty, full, arange, *_like), global state (grad mode, default dtype,
+ * seed, threads) and promotion queries. */
+#include "cgpy.h"
+
+extern PyMethodDef cgpy_op_functions[];
+extern cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev);
+extern PyObject *cgpy_autograd_grad(PyObject *mod, PyObject *args, PyObject *kw);
+
+static PyObject *g_hook_handle_cls;
+
+PyObject *cgpy_make_hook_handle(PyObject *tensor, int64_t id) {
+    if (!g_hook_handle_cls) {
+        PyErr_SetString(PyExc_RuntimeError, "cgrad: hook handle class not registered");
+        return NULL;
+    }
+    return PyObject_CallFunction(g_hook_handle_cls, "OL", tensor, (long long)id);
+}
+
+/* apply requires_grad to a fresh factory result */
+static PyObject *finish(cg_tensor *t, int requires_grad) {
+    if (!t) return cgpy_raise();
+    if (requires_grad && cgpy_check(cg_tensor_set_requires_grad(t, true))) {
+        cg_tensor_release(t);
+        return NULL;
+    }
+    return cgpy_wrap(t);
+}
+
+static PyObject *f_tensor(PyObject *m, PyObject *args, PyObject *kw) {
+    (void)m;
+    PyObject *data;
+    int dt = -1, rg = 0, pin = 0;
+    cg_device dev = cg_cpu();
+    static char *kwlist[] = {"data", "dtype", "device", "requires_grad", "pin_memory", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O&O&pp:tensor", kwlist, &data, cgpy_dtype_conv, &dt, cgpy_device_conv,
+                                     &dev, &rg, &pin))
+        return NULL;
+    return finish(cgpy_tensor_from_data(data, dt, dev), rg) ;
+}
+
+/* zeros / ones / empty / full share the argument parsing */
+static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
+    int nd, rg = 0, dt = -1;
+    int64_t shape[CG_MAX_DIMS];
+    cg_device dev = cg_cpu();
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+    double fillv = 0;
+    if (kind == 3) { /* full(size, fill_value) */
+        if (nargs != 2) {
+            PyErr_SetString(PyExc_TypeError, "full() expects (size, fill_value)");
+            return NULL;
+        }
+        PyObject *fv = PyTuple_GET_ITEM(args, 1);
+        fillv = PyFloat_AsDouble(fv);
+        if (fillv == -1.0 && PyErr_Occurred()) return NULL;
+        if (PyBool_Check(fv)) dt = CG_DTYPE_BOOL;
+        else if (PyLong_Check(fv)) dt = CG_DTYPE_I64;
+        PyObject *sz = PyTuple_GetSlice(args, 0, 1);
+        int r = cgpy_parse_shape(sz, 0, &nd, shape);
+        Py_DECREF(sz);
+        if (r) return NULL;
+    } else if (cgpy_parse_shape(args, 0, &nd, shape)) {
+        return NULL;
+    }
+    if (kw) {
+        PyObject *v;
+        if ((v = PyDict_GetItemString(kw, "dtype")) && !cgpy_dtype_conv(v, &dt)) return NULL;
+        if ((v = PyDict_GetItemString(kw, "device")) && !cgpy_device_conv(v, &dev)) return NULL;
+        if ((v = PyDict_GetItemString(kw, "requires_grad")) && (rg = PyObject_IsTrue(v)) < 0) return NULL;
+        if ((v = PyDict_GetItemString(kw, "size"))) {
+            PyObject *t = PyTuple_Pack(1, v);
+            int r = t ? cgpy_parse_shape(t, 0, &nd, shape) : -1;
+            Py_XDECREF(t);
+            if (r) return NULL;
+        }
+    }
+    cg_dtype d = dt < 0 ? cgpy_default_dtype : (cg_dtype)dt;
+    cg_tensor *t = kind == 0 ? cg_zeros(nd, shape, d, dev) : kind == 1 ? cg_ones(nd, shape, d, dev)
+                   : kind == 2 ? cg_empty(nd, shape, d, dev) : cg_full(nd, shape, fillv, d, dev);
+    return finish(t, rg);
+}
+static PyObject *f_zeros(PyObject *m, PyObject *a, PyObject *k) { (void)m; return factory(a, k, 0); }
+static PyObject *f_ones(PyObject *m, PyObject *a, PyObject *k) { (void)m; return factory(a, k, 1); }
+static PyObject *f_empty(PyObject *m, PyObject *a, PyObject *k) { (void)m; return factory(a, k, 2); }
+static PyObject *f_full(PyObject *m, PyObject *a, PyObject *k) { (void)m; return factory(a, k, 3); }
+
+static PyObject *like(PyObject *args, PyObject *kw, int kind) {
+    PyObject *x, *fv = NULL;
+    int dt = -1, rg = 0;
+    cg_device dev;
+    static char *kwlist[] = {"input", "fill_value", "dtype", "device", "requires_grad", NULL};
+    static char *kwlist1[] = {"input", "dtype", "device", "requires_grad", NULL};
+    int ok = kind == 3 ? PyArg_ParseTupleAndKeywords(args, kw, "O!O|$O&O&p", kwlist, &CgTensorBase_Type, &x, &fv,
+                                                     cgpy_dtype_conv, &dt, cgpy_device_conv, &dev, &rg)
+                       : PyArg_ParseTupleAndKeywords(args, kw, "O!|$O&O&p", kwlist1, &CgTensorBase_Type, &x,
+                                                     cgpy_dtype_conv, &dt, cgpy_device_conv, &dev, &rg);
+    if (!ok) return NULL;
+    cg_tensor *t = cgpy_t(x);
+    if (!kw || !PyDict_GetItemString(kw, "device")) dev = cg_tensor_device(t);
+    cg_dtype d = dt < 0 ? cg_tensor_dtype(t) : (cg_dtype)dt;
+    double v = 0;
+    if (fv) {
+        v = PyFloat_AsDouble(fv);
+        if (v == -1.0 && PyErr_Occurred()) return NULL;
+    }
+    int nd = cg_tensor_ndim(t);
+    const int64_t *sh = cg_tensor_shape(t);
+    cg_tensor *r = kind == 0 ? cg_zeros(nd, sh, d, dev) : kind == 1 ? cg_ones(nd, sh, d, dev)
+                   : kind == 2 ? cg_empty(nd, sh, d, dev) : cg_full(nd, sh, v, d, dev);
+    return finish(r, rg);
+}
+static PyObject *f_zeros_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 0); }
+static PyObject *f_ones_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 1); }
+static PyObject *f_empty_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 2); }
+static PyObject *f_full_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 3); }
+
+/* arange(end) / arange(start, end, step=1) */
+static PyObject *f_arange(PyObject *m, PyObject *args, PyObject *kw) {
+    (void)m;
+    PyObject *a = NULL, *b = NULL, *c = NULL;
+    int dt = -1, rg = 0;
+    cg_device dev = cg_cpu();
+    static char *kwlist[] = {"start", "end", "step", "dtype", "device", "requires_grad", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO$O&O&p:arange", kwlist, &a, &b, &c, cgpy_dtype_conv, &dt,
+                                     cgpy_device_conv, &dev, &rg))
+        return NULL;
+    PyObject *vals[3] = {b ? a : NULL, b ? b : a, c};
+    double v[3] = {0, 0, 1};
+    bool all_int = true;
+    for (int i = 0; i < 3; i++) {
+        if (!vals[i]) continue;
+        if (cgpy_is_tensor(vals[i])) {
+            if (cgpy_check(cg_tensor_item(cgpy_t(vals[i]), &v[i]))) return NULL;
+            all_int &= !cg_dtype_is_floating(cg_tensor_dtype(cgpy_t(vals[i])));
+            continue;
+        }
+        v[i] = PyFloat_AsDouble(vals[i]);
+        if (v[i] == -1.0 && PyErr_Occurred()) return NULL;
+        all_int &= PyLong_Check(vals[i]) != 0;
+    }
+    cg_dtype d = dt >= 0 ? (cg_dtype)dt : all_int ? CG_DTYPE_I64 : cgpy_default_dtype;
+    return finish(cg_arange(v[0], v[1], v[2], d, dev), rg);
+}
+
+static PyObject *f_manual_seed(PyObject *m, PyObject *arg) {
+    (void)m;
+    unsigned long long s = PyLong_AsUnsignedLongLongMask(arg);
+    if (PyErr_Occurred()) return NULL;
+    cg_manual_seed(s);
+    Py_RETURN_NONE;
+}
+static PyObject *f_initial_seed(PyObject *m, PyObject *u) {
+    (void)m, (void)u;
+    return PyLong_FromUnsignedLongLong(cg_initial_seed());
+}
+static PyObject *f_set_grad_enabled(PyObject *m, PyObject *arg) {
+    (void)m;
+    int b = PyObject_IsTrue(arg);
+    if (b < 0) return NULL;
+    return PyBool_FromLong(cg_set_grad_enabled(b));
+}
+static PyObject *f_is_grad_enabled(PyObject *m, PyObject *u) {
+    (void)m, (void)u;
+    return PyBool_FromLong(cg_is_grad_enabled());
+}
+static PyObject *f_set_inference_mode(PyObject *m, PyObject *arg) {
+    (void)m;
+    int b = PyObject_IsTrue(arg);
+    if (b < 0) return NULL;
+    return PyBool_FromLong(cg_set_inference_mode(b));
+}
+static PyObject *f_is_inference_mode_enabled(PyObject *m, PyObject *u) {
+    (void)m, (void)u;
+    return PyBool_FromLong(cg_is_inference_mode());
+}
+static PyObject *f_set_anomaly_enabled(PyObject *m, PyObject *arg) {
+    (void)m;
+    int b = PyObject_IsTrue(arg);
+    if (b < 0) return NULL;
+    return PyBool_FromLong(cg_set_anomaly_enabled(b));
+}
+static PyObject *f_is_anomaly_enabled(PyObject *m, PyObject *u) {
+    (void)m, (void)u;
+    return PyBool_FromLong(cg_is_anomaly_enabled());
+}
+static PyObject *f_get_default_dtype(PyObject *m, PyObject *u) {
+    (void)m, (void)u;
+    PyObject *d = cgpy_dtype(cgpy_default_dtype);
+    Py_INCREF(d);
+    return d;
+}
+static PyObject *f_set_default_dtype(PyObject *m, PyObject *arg) {
+    (void)m;
+    cg_dtype dt = CG_DTYPE_COUNT;
+    if (!cgpy_dtype_conv(arg, &dt)) return NULL;
+    if (!cg_dtype_is_floating(dt)) {
+        PyErr_Format(PyExc_TypeError, "only floating-point types are supported as the default type (got %s)", cg_dtype_name(dt));
+        return NULL;
+    }
+    cgpy_default_dtype = dt;
+    Py_RETURN_NONE;
+}
+static PyObject *f_set_num_threads(PyObject *m, PyObject *arg) {
+    (void)m;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (n < 1) {
+        PyErr_SetString(PyExc_RuntimeError, "set_num_threads expects a positive integer");
+        return NULL;
+    }
+    cg_set_num_threads((int)n);
+    Py_RETURN_NONE;
+}
+static PyObject *f_get_num_threads(PyObject *m, PyObject *u) {
+    (void)m, (void)u;
+    return PyLong_FromLong(cg_get_num_threads());
+}
+static PyObject *f_result_type(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(args, "OO:result_type", &a, &b)) return NULL;
+    PyObject *ops[2] = {a, b};
+    cg_dtype dt;
+    if (cgpy_result_type(2, ops, &dt)) return NULL;
+    PyObject *d = cgpy_dtype(dt);
+    Py_INCREF(d);
+    return d;
+}
+static PyObject *f_promote_types(PyObject *m, PyObject *args) {
+    (void)m;
+    cg_dtype a = CG_DTYPE_COUNT, b = CG_DTYPE_COUNT;
+    if (!PyArg_ParseTuple(args, "O&O&:promote_types", cgpy_dtype_conv, &a, cgpy_dtype_conv, &b)) return NULL;
+    PyObject *d = cgpy_dtype(cgpy_promote_types(a, b));
+    Py_INCREF(d);
+    return d;
+}
+static PyObject *f_set_tensor_class(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *cls, *handle;
+    if (!PyArg_ParseTuple(args, "OO:_set_tensor_class", &cls, &handle)) return NULL;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &CgTensorBase_Type)) {
+        PyErr_SetString(PyExc_TypeError, "_set_tensor_class expects a subclass of _TensorBase");
+        return NULL;
+    }
+    Py_INCREF(cls);
+    cgpy_tensor_class = (PyTypeObject *)cls;
+    Py_XSETREF(g_hook_handle_cls, (Py_INCREF(handle), handle));
+    Py_RETURN_NONE;
+}
+/* _make_subclass(cls, data, requires_grad): an alias of data as an instance of cls (nn.Parameter) */
+static PyObject *f_make_subclass(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *cls, *data;
+    int rg = 0;
+    if (!PyArg_ParseTuple(args, "OO!|p:_make_subclass", &cls, &CgTensorBase_Type, &data, &rg)) return NULL;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &CgTensorBase_Type)) {
+        PyErr_SetString(PyExc_TypeError, "_make_subclass expects a Tensor subclass");
+        return NULL;
+    }
+    cg_tensor *t = cg_detach(cgpy_t(data));
+    if (!t) return cgpy_raise();
+    if (rg && cgpy_check(cg_tensor_set_requires_grad(t, true))) {
+        cg_tensor_release(t);
+        return NULL;
+    }
+    return cgpy_wrap_as((PyTypeObject *)cls, t);
+}
+static PyObject *f_memory_stats(PyObject *m, PyObject *u) {
+    (void)m, (void)u;
+    cg_alloc_stats s = cg_allocator_stats(cg_cpu());
+    return Py_BuildValue("{sLsLsLsLsLsL}", "live_bytes", (long long)s.live_bytes, "peak_bytes", (long long)s.peak_bytes,
+                         "cached_bytes", (long long)s.cached_bytes, "alloc_calls", (long long)s.alloc_calls,
+                         "cache_hits", (long long)s.cache_hits, "system_allocs", (long long)s.system_allocs);
+}
+
+static PyMethodDef module_functions[] = {
+    {"tensor", (PyCFunction)(void (*)(void))f_tensor, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"zeros", (PyCFunction)(void (*)(void))f_zeros, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"ones", (PyCFunction)(void (*)(void))f_ones, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"empty", (PyCFunction)(void (*)(void))f_empty, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"full", (PyCFunction)(void (*)(void))f_full, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"zeros_like", (PyCFunction)(void (*)(void))f_zeros_like, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"ones_like", (PyCFunction)(void (*)(void))f_ones_like, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"empty_like", (PyCFunction)(void (*)(void))f_empty_like, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"full_like", (PyCFunction)(void (*)(void))f_full_like, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"arange", (PyCFunction)(void (*)(void))f_arange, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"grad", (PyCFunction)(void (*)(void))cgpy_autograd_grad, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"manual_seed", f_manual_seed, METH_O, NULL},
+    {"initial_seed", f_initial_seed, METH_NOARGS, NULL},
+    {"_set_grad_enabled", f_set_grad_enabled, METH_O, NULL},
+    {"is_grad_enabled", f_is_grad_enabled, METH_NOARGS, NULL},
+    {"_set_inference_mode", f_set_inference_mode, METH_O, NULL},
+    {"is_inference_mode_enabled", f_is_inference_mode_enabled, METH_NOARGS, NULL},
+    {"_set_anomaly_enabled", f_set_anomaly_enabled, METH_O, NULL},
+    {"is_anomaly_enabled", f_is_anomaly_enabled, METH_NOARGS, NULL},
+    {"get_default_dtype", f_get_default_dtype, METH_NOARGS, NULL},
+    {"set_default_dtype", f_set_default_dtype, METH_O, NULL},
+    {"set_num_threads", f_set_num_threads, METH_O, NULL},
+    {"get_num_threads", f_get_num_threads, METH_NOARGS, NULL},
+    {"result_type", f_result_type, METH_VARARGS, NULL},
+    {"promote_types", f_promote_types, METH_VARARGS, NULL},
+    {"_set_tensor_class", f_set_tensor_class, METH_VARARGS, NULL},
+    {"_make_subclass", f_make_subclass, METH_VARARGS, NULL},
+    {"_memory_stats", f_memory_stats, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "cgrad._C", "The cgrad engine's CPython binding.", -1, module_functions,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__C(void) {
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    if (PyModule_AddFunctions(m, cgpy_op_functions) < 0 || cgpy_init_errors(m) < 0 || cgpy_init_dtypes(m) < 0 ||
+        cgpy_init_tensor_type(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

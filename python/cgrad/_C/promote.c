@@ -1,0 +1,106 @@
+/* promote.c — PyTorch's type promotion at the binding: promote_types over
+ * dtypes, result_type over tensors / 0-d tensors / Python scalars (a weak
+ * scalar may raise the category, never the width), and conversion of an
+ * operand to the computed dtype. The engine itself never promotes. */
+#include "cgpy.h"
+
+enum { CAT_BOOL = 0, CAT_INT = 1, CAT_FLOAT = 2 };
+
+static int category(cg_dtype dt) {
+    return dt == CG_DTYPE_BOOL ? CAT_BOOL : cg_dtype_is_floating(dt) ? CAT_FLOAT : CAT_INT;
+}
+
+cg_dtype cgpy_promote_types(cg_dtype a, cg_dtype b) {
+    if (a == b) return a;
+    if (a == CG_DTYPE_BOOL) return b;
+    if (b == CG_DTYPE_BOOL) return a;
+    int ca = category(a), cb = category(b);
+    if (ca != cb) return ca > cb ? a : b; /* int with float -> the float */
+    if (ca == CAT_FLOAT) {
+        if ((a == CG_DTYPE_F16 && b == CG_DTYPE_BF16) || (a == CG_DTYPE_BF16 && b == CG_DTYPE_F16)) return CG_DTYPE_F32;
+        return cg_dtype_size(a) >= cg_dtype_size(b) ? a : b;
+    }
+    /* integers: uint8 with a signed type needs the next wider signed type */
+    if (a == CG_DTYPE_U8 || b == CG_DTYPE_U8) {
+        cg_dtype s = a == CG_DTYPE_U8 ? b : a;
+        return s == CG_DTYPE_I8 ? CG_DTYPE_I16 : s;
+    }
+    return cg_dtype_size(a) >= cg_dtype_size(b) ? a : b;
+}
+
+#define UNDEF (-1)
+static int promote_opt(int acc, cg_dtype dt) { return acc == UNDEF ? (int)dt : (int)cgpy_promote_types((cg_dtype)acc, dt); }
+
+/* higher-priority class wins unless the lower class is of a higher category */
+static int combine(int higher, int lower) {
+    if (higher == UNDEF) return lower;
+    if (lower == UNDEF) return higher;
+    if (cg_dtype_is_floating((cg_dtype)higher)) return higher;
+    if (higher == CG_DTYPE_BOOL || cg_dtype_is_floating((cg_dtype)lower)) return (int)cgpy_promote_types((cg_dtype)higher, (cg_dtype)lower);
+    return higher;
+}
+
+int cgpy_result_type(int n, PyObject *const *ops, cg_dtype *out) {
+    int dim = UNDEF, zero = UNDEF, wrapped = UNDEF;
+    for (int i = 0; i < n; i++) {
+        PyObject *o = ops[i];
+        if (cgpy_is_tensor(o)) {
+            cg_tensor *t = cgpy_t(o);
+            if (cg_tensor_ndim(t) > 0) dim = promote_opt(dim, cg_tensor_dtype(t));
+            else zero = promote_opt(zero, cg_tensor_dtype(t));
+        } else if (PyBool_Check(o)) {
+            wrapped = promote_opt(wrapped, CG_DTYPE_BOOL);
+        } else if (PyLong_Check(o)) {
+            wrapped = promote_opt(wrapped, CG_DTYPE_I64);
+        } else if (PyFloat_Check(o)) {
+            wrapped = promote_opt(wrapped, cgpy_default_dtype);
+        } else {
+            PyErr_Format(PyExc_TypeError, "expected a Tensor or a Python number, got %.100s", Py_TYPE(o)->tp_name);
+            return -1;
+        }
+    }
+    int r = combine(dim, combine(zero, wrapped));
+    *out = r == UNDEF ? cgpy_default_dtype : (cg_dtype)r;
+    return 0;
+}
+
+cg_tensor *cgpy_as_tensor(PyObject *o, cg_dtype dt, cg_device dev) {
+    if (cgpy_is_tensor(o)) {
+        cg_tensor *t = cgpy_t(o);
+        cg_tensor *r = cg_to_dtype(t, dt);
+        if (!r) cgpy_raise();
+        return r;
+    }
+    double v;
+    if (PyBool_Check(o)) v = o == Py_True;
+    else if (PyLong_Check(o)) {
+        int overflow = 0;
+        long long ll = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) {
+            PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow", cg_dtype_name(dt));
+            return NULL;
+        }
+        if (ll == -1 && PyErr_Occurred()) return NULL;
+        if (dt == CG_DTYPE_I64) { /* exact, beyond 2^53 */
+            int64_t x = ll;
+            cg_tensor *t = cg_from_data(&x, 0, NULL, CG_DTYPE_I64);
+            if (!t) cgpy_raise();
+            if (t && dev.type != CG_DEVICE_CPU) {
+                cg_tensor *m = cg_to_device(t, dev);
+                cg_tensor_release(t);
+                t = m;
+                if (!t) cgpy_raise();
+            }
+            return t;
+        }
+        v = (double)ll;
+    } else if (PyFloat_Check(o)) {
+        v = PyFloat_AS_DOUBLE(o);
+    } else {
+        PyErr_Format(PyExc_TypeError, "expected a Tensor or a Python number, got %.100s", Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    cg_tensor *t = cg_scalar_on(v, dt, dev);
+    if (!t) cgpy_raise();
+    return t;
+}

@@ -1,0 +1,426 @@
+/* tensor_methods.c — Tensor methods that are not ops: metadata (size,
+ * stride, ...), conversion (item, tolist, to, float, ...), autograd
+ * (backward, register_hook, retain_grad, detach, requires_grad_) and the
+ * basic in-place writers (zero_, fill_, copy_). */
+#include "cgpy.h"
+
+#define T_OF(self) (((CgTensorObject *)(self))->t)
+
+static PyObject *m_size(PyObject *self, PyObject *args) {
+    PyObject *dim = Py_None;
+    if (!PyArg_ParseTuple(args, "|O:size", &dim)) return NULL;
+    if (dim == Py_None) return PyObject_GetAttrString(self, "shape");
+    long d = PyLong_AsLong(dim);
+    if (d == -1 && PyErr_Occurred()) return NULL;
+    cg_tensor *t = T_OF(self);
+    int nd = cg_tensor_ndim(t);
+    if (d < -(nd ? nd : 1) || d >= (nd ? nd : 1) || nd == 0) {
+        PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %ld)",
+                     -(nd ? nd : 1), (nd ? nd : 1) - 1, d);
+        return NULL;
+    }
+    return PyLong_FromLongLong(cg_tensor_shape(t)[d < 0 ? d + nd : d]);
+}
+
+static PyObject *m_stride(PyObject *self, PyObject *args) {
+    PyObject *dim = Py_None;
+    if (!PyArg_ParseTuple(args, "|O:stride", &dim)) return NULL;
+    cg_tensor *t = T_OF(self);
+    int nd = cg_tensor_ndim(t);
+    if (dim == Py_None) {
+        PyObject *tup = PyTuple_New(nd);
+        for (int i = 0; tup && i < nd; i++) PyTuple_SET_ITEM(tup, i, PyLong_FromLongLong(cg_tensor_strides(t)[i]));
+        return tup;
+    }
+    long d = PyLong_AsLong(dim);
+    if (d == -1 && PyErr_Occurred()) return NULL;
+    if (nd == 0 || d < -nd || d >= nd) {
+        PyErr_Format(PyExc_IndexError, "Dimension out of range (got %ld for a %d-d tensor)", d, nd);
+        return NULL;
+    }
+    return PyLong_FromLongLong(cg_tensor_strides(t)[d < 0 ? d + nd : d]);
+}
+
+static PyObject *m_dim(PyObject *self, PyObject *u) {
+    (void)u;
+    return PyLong_FromLong(cg_tensor_ndim(T_OF(self)));
+}
+static PyObject *m_numel(PyObject *self, PyObject *u) {
+    (void)u;
+    return PyLong_FromLongLong(cg_tensor_numel(T_OF(self)));
+}
+static PyObject *m_storage_offset(PyObject *self, PyObject *u) {
+    (void)u;
+    return PyLong_FromLongLong(cg_tensor_offset(T_OF(self)));
+}
+static PyObject *m_element_size(PyObject *self, PyObject *u) {
+    (void)u;
+    return PyLong_FromSize_t(cg_dtype_size(cg_tensor_dtype(T_OF(self))));
+}
+static PyObject *m_is_contiguous(PyObject *self, PyObject *args, PyObject *kw) {
+    (void)args, (void)kw;
+    return PyBool_FromLong(cg_tensor_is_contiguous(T_OF(self)));
+}
+static PyObject *m_contiguous(PyObject *self, PyObject *args, PyObject *kw) {
+    (void)args, (void)kw;
+    return cgpy_wrap(cg_contiguous(T_OF(self)));
+}
+static PyObject *m_clone(PyObject *self, PyObject *args, PyObject *kw) {
+    (void)args, (void)kw;
+    return cgpy_wrap(cg_clone(T_OF(self)));
+}
+static PyObject *m_detach(PyObject *self, PyObject *u) {
+    (void)u;
+    return cgpy_wrap(cg_detach(T_OF(self)));
+}
+static PyObject *m_detach_(PyObject *self, PyObject *u) {
+    (void)u;
+    if (cgpy_check(cg_detach_(T_OF(self)))) return NULL;
+    Py_INCREF(self);
+    return self;
+}
+
+/* a Python scalar of the tensor's kind */
+static PyObject *scalar_of(cg_dtype dt, double v, const void *raw) {
+    if (dt == CG_DTYPE_BOOL) return PyBool_FromLong(v != 0);
+    if (dt == CG_DTYPE_I64 && raw) return PyLong_FromLongLong(*(const int64_t *)raw);
+    if (!cg_dtype_is_floating(dt)) return PyLong_FromLongLong((long long)v);
+    return PyFloat_FromDouble(v);
+}
+
+static PyObject *m_item(PyObject *self, PyObject *u) {
+    (void)u;
+    cg_tensor *t = T_OF(self);
+    if (cg_tensor_numel(t) != 1) {
+        PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar", (long long)cg_tensor_numel(t));
+        return NULL;
+    }
+    double v;
+    if (cgpy_check(cg_tensor_item(t, &v))) return NULL;
+    int64_t raw = 0;
+    if (cg_tensor_dtype(t) == CG_DTYPE_I64 && cgpy_check(cg_tensor_copy_to_buffer(t, &raw, CG_DTYPE_I64))) return NULL;
+    return scalar_of(cg_tensor_dtype(t), v, cg_tensor_dtype(t) == CG_DTYPE_I64 ? &raw : NULL);
+}
+
+static PyObject *tolist_rec(cg_tensor *t, const double *f, const int64_t *iv, int d, int64_t *pos) {
+    int nd = cg_tensor_ndim(t);
+    cg_dtype dt = cg_tensor_dtype(t);
+    if (d == nd) {
+        int64_t k = (*pos)++;
+        return scalar_of(dt, f ? f[k] : 0, iv ? &iv[k] : NULL);
+    }
+    int64_t n = cg_tensor_shape(t)[d];
+    PyObject *l = PyList_New(n);
+    for (int64_t i = 0; l && i < n; i++) {
+        PyObject *e = tolist_rec(t, f, iv, d + 1, pos);
+        if (!e) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, i, e);
+    }
+    return l;
+}
+
+static PyObject *m_tolist(PyObject *self, PyObject *u) {
+    (void)u;
+    cg_tensor *t = T_OF(self);
+    int64_t n = cg_tensor_numel(t);
+    bool ints = cg_tensor_dtype(t) == CG_DTYPE_I64;
+    void *buf = PyMem_Malloc((size_t)(n ? n : 1) * 8);
+    if (!buf) return PyErr_NoMemory();
+    if (cgpy_check(cg_tensor_copy_to_buffer(t, buf, ints ? CG_DTYPE_I64 : CG_DTYPE_F64))) {
+        PyMem_Free(buf);
+        return NULL;
+    }
+    int64_t pos = 0;
+    PyObject *r = tolist_rec(t, ints ? NULL : buf, ints ? buf : NULL, 0, &pos);
+    PyMem_Free(buf);
+    return r;
+}
+
+static PyObject *m_requires_grad_(PyObject *self, PyObject *args, PyObject *kw) {
+    int b = 1;
+    static char *kwlist[] = {"requires_grad", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:requires_grad_", kwlist, &b)) return NULL;
+    if (cgpy_check(cg_tensor_set_requires_grad(T_OF(self), b))) return NULL;
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *m_retain_grad(PyObject *self, PyObject *u) {
+    (void)u;
+    if (cgpy_check(cg_tensor_retain_grad(T_OF(self)))) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Tensor hooks: the Python callable runs with the gradient; a non-None
+ * return replaces it. Exceptions propagate out of backward(). */
+static cg_status py_hook(void *ctx, cg_tensor *grad, cg_tensor **rep) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    cg_tensor_retain(grad);
+    PyObject *arg = cgpy_wrap(grad);
+    PyObject *r = arg ? PyObject_CallOneArg((PyObject *)ctx, arg) : NULL;
+    Py_XDECREF(arg);
+    cg_status st = CG_OK;
+    if (!r) {
+        st = CG_ERR_RUNTIME;
+        /* keep the Python exception: the binding re-raises it after backward */
+        cg_set_error(CG_ERR_RUNTIME, "[hook] a tensor hook raised an exception");
+    } else if (r != Py_None) {
+        if (!cgpy_is_tensor(r)) {
+            PyErr_Format(PyExc_TypeError, "a tensor hook must return None or a Tensor, not %.100s", Py_TYPE(r)->tp_name);
+            cg_set_error(CG_ERR_RUNTIME, "[hook] a tensor hook returned a non-Tensor");
+            st = CG_ERR_RUNTIME;
+        } else {
+            *rep = cgpy_t(r);
+            cg_tensor_retain(*rep);
+        }
+    }
+    Py_XDECREF(r);
+    PyGILState_Release(g);
+    return st;
+}
+static void py_hook_free(void *ctx) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF((PyObject *)ctx);
+    PyGILState_Release(g);
+}
+
+extern PyObject *cgpy_make_hook_handle(PyObject *tensor, int64_t id); /* module.c (Python-level RemovableHandle) */
+
+static PyObject *m_register_hook(PyObject *self, PyObject *fn) {
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "register_hook expects a callable");
+        return NULL;
+    }
+    Py_INCREF(fn);
+    int64_t id = cg_tensor_register_hook(T_OF(self), py_hook, fn, py_hook_free);
+    if (id < 0) {
+        Py_DECREF(fn);
+        return cgpy_raise();
+    }
+    return cgpy_make_hook_handle(self, id);
+}
+
+static PyObject *m_remove_hook(PyObject *self, PyObject *arg) {
+    long long id = PyLong_AsLongLong(arg);
+    if (id == -1 && PyErr_Occurred()) return NULL;
+    if (cgpy_check(cg_tensor_remove_hook(T_OF(self), id))) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* status of a backward call: a Python exception raised inside a hook wins */
+static PyObject *backward_result(cg_status st) {
+    if (st == CG_OK) Py_RETURN_NONE;
+    if (PyErr_Occurred()) {
+        cg_clear_error();
+        return NULL;
+    }
+    return cgpy_raise();
+}
+
+static int seq_of_tensors(PyObject *o, Py_ssize_t *n, cg_tensor ***out, const char *what) {
+    *out = NULL;
+    *n = 0;
+    if (o == Py_None || !o) return 0;
+    PyObject *fast = cgpy_is_tensor(o) ? PyTuple_Pack(1, o) : PySequence_Fast(o, what);
+    if (!fast) return -1;
+    *n = PySequence_Fast_GET_SIZE(fast);
+    *out = PyMem_Calloc((size_t)(*n ? *n : 1), sizeof(cg_tensor *));
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        PyObject *e = PySequence_Fast_GET_ITEM(fast, i);
+        if (e == Py_None) continue;
+        if (!cgpy_is_tensor(e)) {
+            PyErr_Format(PyExc_TypeError, "%s: expected Tensors, got %.100s", what, Py_TYPE(e)->tp_name);
+            Py_DECREF(fast);
+            PyMem_Free(*out);
+            *out = NULL;
+            return -1;
+        }
+        (*out)[i] = cgpy_t(e);
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+static PyObject *m_backward(PyObject *self, PyObject *args, PyObject *kw) {
+    PyObject *gradient = Py_None, *retain = Py_None, *inputs = Py_None;
+    int create_graph = 0;
+    static char *kwlist[] = {"gradient", "retain_graph", "create_graph", "inputs", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOpO:backward", kwlist, &gradient, &retain, &create_graph, &inputs))
+        return NULL;
+    if (gradient != Py_None && !cgpy_is_tensor(gradient)) {
+        PyErr_SetString(PyExc_TypeError, "backward: gradient must be a Tensor or None");
+        return NULL;
+    }
+    int retain_graph = retain == Py_None ? create_graph : PyObject_IsTrue(retain);
+    if (retain_graph < 0) return NULL;
+    cg_tensor **in;
+    Py_ssize_t nin;
+    if (seq_of_tensors(inputs, &nin, &in, "backward inputs")) return NULL;
+    cg_tensor *root = T_OF(self), *g = gradient == Py_None ? NULL : cgpy_t(gradient);
+    cg_status st = cg_backward_multi(1, &root, &g, retain_graph, create_graph, (int)nin, in);
+    PyMem_Free(in);
+    return backward_result(st);
+}
+
+PyObject *cgpy_autograd_grad(PyObject *mod, PyObject *args, PyObject *kw) {
+    (void)mod;
+    PyObject *outputs, *inputs, *grad_outputs = Py_None, *retain = Py_None;
+    int create_graph = 0, allow_unused = 0;
+    static char *kwlist[] = {"outputs", "inputs", "grad_outputs", "retain_graph", "create_graph", "allow_unused", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOpp:grad", kwlist, &outputs, &inputs, &grad_outputs, &retain,
+                                     &create_graph, &allow_unused))
+        return NULL;
+    int retain_graph = retain == Py_None ? create_graph : PyObject_IsTrue(retain);
+    cg_tensor **outs = NULL, **ins = NULL, **gos = NULL;
+    Py_ssize_t no, ni, ng;
+    PyObject *res = NULL;
+    if (seq_of_tensors(outputs, &no, &outs, "grad outputs") || seq_of_tensors(inputs, &ni, &ins, "grad inputs") ||
+        seq_of_tensors(grad_outputs, &ng, &gos, "grad grad_outputs"))
+        goto done;
+    if (gos && ng != no) {
+        PyErr_Format(PyExc_RuntimeError, "grad requires one grad_output per output (got %zd for %zd outputs)", ng, no);
+        goto done;
+    }
+    cg_tensor **results = PyMem_Calloc((size_t)(ni ? ni : 1), sizeof(cg_tensor *));
+    cg_status st = cg_autograd_grad((int)no, outs, gos, (int)ni, ins, retain_graph, create_graph, allow_unused, results);
+    if (st) {
+        backward_result(st);
+    } else {
+        res = PyTuple_New(ni);
+        for (Py_ssize_t i = 0; res && i < ni; i++) {
+            PyObject *r = results[i] ? cgpy_wrap(results[i]) : (Py_INCREF(Py_None), Py_None);
+            results[i] = NULL;
+            PyTuple_SET_ITEM(res, i, r);
+        }
+    }
+    for (Py_ssize_t i = 0; i < ni; i++) cg_tensor_release(results[i]);
+    PyMem_Free(results);
+done:
+    PyMem_Free(outs);
+    PyMem_Free(ins);
+    PyMem_Free(gos);
+    return res;
+}
+
+static PyObject *m_zero_(PyObject *self, PyObject *u) {
+    (void)u;
+    if (cgpy_check(cg_zero_(T_OF(self)))) return NULL;
+    Py_INCREF(self);
+    return self;
+}
+static PyObject *m_fill_(PyObject *self, PyObject *v) {
+    double x;
+    if (cgpy_is_tensor(v)) {
+        if (cgpy_check(cg_tensor_item(cgpy_t(v), &x))) return NULL;
+    } else {
+        x = PyFloat_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) return NULL;
+    }
+    if (cgpy_check(cg_fill_(T_OF(self), x))) return NULL;
+    Py_INCREF(self);
+    return self;
+}
+static PyObject *m_copy_(PyObject *self, PyObject *args, PyObject *kw) {
+    PyObject *src;
+    int non_blocking = 0;
+    static char *kwlist[] = {"src", "non_blocking", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|p:copy_", kwlist, &src, &non_blocking)) return NULL;
+    cg_tensor *s = cgpy_as_tensor(src, cgpy_is_tensor(src) ? cg_tensor_dtype(cgpy_t(src)) : cg_tensor_dtype(T_OF(self)),
+                                  cg_tensor_device(T_OF(self)));
+    if (!s) return NULL;
+    cg_status st = cg_copy_(T_OF(self), s);
+    cg_tensor_release(s);
+    if (cgpy_check(st)) return NULL;
+    Py_INCREF(self);
+    return self;
+}
+
+/* to(dtype) / to(device) / to(other) / to(device, dtype), copy=False */
+static PyObject *m_to(PyObject *self, PyObject *args, PyObject *kw) {
+    cg_tensor *t = T_OF(self);
+    cg_dtype dt = cg_tensor_dtype(t);
+    cg_device dev = cg_tensor_device(t);
+    int copy = 0, non_blocking = 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i);
+        if (PyObject_TypeCheck(a, &CgDtype_Type)) dt = ((CgDtypeObject *)a)->dt;
+        else if (cgpy_is_tensor(a)) dt = cg_tensor_dtype(cgpy_t(a)), dev = cg_tensor_device(cgpy_t(a));
+        else if (!cgpy_device_conv(a, &dev)) return NULL;
+    }
+    if (kw) {
+        PyObject *v;
+        if ((v = PyDict_GetItemString(kw, "dtype")) && !cgpy_dtype_conv(v, &dt)) return NULL;
+        if ((v = PyDict_GetItemString(kw, "device")) && !cgpy_device_conv(v, &dev)) return NULL;
+        if ((v = PyDict_GetItemString(kw, "copy")) && (copy = PyObject_IsTrue(v)) < 0) return NULL;
+        if ((v = PyDict_GetItemString(kw, "non_blocking")) && (non_blocking = PyObject_IsTrue(v)) < 0) return NULL;
+    }
+    (void)non_blocking;
+    cg_tensor *r = cg_to_device(t, dev);
+    if (!r) return cgpy_raise();
+    cg_tensor *c = cg_to_dtype(r, dt);
+    cg_tensor_release(r);
+    if (!c) return cgpy_raise();
+    if (copy && c == t) {
+        cg_tensor_release(c);
+        c = cg_clone(t);
+    }
+    return cgpy_wrap(c);
+}
+
+#define CAST_METHOD(name, DT)                                         \
+    static PyObject *m_##name(PyObject *self, PyObject *args, PyObject *kw) { \
+        (void)args, (void)kw;                                         \
+        return cgpy_wrap(cg_to_dtype(T_OF(self), DT));                \
+    }
+CAST_METHOD(float, CG_DTYPE_F32)
+CAST_METHOD(double, CG_DTYPE_F64)
+CAST_METHOD(half, CG_DTYPE_F16)
+CAST_METHOD(bfloat16, CG_DTYPE_BF16)
+CAST_METHOD(int, CG_DTYPE_I32)
+CAST_METHOD(long, CG_DTYPE_I64)
+CAST_METHOD(short, CG_DTYPE_I16)
+CAST_METHOD(char, CG_DTYPE_I8)
+CAST_METHOD(byte, CG_DTYPE_U8)
+CAST_METHOD(bool, CG_DTYPE_BOOL)
+
+PyMethodDef cgpy_tensor_core_methods[] = {
+    {"size", m_size, METH_VARARGS, NULL},
+    {"stride", m_stride, METH_VARARGS, NULL},
+    {"dim", m_dim, METH_NOARGS, NULL},
+    {"ndimension", m_dim, METH_NOARGS, NULL},
+    {"numel", m_numel, METH_NOARGS, NULL},
+    {"nelement", m_numel, METH_NOARGS, NULL},
+    {"storage_offset", m_storage_offset, METH_NOARGS, NULL},
+    {"element_size", m_element_size, METH_NOARGS, NULL},
+    {"is_contiguous", (PyCFunction)(void (*)(void))m_is_contiguous, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"contiguous", (PyCFunction)(void (*)(void))m_contiguous, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"clone", (PyCFunction)(void (*)(void))m_clone, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"detach", m_detach, METH_NOARGS, NULL},
+    {"detach_", m_detach_, METH_NOARGS, NULL},
+    {"item", m_item, METH_NOARGS, NULL},
+    {"tolist", m_tolist, METH_NOARGS, NULL},
+    {"requires_grad_", (PyCFunction)(void (*)(void))m_requires_grad_, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"retain_grad", m_retain_grad, METH_NOARGS, NULL},
+    {"register_hook", m_register_hook, METH_O, NULL},
+    {"_remove_hook", m_remove_hook, METH_O, NULL},
+    {"backward", (PyCFunction)(void (*)(void))m_backward, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"zero_", m_zero_, METH_NOARGS, NULL},
+    {"fill_", m_fill_, METH_O, NULL},
+    {"copy_", (PyCFunction)(void (*)(void))m_copy_, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"float", (PyCFunction)(void (*)(void))m_float, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"double", (PyCFunction)(void (*)(void))m_double, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"half", (PyCFunction)(void (*)(void))m_half, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"bfloat16", (PyCFunction)(void (*)(void))m_bfloat16, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"int", (PyCFunction)(void (*)(void))m_int, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"long", (PyCFunction)(void (*)(void))m_long, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"short", (PyCFunction)(void (*)(void))m_short, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"char", (PyCFunction)(void (*)(void))m_char, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"byte", (PyCFunction)(void (*)(void))m_byte, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"bool", (PyCFunction)(void (*)(void))m_bool, METH_VARARGS | METH_KEYWORDS, NULL},
+    {NULL, NULL, 0, NULL},
+};
