@@ -122,37 +122,38 @@ static void copy_elems(char **args, const int64_t *steps, int64_t n, const void 
     for (int64_t k = 0; k < n; k++) memcpy(args[0] + k * steps[0], args[1] + k * steps[1], isz);
 }
 
-/* Note [In-place samplers]: like fill_, an in-place sampler writes new values
- * that carry no history: it is rejected on a leaf requiring grad in grad mode,
- * and a non-leaf's history is dropped (a view with history is refused, as in
- * fill_). A non-contiguous self is filled through a contiguous buffer, so
- * element i (row-major) always gets stream value i. */
+/* Note [In-place samplers]: the new values carry no history (as with fill_).
+ * An in-place sampler is rejected on a leaf (or a view of one) requiring grad
+ * in grad mode; when autograd bookkeeping is needed (self or its base requires
+ * grad) the values are drawn into a buffer and committed with
+ * cg_inplace_commit, so a non-leaf loses its history and a view's base gets a
+ * CopySlices node (zero gradient for the overwritten region). A
+ * non-contiguous self is also filled through a contiguous buffer, so element i
+ * (row-major) always gets stream value i. */
 static cg_status sample_inplace(const char *op, cg_tensor *t, sample_job *j) {
     if (cg_check_inplace(op, t)) return cg_last_error();
-    bool drop_history = cg_is_grad_enabled() && t->grad_fn;
-    if (drop_history && t->is_view)
-        return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
-                            "[%s_] sampling into a view while recording autograd history is not supported", op);
-    if (!cg_is_meta(t) && cg_tensor_numel(t) > 0) {
-        if (cg_tensor_is_contiguous(t)) {
-            run_sampler(j, t);
-        } else {
-            cg_tensor *tmp = cg_new_output(op, t->ndim, t->shape, t->dtype, t->device);
-            if (!tmp) return cg_last_error();
-            run_sampler(j, tmp);
-            cg_tensor *args[2] = {t, tmp};
-            cg_iter it;
-            cg_iter_init(&it, 2, args, t->ndim, t->shape);
-            cg_iter_run(&it, copy_elems, (const void *)(uintptr_t)cg_dtype_size(t->dtype), CG_GRAIN);
-            cg_tensor_release(tmp);
-        }
+    bool graph = cg_is_grad_enabled() && cg_dtype_is_floating(t->dtype) &&
+                 (t->requires_grad || (t->base && t->base->requires_grad));
+    if (!graph && (cg_is_meta(t) || cg_tensor_is_contiguous(t))) {
+        run_sampler(j, t);
+        cg_storage_bump_version(t->storage);
+        return CG_OK;
     }
-    cg_storage_bump_version(t->storage);
-    if (drop_history) {
-        cg_tensor_set_history(t, NULL, 0);
-        t->requires_grad = false;
+    cg_tensor *tmp = cg_new_output(op, t->ndim, t->shape, t->dtype, t->device);
+    if (!tmp) return cg_last_error();
+    run_sampler(j, tmp);
+    cg_status st = CG_OK;
+    if (graph) {
+        st = cg_inplace_commit(op, t, tmp);
+    } else {
+        cg_tensor *args[2] = {t, tmp};
+        cg_iter it;
+        cg_iter_init(&it, 2, args, t->ndim, t->shape);
+        cg_iter_run(&it, copy_elems, (const void *)(uintptr_t)cg_dtype_size(t->dtype), CG_GRAIN);
+        cg_storage_bump_version(t->storage);
     }
-    return CG_OK;
+    cg_tensor_release(tmp);
+    return st;
 }
 
 /* A contiguous, history-free version of t (new reference). */

@@ -450,6 +450,13 @@ TEST(random_multinomial_without_replacement) {
 
 /* ---------------------------------------------------------------- in-place rules */
 
+static cg_tensor *times_two(cg_tensor *x) {
+    cg_tensor *two = cg_scalar(2.0, cg_tensor_dtype(x));
+    cg_tensor *y = cg_mul(x, two);
+    cg_tensor_release(two);
+    return y;
+}
+
 TEST(random_inplace_matches_out_of_place) {
     int64_t sh[2] = {33, 31};
     cg_tensor *t = cg_empty(2, sh, CG_DTYPE_F32, cg_cpu());
@@ -502,6 +509,23 @@ TEST(random_inplace_autograd_rules) {
     CHECK(cg_tensor_requires_grad(y));
     CHECK_OK(cg_normal_(y, 0, 1));
     CHECK(!cg_tensor_requires_grad(y) && cg_tensor_grad_fn(y) == NULL);
+    /* a view of a non-leaf: its base gets CopySlices; the overwritten region gets no gradient */
+    cg_tensor *x = tt_rand(CG_DTYPE_F64, 1, (int64_t[]){4}, -1, 1, 41);
+    cg_tensor_set_requires_grad(x, true);
+    cg_tensor *x2 = times_two(x);
+    cg_tensor *v = cg_slice(x2, 0, 1, 3, 1);
+    uint64_t ver = cg_tensor_version(x2);
+    CHECK_OK(cg_uniform_(v, 5, 6));
+    CHECK(cg_tensor_version(x2) == ver + 1 && tt_get(x2, 1) >= 5 && tt_get(x2, 2) < 6);
+    cg_tensor *sum = cg_sum(x2, 0, NULL, false);
+    CHECK_OK(cg_backward(sum, NULL, false, false));
+    const double gref[4] = {2, 0, 0, 2};
+    for (int i = 0; i < 4; i++) CHECK_NEAR(tt_get(cg_tensor_grad(x), i), gref[i], 0);
+    /* a view of a leaf requiring grad is refused like the leaf */
+    cg_tensor *lv = cg_slice(x, 0, 0, 2, 1);
+    CHECK_ERR(cg_normal_(lv, 0, 1) != CG_OK, CG_ERR_RUNTIME, "[normal_]");
+    cg_tensor *ts[] = {x, x2, v, sum, lv};
+    for (int i = 0; i < 5; i++) cg_tensor_release(ts[i]);
     /* stride-0 targets are refused */
     cg_tensor *s = cg_zeros(1, (int64_t[]){1}, CG_DTYPE_F32, cg_cpu());
     cg_tensor *e = cg_expand(s, 1, (int64_t[]){4});
