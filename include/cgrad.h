@@ -244,7 +244,10 @@ CG_API cg_tensor *cg_full(int ndim, const int64_t *shape, double value, cg_dtype
 CG_API cg_tensor *cg_arange(double start, double end, double step, cg_dtype dt, cg_device dev);
 CG_API cg_tensor *cg_linspace(double start, double end, int64_t steps, cg_dtype dt, cg_device dev);
 CG_API cg_tensor *cg_logspace(double start, double end, int64_t steps, double base, cg_dtype dt, cg_device dev);
+/* (n, m) identity; m < 0 means m = n */
 CG_API cg_tensor *cg_eye(int64_t n, int64_t m, cg_dtype dt, cg_device dev);
+/* Samplers draw from the global generator and advance its offset by ceil(numel/2)
+ * (randperm: ceil(n/2); multinomial: see src/ops/random.c, Note [RNG offsets]). */
 CG_API cg_tensor *cg_rand(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
 CG_API cg_tensor *cg_randn(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
 CG_API cg_tensor *cg_randint(int64_t low, int64_t high, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);

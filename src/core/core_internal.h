@@ -149,6 +149,14 @@ bool cg_in_parallel_region(void);
 void cg_rng_reserve(uint64_t count, uint64_t *seed, uint64_t *offset);
 /* Philox4x32-10 block for (seed, counter): four uniform 32-bit words. */
 void cg_philox(uint64_t seed, uint64_t counter, uint32_t out[4]);
+/* Element-indexed streams over reserved counters, Note [Philox streams] in
+ * rng.c: element i of an op uses counter base + i/2. out[k] is element
+ * begin + k (end - begin entries). Uniforms have `digits` random bits
+ * (1..53) in [0, 1); normals are standard (Box-Muller). */
+static inline uint64_t cg_rng_counters(int64_t n) { return n > 0 ? ((uint64_t)n + 1) / 2 : 0; }
+void cg_rng_fill_u64(uint64_t seed, uint64_t base, int64_t begin, int64_t end, uint64_t *out);
+void cg_rng_fill_uniform(uint64_t seed, uint64_t base, int64_t begin, int64_t end, int digits, double *out);
+void cg_rng_fill_normal(uint64_t seed, uint64_t base, int64_t begin, int64_t end, double *out);
 /* Helpers mapping bits to floats in [0,1) and to a standard normal. */
 static inline double cg_u32_to_unit(uint32_t a, uint32_t b) {
     uint64_t v = ((uint64_t)a << 21) ^ (uint64_t)b; /* 53 random bits */

@@ -1,8 +1,10 @@
 /* creation.c — deterministic factories: zeros, ones, full, their _like forms,
- * and empty_like. (Random factories live in random.c.) */
-#include "../kernel/kernel_internal.h"
+ * empty_like, arange, linspace, logspace and eye; and the chunk conversion
+ * helpers of creation_internal.h. (Random factories live in random.c.) */
+#include "creation_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 cg_tensor *cg_full(int ndim, const int64_t *shape, double value, cg_dtype dt, cg_device dev) {
     cg_tensor *t = cg_empty(ndim, shape, dt, dev);
@@ -41,5 +43,192 @@ cg_tensor *cg_arange(double start, double end, double step, cg_dtype dt, cg_devi
     char *p = cg_tensor_ptr(t);
     size_t isz = cg_dtype_size(dt);
     for (int64_t i = 0; i < n; i++) cg_store_f64(p + (size_t)i * isz, dt, start + (double)i * step);
+    return t;
+}
+
+/* ------------------------------------------------------------- chunk conversions */
+
+static inline int64_t d2i(double v) {
+    if (isnan(v)) return 0;
+    if (v >= 9.2233720368547758e18) return INT64_MAX;
+    if (v <= -9.2233720368547758e18) return INT64_MIN;
+    return (int64_t)v;
+}
+
+#define CONVERT_LOOP(T, EXPR)                                  \
+    do {                                                       \
+        T *o_ = (T *)dst;                                      \
+        for (int64_t k = 0; k < n; k++) o_[k] = EXPR(src[k]);  \
+    } while (0)
+#define TO_BOOL(v) ((uint8_t)((v) != 0))
+#define D_U8(v) ((uint8_t)d2i(v))
+#define D_I8(v) ((int8_t)d2i(v))
+#define D_I16(v) ((int16_t)d2i(v))
+#define D_I32(v) ((int32_t)d2i(v))
+#define D_I64(v) d2i(v)
+#define D_F16(v) cg_f32_to_f16((float)(v))
+#define D_BF16(v) cg_f32_to_bf16((float)(v))
+#define D_F32(v) ((float)(v))
+#define D_F64(v) ((double)(v))
+
+void cg_store_doubles(char *dst, cg_dtype dt, const double *src, int64_t n) {
+    switch (dt) {
+    case CG_DTYPE_BOOL: CONVERT_LOOP(uint8_t, TO_BOOL); break;
+    case CG_DTYPE_U8: CONVERT_LOOP(uint8_t, D_U8); break;
+    case CG_DTYPE_I8: CONVERT_LOOP(int8_t, D_I8); break;
+    case CG_DTYPE_I16: CONVERT_LOOP(int16_t, D_I16); break;
+    case CG_DTYPE_I32: CONVERT_LOOP(int32_t, D_I32); break;
+    case CG_DTYPE_I64: CONVERT_LOOP(int64_t, D_I64); break;
+    case CG_DTYPE_F16: CONVERT_LOOP(cg_f16, D_F16); break;
+    case CG_DTYPE_BF16: CONVERT_LOOP(cg_bf16, D_BF16); break;
+    case CG_DTYPE_F32: CONVERT_LOOP(float, D_F32); break;
+    case CG_DTYPE_F64: CONVERT_LOOP(double, D_F64); break;
+    default: CG_ASSERT(0);
+    }
+}
+
+void cg_store_ints(char *dst, cg_dtype dt, const int64_t *src, int64_t n) {
+    switch (dt) {
+    case CG_DTYPE_BOOL: CONVERT_LOOP(uint8_t, TO_BOOL); break;
+    case CG_DTYPE_U8: CONVERT_LOOP(uint8_t, (uint8_t)); break;
+    case CG_DTYPE_I8: CONVERT_LOOP(int8_t, (int8_t)); break;
+    case CG_DTYPE_I16: CONVERT_LOOP(int16_t, (int16_t)); break;
+    case CG_DTYPE_I32: CONVERT_LOOP(int32_t, (int32_t)); break;
+    case CG_DTYPE_I64: CONVERT_LOOP(int64_t, (int64_t)); break;
+    case CG_DTYPE_F16: CONVERT_LOOP(cg_f16, D_F16); break;
+    case CG_DTYPE_BF16: CONVERT_LOOP(cg_bf16, D_BF16); break;
+    case CG_DTYPE_F32: CONVERT_LOOP(float, D_F32); break;
+    case CG_DTYPE_F64: CONVERT_LOOP(double, D_F64); break;
+    default: CG_ASSERT(0);
+    }
+}
+
+#define LOAD_LOOP(T, EXPR)                                             \
+    do {                                                               \
+        const T *i_ = (const T *)src;                                  \
+        for (int64_t k = 0; k < n; k++) dst[k] = (double)EXPR(i_[k]);  \
+    } while (0)
+void cg_load_doubles(const char *src, cg_dtype dt, double *dst, int64_t n) {
+    switch (dt) {
+    case CG_DTYPE_BOOL: LOAD_LOOP(uint8_t, TO_BOOL); break;
+    case CG_DTYPE_U8: LOAD_LOOP(uint8_t, ); break;
+    case CG_DTYPE_I8: LOAD_LOOP(int8_t, ); break;
+    case CG_DTYPE_I16: LOAD_LOOP(int16_t, ); break;
+    case CG_DTYPE_I32: LOAD_LOOP(int32_t, ); break;
+    case CG_DTYPE_I64: LOAD_LOOP(int64_t, ); break;
+    case CG_DTYPE_F16: LOAD_LOOP(cg_f16, cg_f16_to_f32); break;
+    case CG_DTYPE_BF16: LOAD_LOOP(cg_bf16, cg_bf16_to_f32); break;
+    case CG_DTYPE_F32: LOAD_LOOP(float, ); break;
+    case CG_DTYPE_F64: LOAD_LOOP(double, ); break;
+    default: CG_ASSERT(0);
+    }
+}
+
+cg_status cg_check_factory(const char *op, cg_dtype dt, cg_device dev) {
+    if ((int)dt < 0 || dt >= CG_DTYPE_COUNT) return cg_set_error(CG_ERR_DTYPE, "[%s] invalid dtype %d", op, (int)dt);
+    if ((int)dev.type < 0 || dev.type >= CG_DEVICE_TYPE_COUNT)
+        return cg_set_error(CG_ERR_DEVICE, "[%s] invalid device %d", op, (int)dev.type);
+    return CG_OK;
+}
+
+/* ------------------------------------------------------------- linspace / logspace
+ * PyTorch's formula: step = (end - start) / (steps - 1); the first half counts
+ * up from start, the second half down from end, so the ends are exact and the
+ * sequence is symmetric. start and end are first converted to the dtype
+ * (integers truncate); floating dtypes other than float64 compute in float32
+ * (the halves with start, end and step rounded to the half type), integers in
+ * double, and the result is converted (truncated) to the dtype. logspace
+ * raises base to each such value. */
+
+typedef struct space_job {
+    cg_dtype dt;
+    char *out;        /* (steps,) contiguous, dtype dt */
+    int64_t steps, halfway;
+    bool in_float;    /* compute in float32 */
+    bool log;
+    double start, end, step, base;
+} space_job;
+
+static void space_range(int64_t begin, int64_t end, void *ctx) {
+    const space_job *j = ctx;
+    double buf[CG_CHUNK];
+    size_t isz = cg_dtype_size(j->dt);
+    const float fs = (float)j->start, fe = (float)j->end, fst = (float)j->step, fb = (float)j->base;
+    for (int64_t s = begin; s < end; s += CG_CHUNK) {
+        int64_t n = end - s < CG_CHUNK ? end - s : CG_CHUNK;
+        if (j->in_float) {
+            for (int64_t k = 0; k < n; k++) {
+                int64_t i = s + k;
+                float v = i < j->halfway ? fs + fst * (float)i : fe - fst * (float)(j->steps - i - 1);
+                buf[k] = j->log ? powf(fb, v) : v;
+            }
+        } else {
+            for (int64_t k = 0; k < n; k++) {
+                int64_t i = s + k;
+                double v = i < j->halfway ? j->start + j->step * (double)i : j->end - j->step * (double)(j->steps - i - 1);
+                buf[k] = j->log ? pow(j->base, v) : v;
+            }
+        }
+        cg_store_doubles(j->out + (size_t)s * isz, j->dt, buf, n);
+    }
+}
+
+/* the value v as the dtype dt holds it (integers truncate, halves round) */
+static double as_dtype(double v, cg_dtype dt) {
+    char tmp[8];
+    cg_store_doubles(tmp, dt, &v, 1);
+    double r;
+    cg_load_doubles(tmp, dt, &r, 1);
+    return r;
+}
+
+static cg_tensor *space_impl(const char *op, double start, double end, int64_t steps, bool log, double base,
+                             cg_dtype dt, cg_device dev) {
+    if (cg_check_factory(op, dt, dev)) return NULL;
+    CG_CHECK(steps >= 0, CG_ERR_SHAPE, "[%s] number of steps must be non-negative, got %lld", op, (long long)steps);
+    cg_tensor *t = cg_new_output(op, 1, &steps, dt, dev);
+    if (!t || cg_is_meta(t) || steps == 0) return t;
+    space_job j = {.dt = dt, .out = cg_tensor_ptr(t), .steps = steps, .log = log, .base = base,
+                   .in_float = cg_dtype_is_floating(dt) && dt != CG_DTYPE_F64};
+    j.start = as_dtype(start, dt);
+    j.end = as_dtype(end, dt);
+    if (steps == 1) {
+        j.halfway = 1; /* the single value is start */
+    } else {
+        j.halfway = steps / 2;
+        j.step = j.in_float ? (double)(((float)j.end - (float)j.start) / (float)(steps - 1))
+                            : (j.end - j.start) / (double)(steps - 1);
+        if (dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16) j.step = as_dtype(j.step, dt);
+    }
+    cg_parallel_for(steps, CG_GRAIN, space_range, &j);
+    return t;
+}
+
+cg_tensor *cg_linspace(double start, double end, int64_t steps, cg_dtype dt, cg_device dev) {
+    return space_impl("linspace", start, end, steps, false, 0.0, dt, dev);
+}
+
+cg_tensor *cg_logspace(double start, double end, int64_t steps, double base, cg_dtype dt, cg_device dev) {
+    return space_impl("logspace", start, end, steps, true, base, dt, dev);
+}
+
+/* ------------------------------------------------------------- eye */
+
+/* (n, m) with ones on the main diagonal; m < 0 means m = n. */
+cg_tensor *cg_eye(int64_t n, int64_t m, cg_dtype dt, cg_device dev) {
+    if (cg_check_factory("eye", dt, dev)) return NULL;
+    CG_CHECK(n >= 0, CG_ERR_SHAPE, "[eye] n must be non-negative, got %lld", (long long)n);
+    if (m < 0) m = n;
+    int64_t shape[2] = {n, m};
+    cg_tensor *t = cg_new_output("eye", 2, shape, dt, dev);
+    if (!t || cg_is_meta(t) || n * m == 0) return t;
+    size_t isz = cg_dtype_size(dt);
+    memset(cg_tensor_ptr(t), 0, (size_t)(n * m) * isz);
+    char one[8];
+    double v = 1.0;
+    cg_store_doubles(one, dt, &v, 1);
+    char *p = cg_tensor_ptr(t);
+    int64_t k = n < m ? n : m;
+    for (int64_t i = 0; i < k; i++) memcpy(p + (size_t)(i * (m + 1)) * isz, one, isz);
     return t;
 }
