@@ -43,9 +43,9 @@ typedef struct sm_args {
             }                                                                                    \
         if (a->log) {                                                                            \
             CT ls[SM_BLOCK];                                                                     \
-            for (int64_t i = 0; i < bw; i++) ls[i] = mx[i] + (CT)log(sm[i]);                     \
+            for (int64_t i = 0; i < bw; i++) ls[i] = (CT)log(sm[i]);                     \
             for (int64_t d = 0; d < D; d++)                                                      \
-                for (int64_t i = 0; i < bw; i++) y[d * I + i] = ST(LD(x[d * I + i]) - ls[i]);    \
+                for (int64_t i = 0; i < bw; i++) y[d * I + i] = ST((LD(x[d * I + i]) - mx[i]) - ls[i]);    \
         } else {                                                                                 \
             CT inv[SM_BLOCK];                                                                    \
             for (int64_t i = 0; i < bw; i++) inv[i] = (CT)(1.0 / sm[i]);                         \
