@@ -27,6 +27,33 @@ typedef struct sm_args {
         const T *x = (const T *)a->in + o * D * I + i0;                                          \
         T *y = (T *)a->out + o * D * I + i0;                                                     \
         const bool keep = sizeof(T) == sizeof(CT) && !a->log; /* y holds exp(x - m) exactly */   \
+        if (I == 1) { /* softmax over the innermost dim: one contiguous row */                  \
+            CT m = (CT)-INFINITY;                                                                \
+            for (int64_t d = 0; d < D; d++) {                                                    \
+                CT v = LD(x[d]);                                                                 \
+                m = v > m ? v : m;                                                               \
+            }                                                                                    \
+            double s = 0;                                                                        \
+            if (keep)                                                                            \
+                for (int64_t d = 0; d < D; d++) {                                                \
+                    CT e = EXP(LD(x[d]) - m);                                                    \
+                    y[d] = ST(e);                                                                \
+                    s += e;                                                                      \
+                }                                                                                \
+            else                                                                                 \
+                for (int64_t d = 0; d < D; d++) s += EXP(LD(x[d]) - m);                          \
+            if (a->log) {                                                                        \
+                CT ls = (CT)log(s);                                                              \
+                for (int64_t d = 0; d < D; d++) y[d] = ST((LD(x[d]) - m) - ls);                  \
+            } else if (keep) {                                                                   \
+                CT inv = (CT)(1.0 / s);                                                          \
+                for (int64_t d = 0; d < D; d++) y[d] = ST(LD(y[d]) * inv);                       \
+            } else {                                                                             \
+                CT inv = (CT)(1.0 / s);                                                          \
+                for (int64_t d = 0; d < D; d++) y[d] = ST(EXP(LD(x[d]) - m) * inv);              \
+            }                                                                                    \
+            return;                                                                              \
+        }                                                                                        \
         CT mx[SM_BLOCK];                                                                         \
         double sm[SM_BLOCK];                                                                     \
         for (int64_t i = 0; i < bw; i++) mx[i] = (CT)-INFINITY, sm[i] = 0;                       \

@@ -273,6 +273,17 @@ TEST(softmax_values_all_dims) {
     check_sm(b, 0, false, 2e-6, "wide");
     check_sm(b, 1, true, 2e-6, "wide");
     cg_tensor_release(b);
+    int64_t edge[3] = {2, 3, 257}; /* last column block one wide */
+    cg_tensor *c = tt_rand(CG_DTYPE_F64, 3, edge, -5, 5, 8);
+    for (int64_t d = 0; d < 3; d++) check_sm(c, d, d == 1, 1e-13, "block edge");
+    cg_tensor_release(c);
+    /* autocast runs softmax in float32 (PyTorch's fp32 list) */
+    cg_tensor *h = tt_rand(CG_DTYPE_F16, 2, big, -1, 1, 9);
+    cg_set_autocast(true, CG_DTYPE_F16);
+    cg_tensor *hy = cg_softmax(h, 1);
+    cg_set_autocast(false, CG_DTYPE_F16);
+    CHECK(hy && cg_tensor_dtype(hy) == CG_DTYPE_F32);
+    cg_tensor_release(h), cg_tensor_release(hy);
 }
 
 TEST(softmax_special_cases) {
