@@ -1,0 +1,185 @@
+/* activations.c — elementwise activation functions (relu family, elu family,
+ * gelu, silu, mish, softplus, softsign, sigmoid family, hard* functions):
+ * descriptor, loops and backward formula of each, side by side. Gradients at
+ * kinks follow PyTorch (relu'(0) = 0, hardtanh' = 0 on its bounds, ...);
+ * masks use the differentiable gradient gates of unary_internal.h. */
+#include "unary_internal.h"
+
+#define K_INV_SQRT_2PI 0.39894228040143267794 /* 1/sqrt(2 pi) */
+#define K_SQRT_2_PI 0.79788456080286535588    /* sqrt(2/pi) */
+#define K_GELU_C 0.044715
+#define K_SELU_ALPHA 1.6732632423543772848170429916717
+#define K_SELU_SCALE 1.0507009873554804934193349852946
+
+/* descriptor of a unary op whose formula reads its saved input (X) or output (Y) */
+#define ACT_OP(var, NAME, NODE, AMP, SIN, SOUT, BW, ...)                                       \
+    static const cg_unary_op var = {                                                           \
+        .schema = {NAME, NODE, 1, AMP, false, SIN, SOUT},                                      \
+        .arity = 1, .out_dtype = CG_SAME_DTYPE, .cpu = {__VA_ARGS__}, .backward = BW,          \
+    };
+/* a named, parameter-free op (listed in unary_ops.def): cg_op_<name> + cg_<name>(x) */
+#define NAMED_DESC(name, NODE, SIN, SOUT, ...)                                                 \
+    const cg_unary_op cg_op_##name = {                                                         \
+        .schema = {#name, NODE, 1, CG_AMP_KEEP, false, SIN, SOUT},                             \
+        .arity = 1, .out_dtype = CG_SAME_DTYPE, .cpu = {__VA_ARGS__}, .backward = name##_backward, \
+    };
+#define NAMED_OP(name, NODE, SIN, SOUT, ...)                                                   \
+    NAMED_DESC(name, NODE, SIN, SOUT, __VA_ARGS__)                                             \
+    cg_tensor *cg_##name(cg_tensor *x) { return cg_unary_forward(&cg_op_##name, x, NULL, 0); }
+
+/* ---------------------------------------------------------------- relu: NaN propagates; d = [y > 0] */
+CG_UNARY_FLOAT_LOOPS(relu, x < 0 ? 0.0f : x, x < 0 ? 0.0 : x)
+CG_UNARY_SINT_LOOPS(relu, x < 0 ? 0 : x)
+CG_UNARY_LOOP(relu_u8, uint8_t, uint8_t, uint8_t, CG_ID, CG_ID, x)
+CG_GRAD(relu, TK(cg_grad_gate(CG_GATE_GT, g, s, 0, 0, 1, 0)))
+NAMED_OP(relu, "ReluBackward0", false, true, CG_FLOAT_TABLE(relu), CG_INT_TABLE(relu))
+
+/* ---------------------------------------------------------------- hardtanh(lo, hi), relu6 = hardtanh(0, 6):
+ * d = [lo < x < hi], read from the output (lo < y < hi is the same set) */
+#define HT(x, lo, hi) ((x) < (lo) ? (lo) : (x) > (hi) ? (hi) : (x))
+CG_UNARY_FLOAT_LOOPS(hardtanh, HT(x, (float)p[0], (float)p[1]), HT(x, p[0], p[1]))
+CG_GRAD(hardtanh, TK(cg_grad_gate(CG_GATE_EXCL, g, s, p[0], p[1], 1, 0)))
+ACT_OP(k_hardtanh, "hardtanh", "HardtanhBackward0", CG_AMP_KEEP, false, true, hardtanh_backward, CG_FLOAT_TABLE(hardtanh))
+cg_tensor *cg_hardtanh(cg_tensor *x, double min_val, double max_val) {
+    CG_CHECK(min_val <= max_val, CG_ERR_VALUE, "[hardtanh] min_val (%g) must be less than or equal to max_val (%g)",
+             min_val, max_val);
+    double p[2] = {min_val, max_val};
+    return cg_unary_forward(&k_hardtanh, x, p, 2);
+}
+
+CG_UNARY_FLOAT_LOOPS(relu6, HT(x, 0.0f, 6.0f), HT(x, 0.0, 6.0))
+CG_GRAD(relu6, TK(cg_grad_gate(CG_GATE_EXCL, g, s, 0, 6, 1, 0)))
+NAMED_OP(relu6, "HardtanhBackward0", false, true, CG_FLOAT_TABLE(relu6))
+
+/* ---------------------------------------------------------------- leaky_relu: p = {slope}; d = x > 0 ? 1 : slope */
+CG_UNARY_FLOAT_LOOPS(leaky_relu, x > 0 ? x : x * (float)p[0], x > 0 ? x : x * p[0])
+CG_GRAD(leaky_relu, TK(cg_grad_gate(CG_GATE_GT, g, s, 0, 0, 1, p[0])))
+ACT_OP(k_leaky_relu, "leaky_relu", "LeakyReluBackward0", CG_AMP_KEEP, true, false, leaky_relu_backward,
+       CG_FLOAT_TABLE(leaky_relu))
+cg_tensor *cg_leaky_relu(cg_tensor *x, double negative_slope) {
+    return cg_unary_forward(&k_leaky_relu, x, &negative_slope, 1);
+}
+cg_status cg_leaky_relu_(cg_tensor *self, double negative_slope) {
+    return cg_elementwise_inplace(&k_leaky_relu, 1, &self, &negative_slope, 1);
+}
+
+/* ---------------------------------------------------------------- elu family:
+ * f(x) = x > 0 ? scale*x : scale*alpha*expm1(input_scale*x); p = {alpha, scale, input_scale}.
+ * elu: (alpha, 1, 1); celu: (alpha, 1, 1/alpha); selu: fixed constants. */
+#define ELU(x, CT, A, S, IS, EXPM1) ((x) > 0 ? (CT)(S) * (x) : (CT)((S) * (A)) * EXPM1((x) * (CT)(IS)))
+/* d = x > 0 ? scale : scale*alpha*is*exp(is*min(x, 0)) (min keeps the unused branch finite) */
+static cg_tensor *elu_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x, double alpha, double scale, double is) {
+    double zero = 0;
+    cg_tensor *neg = MUL(SCALE(g, scale * alpha * is), TK(cg_exp(SCALE(TK(cg_clamp_scalar(x, NULL, &zero)), is))));
+    return WHERE(GT(x, 0), SCALE(g, scale), neg);
+}
+CG_UNARY_FLOAT_LOOPS(elu, ELU(x, float, p[0], p[1], p[2], expm1f), ELU(x, double, p[0], p[1], p[2], expm1))
+CG_GRAD(elu, elu_formula_(A_, g, s, p[0], p[1], p[2]))
+ACT_OP(k_elu, "elu", "EluBackward0", CG_AMP_KEEP, true, false, elu_backward, CG_FLOAT_TABLE(elu))
+ACT_OP(k_celu, "celu", "CeluBackward0", CG_AMP_KEEP, true, false, elu_backward, CG_FLOAT_TABLE(elu))
+cg_tensor *cg_elu(cg_tensor *x, double alpha) {
+    double p[3] = {alpha, 1.0, 1.0};
+    return cg_unary_forward(&k_elu, x, p, 3);
+}
+cg_tensor *cg_celu(cg_tensor *x, double alpha) {
+    CG_CHECK(alpha != 0, CG_ERR_VALUE, "[celu] alpha must not be zero (ZeroDivisionError)");
+    double p[3] = {alpha, 1.0, 1.0 / alpha};
+    return cg_unary_forward(&k_celu, x, p, 3);
+}
+
+CG_UNARY_FLOAT_LOOPS(selu, ELU(x, float, K_SELU_ALPHA, K_SELU_SCALE, 1, expm1f),
+                     ELU(x, double, K_SELU_ALPHA, K_SELU_SCALE, 1, expm1))
+CG_GRAD(selu, elu_formula_(A_, g, s, K_SELU_ALPHA, K_SELU_SCALE, 1.0))
+NAMED_OP(selu, "EluBackward0", true, false, CG_FLOAT_TABLE(selu))
+
+/* ---------------------------------------------------------------- gelu (exact): x * Phi(x), Phi(x) = erfc(-x/sqrt2)/2;
+ * d = Phi(x) + x phi(x) */
+CG_UNARY_FLOAT_LOOPS(gelu, 0.5f * x * erfcf(-x * (float)M_SQRT1_2), 0.5 * x * erfc(-x * M_SQRT1_2))
+CG_GRAD(gelu, MUL(g, ADD(SCALE(TK(cg_erfc(SCALE(s, -M_SQRT1_2))), 0.5),
+                         MUL(s, SCALE(TK(cg_exp(SCALE(SQ(s), -0.5))), K_INV_SQRT_2PI)))))
+NAMED_DESC(gelu, "GeluBackward0", true, false, CG_FLOAT_TABLE(gelu))
+
+/* gelu (tanh approximation): 0.5 x (1 + tanh(k (x + c x^3))), k = sqrt(2/pi);
+ * d = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) */
+#define GELU_T(x, CT, TANH) ((CT)0.5 * (x) * ((CT)1 + TANH((CT)K_SQRT_2_PI * ((x) + (CT)K_GELU_C * (x) * (x) * (x)))))
+CG_UNARY_FLOAT_LOOPS(gelu_tanh, GELU_T(x, float, tanhf), GELU_T(x, double, tanh))
+static cg_tensor *gelu_tanh_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
+    cg_tensor *x2 = SQ(x);
+    cg_tensor *t = TK(cg_tanh(SCALE(MUL(x, SHIFT(SCALE(x2, K_GELU_C), 1.0)), K_SQRT_2_PI)));
+    cg_tensor *a = SCALE(SHIFT(t, 1.0), 0.5);
+    cg_tensor *b = MUL(SCALE(MUL(x, RSUB(1.0, SQ(t))), 0.5 * K_SQRT_2_PI), SHIFT(SCALE(x2, 3 * K_GELU_C), 1.0));
+    return MUL(g, ADD(a, b));
+}
+CG_GRAD(gelu_tanh, gelu_tanh_formula_(A_, g, s))
+ACT_OP(k_gelu_tanh, "gelu", "GeluBackward0", CG_AMP_KEEP, true, false, gelu_tanh_backward, CG_FLOAT_TABLE(gelu_tanh))
+cg_tensor *cg_gelu(cg_tensor *x, bool tanh_approx) {
+    return cg_unary_forward(tanh_approx ? &k_gelu_tanh : &cg_op_gelu, x, NULL, 0);
+}
+
+/* ---------------------------------------------------------------- sigmoid: d = y (1 - y) */
+CG_UNARY_FLOAT_LOOPS(sigmoid, 1.0f / (1.0f + expf(-x)), 1.0 / (1.0 + exp(-x)))
+CG_GRAD(sigmoid, MUL(g, MUL(s, RSUB(1.0, s))))
+NAMED_OP(sigmoid, "SigmoidBackward0", false, true, CG_FLOAT_TABLE(sigmoid))
+
+/* ---------------------------------------------------------------- logsigmoid = min(x,0) - log1p(exp(-|x|)): d = sigmoid(-x) */
+CG_UNARY_FLOAT_LOOPS(logsigmoid, fminf(x, 0.0f) - log1pf(expf(-fabsf(x))), fmin(x, 0.0) - log1p(exp(-fabs(x))))
+CG_GRAD(logsigmoid, MUL(g, TK(cg_sigmoid(NEG(s)))))
+NAMED_OP(logsigmoid, "LogSigmoidBackward0", true, false, CG_FLOAT_TABLE(logsigmoid))
+
+/* ---------------------------------------------------------------- silu = x sigmoid(x): d = s (1 + x (1 - s)) */
+CG_UNARY_FLOAT_LOOPS(silu, x / (1.0f + expf(-x)), x / (1.0 + exp(-x)))
+static cg_tensor *silu_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
+    cg_tensor *sg = TK(cg_sigmoid(x));
+    return MUL(g, MUL(sg, SHIFT(MUL(x, RSUB(1.0, sg)), 1.0)));
+}
+CG_GRAD(silu, silu_formula_(A_, g, s))
+NAMED_OP(silu, "SiluBackward0", true, false, CG_FLOAT_TABLE(silu))
+
+/* ---------------------------------------------------------------- softplus: p = {beta, threshold};
+ * f = beta x > threshold ? x : log1p(exp(beta x)) / beta; d = beta x > threshold ? 1 : sigmoid(beta x) */
+#define SOFTPLUS(x, CT, LOG1P, EXP) \
+    ((x) * (CT)p[0] > (CT)p[1] ? (x) : LOG1P(EXP((x) * (CT)p[0])) / (CT)p[0])
+CG_UNARY_FLOAT_LOOPS(softplus, SOFTPLUS(x, float, log1pf, expf), SOFTPLUS(x, double, log1p, exp))
+static cg_tensor *softplus_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x, double beta, double threshold) {
+    cg_tensor *z = SCALE(x, beta);
+    return WHERE(GT(z, threshold), g, MUL(g, TK(cg_sigmoid(z))));
+}
+CG_GRAD(softplus, softplus_formula_(A_, g, s, p[0], p[1]))
+ACT_OP(k_softplus, "softplus", "SoftplusBackward0", CG_AMP_FP32, true, false, softplus_backward, CG_FLOAT_TABLE(softplus))
+cg_tensor *cg_softplus(cg_tensor *x, double beta, double threshold) {
+    CG_CHECK(beta != 0, CG_ERR_VALUE, "[softplus] beta must not be zero");
+    double p[2] = {beta, threshold};
+    return cg_unary_forward(&k_softplus, x, p, 2);
+}
+
+/* ---------------------------------------------------------------- mish = x tanh(softplus(x)):
+ * d = t + x sigmoid(x) (1 - t^2), t = tanh(softplus(x)) */
+CG_UNARY_FLOAT_LOOPS(mish, x * tanhf(log1pf(expf(x))), x * tanh(log1p(exp(x))))
+static cg_tensor *mish_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
+    cg_tensor *t = TK(cg_tanh(TK(cg_softplus(x, 1.0, 20.0))));
+    return MUL(g, ADD(t, MUL(MUL(x, TK(cg_sigmoid(x))), RSUB(1.0, SQ(t)))));
+}
+CG_GRAD(mish, mish_formula_(A_, g, s))
+NAMED_OP(mish, "MishBackward0", true, false, CG_FLOAT_TABLE(mish))
+
+/* ---------------------------------------------------------------- softsign = x / (1 + |x|): d = 1 / (1 + |x|)^2 */
+CG_UNARY_FLOAT_LOOPS(softsign, x / (1.0f + fabsf(x)), x / (1.0 + fabs(x)))
+CG_GRAD(softsign, DIV(g, SQ(SHIFT(TK(cg_abs(s)), 1.0))))
+NAMED_OP(softsign, "SoftsignBackward0", true, false, CG_FLOAT_TABLE(softsign))
+
+/* ---------------------------------------------------------------- hardsigmoid = clamp(x/6 + 1/2, 0, 1): d = [-3 < x < 3] / 6 */
+#define HSIG(x, CT) ((x) <= (CT)-3 ? (CT)0 : (x) >= (CT)3 ? (CT)1 : (x) / (CT)6 + (CT)0.5)
+CG_UNARY_FLOAT_LOOPS(hardsigmoid, HSIG(x, float), HSIG(x, double))
+CG_GRAD(hardsigmoid, TK(cg_grad_gate(CG_GATE_EXCL, g, s, -3, 3, 1.0 / 6.0, 0)))
+NAMED_OP(hardsigmoid, "HardsigmoidBackward0", true, false, CG_FLOAT_TABLE(hardsigmoid))
+
+/* ---------------------------------------------------------------- hardswish = x relu6(x + 3) / 6:
+ * d = x < -3 ? 0 : x <= 3 ? x/3 + 1/2 : 1 (PyTorch's boundary choice) */
+#define HSW(x, CT) ((x) <= (CT)-3 ? (CT)0 : (x) >= (CT)3 ? (x) : (x) * ((x) + (CT)3) / (CT)6)
+CG_UNARY_FLOAT_LOOPS(hardswish, HSW(x, float), HSW(x, double))
+static cg_tensor *hardswish_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
+    cg_tensor *mid = WHERE(LE(x, 3.0), MUL(g, SHIFT(SCALE(x, 1.0 / 3.0), 0.5)), g);
+    return TK(cg_grad_gate(CG_GATE_INCL, mid, x, -3, INFINITY, 1, 0));
+}
+CG_GRAD(hardswish, hardswish_formula_(A_, g, s))
+NAMED_OP(hardswish, "HardswishBackward0", true, false, CG_FLOAT_TABLE(hardswish))

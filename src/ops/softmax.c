@@ -1,0 +1,185 @@
+/* softmax.c — softmax and log_softmax along one dim. The forward is one fused,
+ * numerically stable kernel (subtract the max, exponentiate, normalise) over
+ * the input viewed as (outer, D, inner); the backward formulas are cg ops on
+ * the saved output, so both are differentiable again:
+ *   softmax:     gx = y * (g - sum(g * y, dim, keepdim))
+ *   log_softmax: gx = g - exp(y) * sum(g, dim, keepdim) */
+#include "unary_internal.h"
+
+/* Work unit: one outer index and a block of at most SM_BLOCK inner columns.
+ * Units are independent, so results do not depend on the thread count. */
+#define SM_BLOCK 256
+
+typedef struct sm_args {
+    const char *in; /* contiguous (outer, D, inner) */
+    char *out;      /* contiguous (outer, D, inner) */
+    int64_t D, inner, nblocks;
+    bool log;
+    void (*unit)(const struct sm_args *a, int64_t o, int64_t i0, int64_t bw);
+} sm_args;
+
+/* One unit: columns [i0, i0 + bw) of outer slice o. Max and sum are kept per
+ * column (sum in double); NaN anywhere in a column makes it all NaN, and an
+ * all -inf column gives NaN, as in PyTorch. */
+#define SM_UNIT(sfx, T, CT, LD, ST, EXP)                                                         \
+    static void sm_unit_##sfx(const sm_args *a, int64_t o, int64_t i0, int64_t bw) {             \
+        const int64_t D = a->D, I = a->inner;                                                    \
+        const T *x = (const T *)a->in + o * D * I + i0;                                          \
+        T *y = (T *)a->out + o * D * I + i0;                                                     \
+        const bool keep = sizeof(T) == sizeof(CT) && !a->log; /* y holds exp(x - m) exactly */   \
+        if (I == 1) { /* softmax over the innermost dim: one contiguous row */                  \
+            CT m = (CT)-INFINITY;                                                                \
+            for (int64_t d = 0; d < D; d++) {                                                    \
+                CT v = LD(x[d]);                                                                 \
+                m = v > m ? v : m;                                                               \
+            }                                                                                    \
+            double s = 0;                                                                        \
+            if (keep)                                                                            \
+                for (int64_t d = 0; d < D; d++) {                                                \
+                    CT e = EXP(LD(x[d]) - m);                                                    \
+                    y[d] = ST(e);                                                                \
+                    s += e;                                                                      \
+                }                                                                                \
+            else                                                                                 \
+                for (int64_t d = 0; d < D; d++) s += EXP(LD(x[d]) - m);                          \
+            if (a->log) {                                                                        \
+                CT ls = (CT)log(s);                                                              \
+                for (int64_t d = 0; d < D; d++) y[d] = ST((LD(x[d]) - m) - ls);                  \
+            } else if (keep) {                                                                   \
+                CT inv = (CT)(1.0 / s);                                                          \
+                for (int64_t d = 0; d < D; d++) y[d] = ST(LD(y[d]) * inv);                       \
+            } else {                                                                             \
+                CT inv = (CT)(1.0 / s);                                                          \
+                for (int64_t d = 0; d < D; d++) y[d] = ST(EXP(LD(x[d]) - m) * inv);              \
+            }                                                                                    \
+            return;                                                                              \
+        }                                                                                        \
+        CT mx[SM_BLOCK];                                                                         \
+        double sm[SM_BLOCK];                                                                     \
+        for (int64_t i = 0; i < bw; i++) mx[i] = (CT)-INFINITY, sm[i] = 0;                       \
+        for (int64_t d = 0; d < D; d++)                                                          \
+            for (int64_t i = 0; i < bw; i++) {                                                   \
+                CT v = LD(x[d * I + i]);                                                         \
+                mx[i] = v > mx[i] ? v : mx[i];                                                   \
+            }                                                                                    \
+        for (int64_t d = 0; d < D; d++)                                                          \
+            for (int64_t i = 0; i < bw; i++) {                                                   \
+                CT e = EXP(LD(x[d * I + i]) - mx[i]);                                            \
+                sm[i] += e;                                                                      \
+                if (keep) y[d * I + i] = ST(e);                                                  \
+            }                                                                                    \
+        if (a->log) {                                                                            \
+            CT ls[SM_BLOCK];                                                                     \
+            for (int64_t i = 0; i < bw; i++) ls[i] = (CT)log(sm[i]);                     \
+            for (int64_t d = 0; d < D; d++)                                                      \
+                for (int64_t i = 0; i < bw; i++) y[d * I + i] = ST((LD(x[d * I + i]) - mx[i]) - ls[i]);    \
+        } else {                                                                                 \
+            CT inv[SM_BLOCK];                                                                    \
+            for (int64_t i = 0; i < bw; i++) inv[i] = (CT)(1.0 / sm[i]);                         \
+            for (int64_t d = 0; d < D; d++)                                                      \
+                for (int64_t i = 0; i < bw; i++)                                                 \
+                    y[d * I + i] = ST((keep ? LD(y[d * I + i]) : EXP(LD(x[d * I + i]) - mx[i])) * inv[i]); \
+        }                                                                                        \
+    }
+SM_UNIT(f32, float, float, CG_ID, CG_ID, expf)
+SM_UNIT(f64, double, double, CG_ID, CG_ID, exp)
+SM_UNIT(f16, cg_f16, float, CG_LD_F16, CG_ST_F16, expf)
+SM_UNIT(bf16, cg_bf16, float, CG_LD_BF16, CG_ST_BF16, expf)
+
+static void sm_range(int64_t begin, int64_t end, void *ctx) {
+    const sm_args *a = ctx;
+    for (int64_t u = begin; u < end; u++) {
+        int64_t o = u / a->nblocks, i0 = (u % a->nblocks) * SM_BLOCK;
+        int64_t bw = a->inner - i0 < SM_BLOCK ? a->inner - i0 : SM_BLOCK;
+        a->unit(a, o, i0, bw);
+    }
+}
+
+static cg_status softmax_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    if (!cg_node_needs_grad(node, 0)) return CG_OK;
+    cg_tensor *y = cg_node_saved(node, 0);
+    if (!y) return cg_last_error();
+    int64_t dim = node->iattr[0];
+    cg_tmp arena = {.n = 0}, *A_ = &arena;
+    cg_tensor *r = MUL(y, SUB(g[0], TK(cg_sum(MUL(g[0], y), 1, &dim, true))));
+    if (r) cg_tensor_retain(r);
+    gin[0] = r;
+    cg_tmp_free(&arena);
+    cg_tensor_release(y);
+    return r ? CG_OK : cg_last_error();
+}
+
+static cg_status log_softmax_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    if (!cg_node_needs_grad(node, 0)) return CG_OK;
+    cg_tensor *y = cg_node_saved(node, 0);
+    if (!y) return cg_last_error();
+    int64_t dim = node->iattr[0];
+    cg_tmp arena = {.n = 0}, *A_ = &arena;
+    cg_tensor *r = SUB(g[0], MUL(TK(cg_exp(y)), TK(cg_sum(g[0], 1, &dim, true))));
+    if (r) cg_tensor_retain(r);
+    gin[0] = r;
+    cg_tmp_free(&arena);
+    cg_tensor_release(y);
+    return r ? CG_OK : cg_last_error();
+}
+
+static const cg_op_schema k_softmax = {"softmax", "SoftmaxBackward0", 1, CG_AMP_FP32, false, false, true};
+static const cg_op_schema k_log_softmax = {"log_softmax", "LogSoftmaxBackward0", 1, CG_AMP_FP32, false, false, true};
+
+static void run_kernel(cg_tensor *xc, cg_tensor *out, int64_t dim, bool log) {
+    int64_t outer = 1, D = 1, inner = 1;
+    for (int k = 0; k < xc->ndim; k++) {
+        if (k < dim) outer *= xc->shape[k];
+        else if (k == dim) D = xc->shape[k];
+        else inner *= xc->shape[k];
+    }
+    if (outer * D * inner == 0) return;
+    sm_args a = {.in = cg_tensor_ptr(xc), .out = cg_tensor_ptr(out), .D = D, .inner = inner,
+                 .nblocks = (inner + SM_BLOCK - 1) / SM_BLOCK, .log = log};
+    switch (xc->dtype) {
+    case CG_DTYPE_F32: a.unit = sm_unit_f32; break;
+    case CG_DTYPE_F64: a.unit = sm_unit_f64; break;
+    case CG_DTYPE_F16: a.unit = sm_unit_f16; break;
+    default: a.unit = sm_unit_bf16; break;
+    }
+    int64_t per_unit = D * (inner < SM_BLOCK ? inner : SM_BLOCK);
+    int64_t grain = CG_GRAIN / per_unit > 0 ? CG_GRAIN / per_unit : 1;
+    cg_parallel_for(outer * a.nblocks, grain, sm_range, &a);
+}
+
+static cg_tensor *softmax_impl(const cg_op_schema *sc, cg_backward_fn bw, cg_tensor *x, int64_t dim) {
+    const char *name = sc->name;
+    CG_CHECK(x, CG_ERR_VALUE, "[%s] argument is NULL", name);
+    int64_t d;
+    if (cg_wrap_dim(name, dim, x->ndim, &d)) return NULL;
+    CG_CHECK(cg_dtype_is_floating(x->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
+             cg_dtype_name(x->dtype));
+    cg_tensor *in;
+    bool owned;
+    if (cg_schema_guard(sc, 1, &x, &in, &owned)) return NULL;
+    cg_tensor *out = cg_new_output(name, in->ndim, in->shape, in->dtype, in->device);
+    if (out && !cg_is_meta(out)) {
+        bool prev = cg_set_grad_enabled(false);
+        cg_tensor *xc = cg_contiguous(in);
+        cg_set_grad_enabled(prev);
+        if (xc) run_kernel(xc, out, d, sc == &k_log_softmax);
+        else cg_tensor_release(out), out = NULL;
+        cg_tensor_release(xc);
+    }
+    if (out) {
+        bool failed;
+        cg_node *node = cg_wire_unary_output(sc->node_name, bw, sc, 1, &in, out, 1, &failed);
+        if (node) {
+            node->iattr[0] = d;
+            failed = cg_node_save(node, 0, out, true, 0) != CG_OK;
+        }
+        if (failed) cg_tensor_release(out), out = NULL;
+    }
+    if (owned) cg_tensor_release(in);
+    return out;
+}
+
+cg_tensor *cg_softmax(cg_tensor *x, int64_t dim) { return softmax_impl(&k_softmax, softmax_backward, x, dim); }
+cg_tensor *cg_log_softmax(cg_tensor *x, int64_t dim) {
+    return softmax_impl(&k_log_softmax, log_softmax_backward, x, dim);
+}
