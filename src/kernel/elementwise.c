@@ -48,14 +48,21 @@ static cg_status validate(const cg_elementwise_op *op, int n, cg_tensor *const *
     return CG_OK;
 }
 
-static void run_loop(cg_loop_fn loop, cg_tensor *out, int n, cg_tensor *const *in, const double *params) {
-    if (cg_is_meta(out)) return;
+/* Run the loop; a loop-flagged error (Note [Loop errors]) fails the call. */
+static cg_status run_loop(const cg_elementwise_op *op, cg_loop_fn loop, cg_tensor *out, int n, cg_tensor *const *in,
+                          const double *params, int np) {
+    if (cg_is_meta(out)) return CG_OK;
     cg_tensor *args[CG_ITER_MAX_ARGS];
     args[0] = out;
     for (int i = 0; i < n; i++) args[i + 1] = in[i];
+    cg_loop_params lp = {{0}, 0};
+    for (int i = 0; i < np; i++) lp.p[i] = params[i];
     cg_iter it;
     cg_iter_init(&it, n + 1, args, out->ndim, out->shape);
-    cg_iter_run(&it, loop, params, CG_GRAIN);
+    cg_iter_run(&it, loop, &lp, CG_GRAIN);
+    if (atomic_load_explicit(&lp.error, memory_order_relaxed))
+        return cg_set_error(CG_ERR_VALUE, "[%s] %s", op->schema.name, op->loop_error ? op->loop_error : "invalid input");
+    return CG_OK;
 }
 
 static cg_status wire(const cg_elementwise_op *op, int n, cg_tensor *const *in, cg_tensor *out,
@@ -91,8 +98,7 @@ cg_tensor *cg_elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor 
     }
     cg_tensor *out = cg_new_output(op->schema.name, ondim, oshape, odt, in[0]->device);
     if (out) {
-        run_loop(loop, out, n, in, params);
-        if (wire(op, n, in, out, params, np)) {
+        if (run_loop(op, loop, out, n, in, params, np) || wire(op, n, in, out, params, np)) {
             cg_tensor_release(out);
             out = NULL;
         }
@@ -144,7 +150,7 @@ cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *
         cg_tensor_release(r);
         return st;
     }
-    run_loop(loop, self, n, inputs, params);
+    cg_status st = run_loop(op, loop, self, n, inputs, params, np);
     cg_storage_bump_version(self->storage);
-    return CG_OK;
+    return st;
 }

@@ -61,6 +61,19 @@ void cg_iter_run(const cg_iter *it, cg_loop_fn fn, const void *params, int64_t g
 #define CG_EW_MAX_PARAMS 4
 #define CG_SAME_DTYPE (-1)
 
+/* Note [Loop errors]: elementwise loops receive a pointer to this struct as
+ * `params` (its first member, so loops read their doubles as `const double *`).
+ * A loop that meets an input it cannot compute (integer division by zero)
+ * stores its result, sets `error` and carries on; the driver then fails the
+ * call with CG_ERR_VALUE and the op's `loop_error` message. */
+typedef struct cg_loop_params {
+    double p[CG_EW_MAX_PARAMS];
+    atomic_int error;
+} cg_loop_params;
+static inline void cg_loop_flag_error(const void *params) {
+    atomic_store_explicit(&((cg_loop_params *)(uintptr_t)params)->error, 1, memory_order_relaxed);
+}
+
 typedef struct cg_elementwise_op {
     cg_op_schema schema;
     int arity;                      /* 1 .. CG_ITER_MAX_ARGS-1 */
@@ -68,6 +81,7 @@ typedef struct cg_elementwise_op {
     int out_dtype;                  /* CG_SAME_DTYPE or a fixed cg_dtype (bool for comparisons) */
     cg_loop_fn cpu[CG_DTYPE_COUNT]; /* by the data inputs' dtype; NULL = unsupported */
     cg_backward_fn backward;        /* NULL = not differentiable (no graph recorded) */
+    const char *loop_error;         /* message when a loop flags an error (Note [Loop errors]) */
 } cg_elementwise_op;
 
 typedef cg_elementwise_op cg_unary_op;

@@ -7,7 +7,7 @@
 
 /* ---------------------------------------------------------------- add */
 CG_BINARY_FLOAT_LOOPS(add, a + b, a + b)
-CG_BINARY_INT_LOOPS(add, a + b)
+CG_BINARY_WRAPPING_INT_LOOPS(add, a + b)
 CG_BINARY_LOOP(add_b, uint8_t, int, uint8_t, CG_LD_BOOL, CG_ST_BOOL, a || b)
 
 static cg_status add_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
@@ -28,7 +28,7 @@ const cg_binary_op cg_op_add = {
 
 /* ---------------------------------------------------------------- sub */
 CG_BINARY_FLOAT_LOOPS(sub, a - b, a - b)
-CG_BINARY_INT_LOOPS(sub, a - b)
+CG_BINARY_WRAPPING_INT_LOOPS(sub, a - b)
 
 static cg_status sub_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     if (cg_node_needs_grad(node, 0)) {
@@ -48,7 +48,7 @@ const cg_binary_op cg_op_sub = {
 
 /* ---------------------------------------------------------------- mul */
 CG_BINARY_FLOAT_LOOPS(mul, a * b, a * b)
-CG_BINARY_INT_LOOPS(mul, a * b)
+CG_BINARY_WRAPPING_INT_LOOPS(mul, a * b)
 CG_BINARY_LOOP(mul_b, uint8_t, int, uint8_t, CG_LD_BOOL, CG_ST_BOOL, a && b)
 
 static cg_status mul_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
@@ -118,17 +118,11 @@ static void release_n(int n, cg_tensor **ts) {
 }
 
 /* Note [Integer division by zero]: integer floor_divide / remainder / fmod by
- * zero is an error in PyTorch. The loops never divide by zero (that is UB in
- * C); they store 0 and raise a flag that the entry point passes as the loop's
- * params (with np = 0, so the driver never reads it as doubles) and checks
- * after the run. The generic in-place path cg_binary_ passes no params: there
- * the zero divisor yields 0 without an error. INT64_MIN / -1 wraps (no trap). */
-typedef struct div_flag {
-    _Alignas(double) atomic_int zero_div;
-} div_flag;
-
-static inline int64_t zero_divisor(const void *flag) {
-    if (flag) atomic_store_explicit(&((div_flag *)(uintptr_t)flag)->zero_div, 1, memory_order_relaxed);
+ * zero is an error in PyTorch. The loops never divide by zero (UB in C): they
+ * store 0 and flag the error to the driver (Note [Loop errors]), which fails
+ * the call, in-place forms included. INT64_MIN / -1 wraps (no trap). */
+static inline int64_t zero_divisor(const void *params) {
+    cg_loop_flag_error(params);
     return 0;
 }
 
@@ -212,6 +206,7 @@ const cg_binary_op cg_op_floor_divide = {
     .schema = {"floor_divide", "FloorDivideBackward0", 1, CG_AMP_KEEP, false, false, false},
     .arity = 2, .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(floor_divide), CG_INT_TABLE(floor_divide)},
+    .loop_error = "integer division by zero",
     .backward = zero_backward,
 };
 
@@ -260,6 +255,7 @@ const cg_binary_op cg_op_remainder = {
     .schema = {"remainder", "RemainderBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 2, .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(remainder), CG_INT_TABLE(remainder)},
+    .loop_error = "integer division by zero",
     .backward = remainder_backward,
 };
 
@@ -276,6 +272,7 @@ const cg_binary_op cg_op_fmod = {
     .schema = {"fmod", "FmodBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 2, .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(fmod), CG_INT_TABLE(fmod)},
+    .loop_error = "integer division by zero",
     .backward = fmod_backward,
 };
 
@@ -520,20 +517,9 @@ cg_status cg_sub_(cg_tensor *self, cg_tensor *other) { return inplace2(&cg_op_su
 cg_status cg_mul_(cg_tensor *self, cg_tensor *other) { return inplace2(&cg_op_mul, self, other); }
 cg_status cg_div_(cg_tensor *self, cg_tensor *other) { return inplace2(&cg_op_div, self, other); }
 
-/* Integer floor_divide / remainder / fmod: Note [Integer division by zero]. */
-static cg_tensor *checked_div(const cg_binary_op *op, cg_tensor *a, cg_tensor *b) {
-    div_flag flag = {0};
-    cg_tensor *r = cg_binary_forward(op, a, b, (const double *)(const void *)&flag, 0);
-    if (r && atomic_load_explicit(&flag.zero_div, memory_order_relaxed)) {
-        cg_tensor_release(r);
-        cg_set_error(CG_ERR_VALUE, "[%s] integer division by zero", op->schema.name);
-        return NULL;
-    }
-    return r;
-}
-cg_tensor *cg_floor_divide(cg_tensor *a, cg_tensor *b) { return checked_div(&cg_op_floor_divide, a, b); }
-cg_tensor *cg_remainder(cg_tensor *a, cg_tensor *b) { return checked_div(&cg_op_remainder, a, b); }
-cg_tensor *cg_fmod(cg_tensor *a, cg_tensor *b) { return checked_div(&cg_op_fmod, a, b); }
+cg_tensor *cg_floor_divide(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_floor_divide, a, b, NULL, 0); }
+cg_tensor *cg_remainder(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_remainder, a, b, NULL, 0); }
+cg_tensor *cg_fmod(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_fmod, a, b, NULL, 0); }
 cg_tensor *cg_pow(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_pow, a, b, NULL, 0); }
 cg_tensor *cg_atan2(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_atan2, a, b, NULL, 0); }
 cg_tensor *cg_maximum(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_maximum, a, b, NULL, 0); }

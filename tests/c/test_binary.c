@@ -365,3 +365,22 @@ TEST(binary_errors) {
     cg_tensor_release(g);
     cg_tensor_release(d);
 }
+
+TEST(binary_integer_overflow_wraps_and_inplace_zero_division) {
+    int64_t s[1] = {2};
+    int64_t av[2] = {INT64_MAX, INT64_MIN}, bv[2] = {1, -1};
+    cg_tensor *a = cg_from_data(av, 1, s, CG_DTYPE_I64), *b = cg_from_data(bv, 1, s, CG_DTYPE_I64);
+    cg_tensor *c = cg_add(a, b), *d = cg_mul(a, b);
+    CHECK(c && d);
+    int64_t out[2];
+    cg_tensor_copy_to_buffer(c, out, CG_DTYPE_I64);
+    CHECK(out[0] == INT64_MIN && out[1] == INT64_MAX); /* wraps like PyTorch */
+    cg_tensor_copy_to_buffer(d, out, CG_DTYPE_I64);
+    CHECK(out[0] == INT64_MAX && out[1] == INT64_MIN);
+    int32_t zv[2] = {0, 3}, xv[2] = {7, 7};
+    cg_tensor *x = cg_from_data(xv, 1, s, CG_DTYPE_I32), *z = cg_from_data(zv, 1, s, CG_DTYPE_I32);
+    CHECK_ERR(cg_binary_("floor_divide", x, z) != CG_OK, CG_ERR_VALUE, "[floor_divide] integer division by zero");
+    CHECK_ERR(cg_binary_("remainder", x, z) != CG_OK, CG_ERR_VALUE, "integer division by zero");
+    cg_tensor *ts[] = {a, b, c, d, x, z};
+    for (int i = 0; i < 6; i++) cg_tensor_release(ts[i]);
+}

@@ -125,6 +125,15 @@
     CG_BINARY_LOOP(name##_i32, int32_t, int32_t, int32_t, CG_ID, CG_ID, EXPR)  \
     CG_BINARY_LOOP(name##_i64, int64_t, int64_t, int64_t, CG_ID, CG_ID, EXPR)
 
+/* integer loops computed in unsigned arithmetic of at least the width, so
+ * signed overflow wraps (as PyTorch's results do) instead of being UB */
+#define CG_BINARY_WRAPPING_INT_LOOPS(name, EXPR)                                 \
+    CG_BINARY_LOOP(name##_u8, uint8_t, uint32_t, uint8_t, CG_ID, CG_ID, EXPR)    \
+    CG_BINARY_LOOP(name##_i8, int8_t, uint32_t, int8_t, CG_ID, CG_ID, EXPR)      \
+    CG_BINARY_LOOP(name##_i16, int16_t, uint32_t, int16_t, CG_ID, CG_ID, EXPR)   \
+    CG_BINARY_LOOP(name##_i32, int32_t, uint32_t, int32_t, CG_ID, CG_ID, EXPR)   \
+    CG_BINARY_LOOP(name##_i64, int64_t, uint64_t, int64_t, CG_ID, CG_ID, EXPR)
+
 /* predicates (comparisons): every dtype -> bool */
 #define CG_BINARY_PRED_LOOPS(name, EXPR)                                                  \
     CG_BINARY_LOOP(name##_b, uint8_t, int, uint8_t, CG_LD_BOOL, CG_ST_BOOL, EXPR)         \
