@@ -1,8 +1,9 @@
 # Makefile — the project's entry points. Every target builds what it needs in
 # this checkout (a virtualenv in .venv for the build tools, build dirs under
 # build*/) and installs missing Debian packages when running as root.
-#   make test        build the engine and run the C tests
-#   make test-asan   the same tests built with AddressSanitizer + UBSan
+#   make test        build the engine, run the C tests, install the Python
+#                    package into .venv (with PyTorch as the test oracle) and run pytest
+#   make test-asan   the C tests built with AddressSanitizer + UBSan
 #   make example-c   build and run the pure-C MLP example
 #   make demo        the main job (currently: the pure-C training example)
 
@@ -13,7 +14,7 @@ MESON := $(VBIN)/meson
 NINJA := $(VBIN)/ninja
 DEB_PACKAGES := libopenblas-dev pkg-config gcc
 
-.PHONY: all deps build test test-c test-asan example-c demo clean
+.PHONY: all deps build test test-c test-py py-install test-asan example-c demo clean
 
 all: build
 
@@ -30,7 +31,7 @@ $(VENV)/.deps-ok:
 	  fi; \
 	fi
 	@test -x $(VBIN)/python || $(PYTHON) -m venv $(VENV)
-	$(VBIN)/python -m pip install -q --disable-pip-version-check 'meson>=1.1' ninja
+	$(VBIN)/python -m pip install -q --disable-pip-version-check 'meson>=1.1' 'meson-python>=0.15' ninja
 	@touch $@
 
 build/build.ninja: | deps
@@ -39,10 +40,21 @@ build/build.ninja: | deps
 build: deps build/build.ninja
 	$(NINJA) -C build
 
-test: test-c
+test: test-c test-py
 
 test-c: build
 	./build/cgrad_tests
+
+# The package, editable (rebuilt on import when sources change) in build-py/,
+# with the test extra (pytest, numpy, torch==2.13.0).
+py-install: $(VENV)/.py-ok
+$(VENV)/.py-ok: $(VENV)/.deps-ok pyproject.toml
+	$(VBIN)/python -m pip install -q --disable-pip-version-check --no-build-isolation \
+	  --config-settings=builddir=build-py -e '.[test]'
+	@touch $@
+
+test-py: py-install
+	$(VBIN)/python -m pytest -q tests/python
 
 build-asan/build.ninja: | deps
 	$(MESON) setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
@@ -58,4 +70,4 @@ example-c: build
 demo: example-c
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-py

@@ -4,16 +4,10 @@ code; see README.md for what is available."""
 from __future__ import annotations
 
 from . import _C
-from ._C import (  # dtypes, devices, errors
-    bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-    dtype, device, Size, DtypeMismatch, DeviceMismatch, ShapeMismatch,
-)
-from ._C import (  # factories and state
-    tensor, zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like, arange,
-    manual_seed, initial_seed, is_grad_enabled, get_default_dtype, set_default_dtype,
-    set_num_threads, get_num_threads, result_type, promote_types, is_inference_mode_enabled,
-)
-from ._C import neg, exp, add, sub, mul, div, eq, ne, lt, le, gt, ge, sum  # ops bound so far
+# Every public name of the C module (dtypes, device, errors, factories, ops,
+# state functions) is a name of the package.
+globals().update({k: v for k, v in vars(_C).items() if not k.startswith("_")})
+
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import autograd

@@ -1,9 +1,7 @@
 /* module.c — the cgrad._C module: initialisation, factories (tensor, zeros,
  * ones, empty, full, arange, *_like), global state (grad mode, default dtype,
  * seed, threads) and promotion queries. */
-#include "cgpy.h"
-
-extern PyMethodDef cgpy_op_functions[];
+#include "bind.h"
 extern cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev);
 extern PyObject *cgpy_autograd_grad(PyObject *mod, PyObject *args, PyObject *kw);
 
@@ -314,8 +312,14 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC PyInit__C(void) {
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
-    if (PyModule_AddFunctions(m, cgpy_op_functions) < 0 || cgpy_init_errors(m) < 0 || cgpy_init_dtypes(m) < 0 ||
-        cgpy_init_tensor_type(m) < 0) {
+#define CGPY_ADD_FUNCTIONS(fam)                                  \
+    if (PyModule_AddFunctions(m, cgpy_##fam##_functions) < 0) { \
+        Py_DECREF(m);                                            \
+        return NULL;                                             \
+    }
+    CGPY_OP_FAMILIES(CGPY_ADD_FUNCTIONS)
+#undef CGPY_ADD_FUNCTIONS
+    if (cgpy_init_errors(m) < 0 || cgpy_init_dtypes(m) < 0 || cgpy_init_tensor_type(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

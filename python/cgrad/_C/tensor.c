@@ -395,8 +395,8 @@ cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev) {
 
 /* ------------------------------------------------------------- the type */
 
+#include "bind.h"
 extern PyMethodDef cgpy_tensor_core_methods[];
-extern PyMethodDef cgpy_tensor_op_methods[];
 
 /* Tensor(*sizes) -> uninitialised default-dtype tensor; Tensor(data) -> copy of data */
 static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
@@ -459,14 +459,21 @@ PyTypeObject CgTensorBase_Type = {
 };
 
 int cgpy_init_tensor_type(PyObject *m) {
-    /* one method table: the core methods followed by the op methods */
-    Py_ssize_t a = 0, b = 0;
-    while (cgpy_tensor_core_methods[a].ml_name) a++;
-    while (cgpy_tensor_op_methods[b].ml_name) b++;
-    PyMethodDef *all = PyMem_Calloc((size_t)(a + b + 1), sizeof(PyMethodDef));
+    /* one method table: the core methods followed by each op family's */
+    PyMethodDef *tables[] = {
+        cgpy_tensor_core_methods,
+#define CGPY_METHODS_OF(fam) cgpy_##fam##_methods,
+        CGPY_OP_FAMILIES(CGPY_METHODS_OF)
+#undef CGPY_METHODS_OF
+    };
+    Py_ssize_t total = 0;
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        for (PyMethodDef *d = tables[i]; d->ml_name; d++) total++;
+    PyMethodDef *all = PyMem_Calloc((size_t)total + 1, sizeof(PyMethodDef));
     if (!all) return -1;
-    memcpy(all, cgpy_tensor_core_methods, (size_t)a * sizeof(PyMethodDef));
-    memcpy(all + a, cgpy_tensor_op_methods, (size_t)b * sizeof(PyMethodDef));
+    Py_ssize_t k = 0;
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        for (PyMethodDef *d = tables[i]; d->ml_name; d++) all[k++] = *d;
     CgTensorBase_Type.tp_methods = all;
     CgTensorBase_Type.tp_hash = PyBaseObject_Type.tp_hash; /* hashed by identity */
     CgSize_Type.tp_base = &PyTuple_Type;
@@ -475,6 +482,6 @@ int cgpy_init_tensor_type(PyObject *m) {
     if (PyType_Ready(&CgNode_Type) < 0) return -1;
     if (PyModule_AddObjectRef(m, "_TensorBase", (PyObject *)&CgTensorBase_Type) < 0) return -1;
     if (PyModule_AddObjectRef(m, "Size", (PyObject *)&CgSize_Type) < 0) return -1;
-    if (PyModule_AddObjectRef(m, "Node", (PyObject *)&CgNode_Type) < 0) return -1;
+    if (PyModule_AddObjectRef(m, "_Node", (PyObject *)&CgNode_Type) < 0) return -1;
     return 0;
 }

@@ -1,0 +1,69 @@
+/* bind.h — internal: helpers shared by the op-binding files (ops_*.c): the
+ * method/function table registry, PyTorch-style argument handling for the
+ * common op shapes, and type promotion of op operands. */
+#ifndef CGPY_BIND_H
+#define CGPY_BIND_H
+
+#include "cgpy.h"
+
+/* Each ops_<family>.c defines two NULL-terminated tables: Tensor methods and
+ * module functions. The same C function usually serves both: it receives
+ * `self` = the tensor for methods and the module for functions; use
+ * cgpy_self_or_arg to get the input either way. */
+#define CGPY_OP_FAMILIES(X) X(math) X(reduce) X(shape) X(index) X(linalg) X(creation)
+#define CGPY_DECLARE_TABLES(fam) extern PyMethodDef cgpy_##fam##_methods[]; extern PyMethodDef cgpy_##fam##_functions[];
+CGPY_OP_FAMILIES(CGPY_DECLARE_TABLES)
+#undef CGPY_DECLARE_TABLES
+
+#define CGPY_FAST(pyname, cfn) {pyname, (PyCFunction)(void (*)(void))(cfn), METH_FASTCALL, NULL}
+#define CGPY_KW(pyname, cfn) {pyname, (PyCFunction)(void (*)(void))(cfn), METH_VARARGS | METH_KEYWORDS, NULL}
+#define CGPY_FASTKW(pyname, cfn) {pyname, (PyCFunction)(void (*)(void))(cfn), METH_FASTCALL | METH_KEYWORDS, NULL}
+#define CGPY_TABLE_END {NULL, NULL, 0, NULL}
+
+/* For a FASTCALL function: the tensor is `self` (method) or the first
+ * argument (module function; then args/nargs are advanced past it). */
+static inline int cgpy_self_or_arg(PyObject *self, PyObject *const **args, Py_ssize_t *nargs, PyObject **x,
+                                   const char *op) {
+    if (self && cgpy_is_tensor(self)) {
+        *x = self;
+        return 0;
+    }
+    if (*nargs < 1 || !cgpy_is_tensor((*args)[0])) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor", op);
+        return -1;
+    }
+    *x = (*args)[0];
+    (*args)++;
+    (*nargs)--;
+    return 0;
+}
+/* For a VARARGS|KEYWORDS function: is this a method call? */
+static inline int cgpy_is_method(PyObject *self) { return self && cgpy_is_tensor(self); }
+
+/* Result of an engine call: wrap or raise. */
+static inline PyObject *cgpy_result(cg_tensor *t) { return t ? cgpy_wrap(t) : (PyErr_Occurred() ? NULL : cgpy_raise()); }
+/* In-place result: return self (new ref) or raise. */
+static inline PyObject *cgpy_inplace_result(PyObject *self, cg_status st) {
+    if (cgpy_check(st)) return NULL;
+    Py_INCREF(self);
+    return self;
+}
+
+/* Promote n operands (tensors / Python scalars) to one dtype and convert them
+ * (new references in out[]); `float_only` raises int/bool results to the
+ * default float dtype (as exp(int) does in PyTorch). The device is that of
+ * the first tensor. Returns 0 or -1 (raised). */
+int cgpy_promote_operands(int n, PyObject *const *in, bool float_only, cg_tensor **out, cg_dtype *dt);
+void cgpy_release_n(int n, cg_tensor **ts);
+
+/* `out=` support: copy `result` (stolen) into `out` (resizing is not
+ * supported: shapes must match) and return out (new ref). out may be NULL or
+ * None: then the result is returned as is. */
+PyObject *cgpy_finish_out(PyObject *out, cg_tensor *result);
+
+/* A dim argument: int (wrapped by the engine); returns 0 or -1. */
+int cgpy_parse_int(PyObject *o, int64_t *v, const char *what);
+/* Python number or one-element tensor as double. */
+int cgpy_parse_double(PyObject *o, double *v, const char *what);
+
+#endif

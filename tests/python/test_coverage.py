@@ -1,0 +1,20 @@
+"""Every public op of cgrad has an entry in the op table (tests/python/opinfo)."""
+import cgrad
+from opinfo import ALL_OPS
+
+# Public names that are not ops (types, state, factories checked in their own tests).
+NOT_OPS = {
+    "Tensor", "Size", "dtype", "device", "DtypeMismatch", "DeviceMismatch", "ShapeMismatch",
+    "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+    "is_inference_mode_enabled", "is_anomaly_enabled", "manual_seed", "initial_seed", "get_default_dtype",
+    "set_default_dtype", "set_num_threads", "get_num_threads", "result_type", "promote_types", "is_tensor",
+    "tensor", "grad",
+}
+
+
+def test_every_public_op_has_a_table_entry():
+    covered = {op.name for op in ALL_OPS}
+    public = {n for n in dir(cgrad) if not n.startswith("_") and callable(getattr(cgrad, n))}
+    dtypes = {n for n in public if isinstance(getattr(cgrad, n), cgrad.dtype)}
+    missing = sorted(public - covered - NOT_OPS - dtypes)
+    assert not missing, f"public ops without an OpInfo entry: {missing}"
