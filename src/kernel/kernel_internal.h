@@ -120,6 +120,9 @@ typedef struct cg_reduce_op {
     int out_dtype;          /* CG_SAME_DTYPE or fixed (bool for all/any, int64 for argmax) */
     bool has_indices;       /* second output: int64 indices */
     bool empty_error;       /* reducing over zero elements is an error (max, argmax) */
+    bool chunked;           /* partial results combine with the op's own loop on the output
+                             * dtype (sum, prod, amax, any, ...): a single large reduction is
+                             * split into fixed chunks across threads (Note [Chunked reductions]) */
     cg_reduce_loop cpu[CG_DTYPE_COUNT];
     cg_backward_fn backward;
 } cg_reduce_op;
