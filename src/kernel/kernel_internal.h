@@ -144,7 +144,9 @@ cg_tensor *cg_reduce_unsqueeze(cg_node *node, cg_tensor *t);
  * `skip_mask`) of one dtype. */
 cg_status cg_check_same(const char *op, int n, cg_tensor *const *ts, unsigned skip_mask);
 /* A contiguous output on dev (meta allowed). */
-cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
+static inline cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
+    return cg_tensor_new(op, ndim, shape, dt, dev);
+}
 
 /* ------------------------------------------------------------- variadic ops (cat, stack)
  * Note [Variadic driver]: cg_variadic_forward owns validation (all non-NULL,
