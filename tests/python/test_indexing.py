@@ -236,6 +236,22 @@ def test_setitem_autograd(name):
         np.testing.assert_array_equal(b, a)
 
 
+def test_setitem_autograd_through_a_view():
+    results = []
+    for lib in (torch, cgrad):
+        x = lib.tensor(BASE.tolist(), dtype=lib.float64, requires_grad=True)
+        v = lib.tensor([1.5, -2.0], dtype=lib.float64, requires_grad=True)
+        y = x * 1.5
+        view = y[1:3, :, ::2]
+        view[0, lib.tensor([1, 4]), 0] = v
+        view[1, 0] = v[0] * 4.0
+        w = mk(lib, np.arange(BASE.size).reshape(SHAPE) % 5)
+        (y * w).sum().backward()
+        results.append((to_np(y), to_np(x.grad), to_np(v.grad)))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(b, a)
+
+
 def test_setitem_leaf_requiring_grad_raises():
     x = cgrad.zeros(3, requires_grad=True)
     with pytest.raises(RuntimeError):
