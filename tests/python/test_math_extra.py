@@ -225,11 +225,23 @@ def test_dtype_errors():
                lambda lib: lib.addcdiv(lib.tensor([1]), lib.tensor([1]), lib.tensor([1])),
                lambda lib: lib.lerp(lib.ones(2), lib.ones(2, dtype=lib.float64), 0.5),
                lambda lib: lib.positive(lib.tensor([True])),
-               lambda lib: lib.relu(lib.tensor([True]))):
+               lambda lib: lib.relu(lib.tensor([True])),
+               lambda lib: lib.sub(lib.ones(2), True),
+               lambda lib: lib.sub(lib.tensor([True]), 1),
+               lambda lib: lib.atan2(lib.ones(2), 2.0),
+               lambda lib: lib.logical_and(lib.ones(2), 1),
+               lambda lib: lib.hypot(lib.tensor([1, 2]), lib.tensor([1, 2]))):
         with pytest.raises((RuntimeError, TypeError, NotImplementedError)):
             fn(torch)
         with pytest.raises((RuntimeError, TypeError, NotImplementedError)):
             fn(cgrad)
+
+
+def test_bool_pow_and_sub_messages():
+    b = cgrad.tensor([True, False])
+    assert cgrad.pow(b, True).tolist() == [True, False] and cgrad.pow(b, False).tolist() == [True, True]
+    with pytest.raises(RuntimeError, match="Subtraction"):
+        cgrad.sub(b, b)
 
 
 def test_positive_returns_its_input():

@@ -384,19 +384,19 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
         return binary_inplace(&B_##name, py_##name, self, args, nargs, kw);                                     \
     }
 
-/* name, dtype rule, other must be a tensor */
+/* name, dtype rule, `other` must be a Tensor (as in PyTorch's signatures) */
 #define BINARY_IP_OPS(X)                                                                                      \
     X(mul, BK_ARITH, false) X(floor_divide, BK_ARITH, false) X(remainder, BK_ARITH, false)                     \
-    X(fmod, BK_ARITH, false) X(atan2, BK_FLOAT, false) X(hypot, BK_ARITH, false) X(eq, BK_BOOL, false)         \
+    X(fmod, BK_ARITH, false) X(atan2, BK_FLOAT, true) X(hypot, BK_ARITH, true) X(eq, BK_BOOL, false)         \
     X(ne, BK_BOOL, false) X(lt, BK_BOOL, false) X(le, BK_BOOL, false) X(gt, BK_BOOL, false)                    \
-    X(ge, BK_BOOL, false) X(logical_and, BK_BOOL, false) X(logical_or, BK_BOOL, false)                         \
-    X(logical_xor, BK_BOOL, false) X(bitwise_and, BK_ARITH, false) X(bitwise_or, BK_ARITH, false)              \
+    X(ge, BK_BOOL, false) X(logical_and, BK_BOOL, true) X(logical_or, BK_BOOL, true)                         \
+    X(logical_xor, BK_BOOL, true) X(bitwise_and, BK_ARITH, false) X(bitwise_or, BK_ARITH, false)              \
     X(bitwise_xor, BK_ARITH, false) X(bitwise_left_shift, BK_ARITH, false)                                     \
     X(bitwise_right_shift, BK_ARITH, false)
 BINARY_IP_OPS(BINARY_IP)
 BINARY_DEF(maximum, BK_ARITH, true)
 BINARY_DEF(minimum, BK_ARITH, true)
-BINARY_DEF(logaddexp, BK_ARITH, false)
+BINARY_DEF(logaddexp, BK_ARITH, true)
 
 /* fmax / fmin: maximum / minimum that ignore NaN (a NaN loses unless both are NaN) */
 static cg_tensor *nan_ignoring(cg_tensor *a, cg_tensor *b, binary_fn pick) {
@@ -453,6 +453,13 @@ static cg_tensor *scale_alpha(cg_tensor *o, PyObject *alpha, cg_dtype dt, const 
     return r;
 }
 
+static bool is_bool(PyObject *o) { return PyBool_Check(o) || (cgpy_is_tensor(o) && cg_tensor_dtype(cgpy_t(o)) == CG_DTYPE_BOOL); }
+static PyObject *sub_bool_error(void) {
+    PyErr_SetString(PyExc_RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                                        "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    return NULL;
+}
+
 static PyObject *add_sub(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw, binary_fn fn,
                          const char *fname) {
     static const char *const names[] = {"input", "other", "alpha", "out", NULL};
@@ -465,6 +472,7 @@ static PyObject *add_sub(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         return NULL;
     }
     if (!cgpy_is_tensor(v[0]) && !cgpy_is_tensor(v[1])) return cgpy_need_tensor(v[0], fname, "input"), NULL;
+    if (fn == cg_sub && (is_bool(v[0]) || is_bool(v[1]))) return sub_bool_error();
     PyObject *ops[2] = {v[0], v[1]};
     cg_tensor *t[2];
     cg_dtype dt;
@@ -482,6 +490,7 @@ static PyObject *add_sub_(PyObject *self, PyObject *const *args, Py_ssize_t narg
     PyObject *v[3];
     if (cgpy_parse_fastkw(self, args, nargs, kw, fname, names, 2, 2, v) || cgpy_need_tensor(v[0], fname, "input"))
         return NULL;
+    if (opname[0] == 's' && (is_bool(v[0]) || is_bool(v[1]))) return sub_bool_error();
     cg_tensor *t = cgpy_t(v[0]);
     cg_dtype dt, sdt = cg_tensor_dtype(t);
     if (cgpy_result_type(2, v, &dt) || cgpy_check_cast(dt, sdt)) return NULL;
@@ -571,7 +580,8 @@ static cg_tensor *pow_apply(PyObject *a, PyObject *b, bool f64, const char *fnam
             return NULL;
         }
         cg_tensor *x = cg_to_dtype(cgpy_t(a), dt);
-        cg_tensor *r = x ? cg_pow_scalar(x, e) : NULL;
+        /* bool ** bool: x ** True is x, x ** False is all true */
+        cg_tensor *r = !x ? NULL : dt != CG_DTYPE_BOOL ? cg_pow_scalar(x, e) : e != 0 ? cg_clone(x) : cg_ones_like(x);
         if (x) cg_tensor_release(x);
         if (!r) cgpy_raise();
         return r;
