@@ -323,5 +323,9 @@ PyMODINIT_FUNC PyInit__C(void) {
         Py_DECREF(m);
         return NULL;
     }
+    if (cgpy_init_generator(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }
