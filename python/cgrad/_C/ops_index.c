@@ -272,6 +272,28 @@ static PyObject *py_index_put_(PyObject *s, PyObject *a, PyObject *k) { return i
 
 typedef enum { IX_ADD, IX_COPY, IX_FILL } ix_kind;
 
+/* index_add / index_copy take no negative indices (index_put would wrap them) */
+static int check_nonnegative(cg_tensor *idx, const char *op, int64_t dim, cg_tensor *x, bool as_index_error) {
+    int64_t n = cg_tensor_numel(idx);
+    if (n == 0 || cg_tensor_device(idx).type != CG_DEVICE_CPU) return 0;
+    int64_t *buf = PyMem_Malloc((size_t)n * sizeof(int64_t));
+    if (!buf) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = cgpy_check(cg_tensor_copy_to_buffer(idx, buf, CG_DTYPE_I64));
+    for (int64_t i = 0; !rc && i < n; i++) {
+        if (buf[i] < 0) {
+            PyErr_Format(as_index_error ? PyExc_IndexError : PyExc_RuntimeError,
+                         "%s(): index %lld is out of bounds for dimension %lld with size %lld", op, (long long)buf[i],
+                         (long long)dim, (long long)(cg_tensor_ndim(x) ? cg_tensor_shape(x)[dim] : 1));
+            rc = -1;
+        }
+    }
+    PyMem_Free(buf);
+    return rc;
+}
+
 /* index_add / index_copy / index_fill along dim, as index_put with the index
  * at position dim (accumulating for index_add). */
 static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, ix_kind kind, bool inplace) {
@@ -310,6 +332,10 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
     cg_tensor *idx0 = opargs_index(index_o, name, kind != IX_COPY);
     if (!idx0) return NULL;
     int64_t ni = cg_tensor_numel(idx0);
+    if (kind != IX_FILL && check_nonnegative(idx0, name, dim, cgpy_t(x), kind == IX_COPY)) {
+        cg_tensor_release(idx0);
+        return NULL;
+    }
     cg_tensor *idx = cg_reshape(idx0, 1, &ni);
     cg_tensor_release(idx0);
     if (!idx) return cgpy_raise();
@@ -379,9 +405,12 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
     }
     cg_tensor *ind[CG_MAX_DIMS] = {0};
     ind[dim] = idx;
+    bool keep_index = kind != IX_ADD; /* PyTorch: RuntimeError from index_add, IndexError from the others */
     if (inplace) {
-        if (!opargs_check_leaf(xt, name))
-            res = cgpy_inplace_result(x, cg_index_put_(xv, (int)dim + 1, ind, vals, kind == IX_ADD));
+        if (opargs_check_leaf(xt, name)) goto done;
+        if (cg_index_put_(xv, (int)dim + 1, ind, vals, kind == IX_ADD)) goto engine_fail;
+        Py_INCREF(x);
+        res = x;
     } else {
         cg_tensor *r = cg_index_put(xv, (int)dim + 1, ind, vals, kind == IX_ADD);
         if (r && nd == 0) {
@@ -389,11 +418,11 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
             cg_tensor_release(r);
             r = r0;
         }
-        res = opargs_out(r, out, true);
+        res = opargs_out(r, out, keep_index);
     }
     goto done;
 engine_fail:
-    opargs_raise(true);
+    opargs_raise(kind != IX_ADD);
 done:
     cg_tensor_release(idx);
     cg_tensor_release(xv);
