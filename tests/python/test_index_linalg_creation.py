@@ -72,6 +72,7 @@ ERROR_CASES = {
     "index_copy_negative": lambda L: L.index_copy(_x(L), 0, _i(L, [-1]), L.ones(1, 4)),
     "index_add_negative": lambda L: L.index_add(_x(L), 0, _i(L, [-1]), L.ones(1, 4)),
     "index_fill_inplace_oob": lambda L: _x(L).index_fill_(0, _i(L, [-5]), 1.0),
+    "index_fill_int32": lambda L: L.index_fill(_x(L), 1, _i(L, [0, 2], "int32"), 1.0),
     "index_copy_int32": lambda L: L.index_copy(_x(L), 1, _i(L, [0, 2], "int32"), L.ones(3, 2)),
     "mm_dtype": lambda L: L.mm(_x(L), L.ones(4, 2, dtype=L.float64)),
     "matmul_dtype": lambda L: L.matmul(_x(L), L.ones(4, 2, dtype=L.float64)),
@@ -383,6 +384,8 @@ def test_global_seed_state_functions():
     assert cgrad.seed() != s  # from the OS: two seeds differ (with overwhelming probability)
     cgrad.default_generator.manual_seed(3)
     assert cgrad.initial_seed() == 3
+    g = cgrad.manual_seed(11)
+    assert g is cgrad.default_generator and g.initial_seed() == 11
     state = cgrad.get_rng_state()
     a = cgrad.randn(5)
     cgrad.set_rng_state(state)

@@ -57,6 +57,7 @@ int cgpy_promote_operands(int n, PyObject *const *in, bool float_only, cg_tensor
 void cgpy_release_n(int n, cg_tensor **ts);
 /* cgrad.Generator and cgrad.default_generator (ops_creation.c) */
 int cgpy_init_generator(PyObject *m);
+PyObject *cgpy_default_generator(void); /* new reference */
 
 /* `out=` support: copy `result` (stolen) into `out` (resizing is not
  * supported: shapes must match) and return out (new ref). out may be NULL or

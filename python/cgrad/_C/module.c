@@ -146,7 +146,7 @@ static PyObject *f_manual_seed(PyObject *m, PyObject *arg) {
     unsigned long long s = PyLong_AsUnsignedLongLongMask(arg);
     if (PyErr_Occurred()) return NULL;
     cg_manual_seed(s);
-    Py_RETURN_NONE;
+    return cgpy_default_generator(); /* as torch.manual_seed: the default generator */
 }
 static PyObject *f_initial_seed(PyObject *m, PyObject *u) {
     (void)m, (void)u;

@@ -232,6 +232,11 @@ static PyTypeObject CgGenerator_Type = {
     .tp_getset = gen_getset,
 };
 
+PyObject *cgpy_default_generator(void) {
+    Py_INCREF(g_default_generator);
+    return g_default_generator;
+}
+
 int cgpy_init_generator(PyObject *m) {
     if (PyType_Ready(&CgGenerator_Type) < 0) return -1;
     if (PyModule_AddObjectRef(m, "Generator", (PyObject *)&CgGenerator_Type) < 0) return -1;
@@ -442,7 +447,8 @@ static PyObject *like_common(PyObject *args, PyObject *kw, like_kind kind) {
                                                &a, &b, gen_conv, &gen, &mf, FKW_ARGS(f))
                  : PyArg_ParseTupleAndKeywords(args, kw, kind == LIKE_RAND ? "O!|$O&O" FKW_FMT ":rand_like" : "O!|$O&O" FKW_FMT ":randn_like",
                                                kw_like, &CgTensorBase_Type, &x, gen_conv, &gen, &mf, FKW_ARGS(f));
-    if (!ok || fkw_check(&f, "rand_like")) return NULL;
+    if (!ok || fkw_check(&f, kind == LIKE_RAND ? "rand_like" : kind == LIKE_RANDN ? "randn_like" : "randint_like"))
+        return NULL;
     cg_tensor *t = cgpy_t(x);
     if (!kw || !PyDict_GetItemString(kw, "device")) f.dev = cg_tensor_device(t);
     cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cg_tensor_dtype(t);

@@ -329,7 +329,11 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
         PyErr_Format(PyExc_IndexError, "%s(): Index is supposed to be a vector", name);
         return NULL;
     }
-    cg_tensor *idx0 = opargs_index(index_o, name, kind != IX_COPY);
+    if (kind == IX_FILL && cgpy_is_tensor(index_o) && cg_tensor_dtype(cgpy_t(index_o)) != CG_DTYPE_I64) {
+        PyErr_Format(PyExc_IndexError, "%s(): Expected dtype int64 for index.", name);
+        return NULL;
+    }
+    cg_tensor *idx0 = opargs_index(index_o, name, kind == IX_ADD);
     if (!idx0) return NULL;
     int64_t ni = cg_tensor_numel(idx0);
     if (kind != IX_FILL && check_nonnegative(idx0, name, dim, cgpy_t(x), kind == IX_COPY)) {
