@@ -17,10 +17,6 @@ def _like_samples(*extra_args):
     return fn
 
 
-def _with_dtype(name):
-    return lambda lib, *a, **k: getattr(lib, name)(*a, dtype=lib.float64, **k)
-
-
 OPS = [
     OpInfo("zeros", _shape_samples(), dtypes=("float32",), method=False, grad=False),
     OpInfo("ones", _shape_samples(), dtypes=("float32",), method=False, grad=False),
@@ -33,7 +29,6 @@ OPS = [
     OpInfo("arange", lambda dt: [SampleInput((5,)), SampleInput((1, 7, 2)), SampleInput((0.5, 2.0, 0.25)),
                                  SampleInput((3, -2, -1))], dtypes=("float32",), method=False, grad=False),
 ]
-
 
 
 # ---------------------------------------------------------------- linspace, logspace, eye, random sampling
