@@ -76,6 +76,9 @@ static inline PyObject *cgpy_inplace_result(PyObject *self, cg_status st) {
  * the first tensor. Returns 0 or -1 (raised). */
 int cgpy_promote_operands(int n, PyObject *const *in, bool float_only, cg_tensor **out, cg_dtype *dt);
 void cgpy_release_n(int n, cg_tensor **ts);
+/* cgrad.Generator and cgrad.default_generator (ops_creation.c) */
+int cgpy_init_generator(PyObject *m);
+PyObject *cgpy_default_generator(void); /* new reference */
 
 /* `out=` support: copy `result` (stolen) into `out` (resizing is not
  * supported: shapes must match) and return out (new ref). out may be NULL or

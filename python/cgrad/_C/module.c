@@ -147,7 +147,7 @@ static PyObject *f_manual_seed(PyObject *m, PyObject *arg) {
     unsigned long long s = PyLong_AsUnsignedLongLongMask(arg);
     if (PyErr_Occurred()) return NULL;
     cg_manual_seed(s);
-    Py_RETURN_NONE;
+    return cgpy_default_generator(); /* as torch.manual_seed: the default generator */
 }
 static PyObject *f_initial_seed(PyObject *m, PyObject *u) {
     (void)m, (void)u;
@@ -323,6 +323,10 @@ PyMODINIT_FUNC PyInit__C(void) {
     CGPY_OP_FAMILIES(CGPY_ADD_FUNCTIONS)
 #undef CGPY_ADD_FUNCTIONS
     if (cgpy_init_errors(m) < 0 || cgpy_init_dtypes(m) < 0 || cgpy_init_tensor_type(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (cgpy_init_generator(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }
