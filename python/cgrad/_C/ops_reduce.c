@@ -164,8 +164,7 @@ static PyObject *py_nansum(PyObject *self, PyObject *args, PyObject *kw) {
     red_args a;
     if (parse_reduce(self, args, kw, "nansum", true, &a)) return NULL;
     cg_tensor *x = cgpy_t(a.x);
-    cg_tensor *c = a.dtype >= 0 && cg_dtype_is_floating((cg_dtype)a.dtype) ? opargs_cast(x, (cg_dtype)a.dtype)
-                                                                           : (cg_tensor_retain(x), x);
+    cg_tensor *c = opargs_cast(x, a.dtype >= 0 ? (cg_dtype)a.dtype : cg_tensor_dtype(x));
     if (!c) return NULL;
     cg_tensor *z = zero_nans(c);
     cg_tensor_release(c);
@@ -208,8 +207,7 @@ static PyObject *py_prod(PyObject *self, PyObject *args, PyObject *kw) {
     if (!ok) return NULL;
     int64_t d = 0;
     if (dim != Py_None && opargs_int(dim, "prod", "dim", &d)) return NULL;
-    cg_tensor *c = dt >= 0 && cg_dtype_is_floating((cg_dtype)dt) ? opargs_cast(cgpy_t(x), (cg_dtype)dt)
-                                                                 : (cg_tensor_retain(cgpy_t(x)), cgpy_t(x));
+    cg_tensor *c = opargs_cast(cgpy_t(x), dt >= 0 ? (cg_dtype)dt : cg_tensor_dtype(cgpy_t(x)));
     if (!c) return NULL;
     cg_tensor *r = cg_prod(c, dim != Py_None, &d, dim != Py_None && keepdim);
     cg_tensor_release(c);
@@ -480,7 +478,7 @@ static PyObject *scan(PyObject *self, PyObject *args, PyObject *kw, const char *
     int64_t d;
     if (!ok || opargs_int(dim, name, "dim", &d)) return NULL;
     cg_tensor *t = cgpy_t(x);
-    cg_tensor *c = dt >= 0 && cg_dtype_is_floating((cg_dtype)dt) ? opargs_cast(t, (cg_dtype)dt) : (cg_tensor_retain(t), t);
+    cg_tensor *c = opargs_cast(t, dt >= 0 ? (cg_dtype)dt : cg_tensor_dtype(t));
     if (!c) return NULL;
     cg_tensor *r = fn(c, d);
     cg_tensor_release(c);

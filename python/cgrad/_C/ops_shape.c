@@ -210,19 +210,6 @@ static PyObject *py_tile(PyObject *s, PyObject *a, PyObject *k) { return shape_o
 static PyObject *py_repeat(PyObject *s, PyObject *a, PyObject *k) { return shape_op(s, a, k, "repeat", "repeats", cg_repeat); }
 static PyObject *py_flip(PyObject *s, PyObject *a, PyObject *k) { return shape_op(s, a, k, "flip", "dims", flip_fn); }
 
-/* x.view_as(other) / x.reshape_as(other) */
-static PyObject *as_other(PyObject *self, PyObject *other, bool reshape) {
-    if (!cgpy_is_tensor(other)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'other' must be Tensor, not %.100s", reshape ? "reshape_as" : "view_as",
-                     Py_TYPE(other)->tp_name);
-        return NULL;
-    }
-    cg_tensor *o = cgpy_t(other);
-    return cgpy_result((reshape ? cg_reshape : cg_view)(cgpy_t(self), cg_tensor_ndim(o), cg_tensor_shape(o)));
-}
-static PyObject *py_view_as(PyObject *self, PyObject *other) { return as_other(self, other, false); }
-static PyObject *py_reshape_as(PyObject *self, PyObject *other) { return as_other(self, other, true); }
-
 /* ---------------------------------------------------------------- transposes */
 
 /* op(input, dim0, dim1) with the argument names of transpose / swapaxes / swapdims */
@@ -820,8 +807,6 @@ PyMethodDef cgpy_shape_methods[] = {
     CGPY_KW("expand", py_expand),
     CGPY_KW("repeat", py_repeat),
     CGPY_KW("unfold", py_unfold),
-    {"view_as", py_view_as, METH_O, NULL},
-    {"reshape_as", py_reshape_as, METH_O, NULL},
     CGPY_KW("tril_", py_tril_),
     CGPY_KW("triu_", py_triu_),
     CGPY_TABLE_END,

@@ -139,7 +139,9 @@ def _sort_samples(**extra: Any) -> Callable[[str], List[SampleInput]]:
         for s in SHAPES:
             out.append(SampleInput((distinct_array(s, dtype, rng),), dict(extra, **stable)))
             for d in range(-len(s), len(s)):
-                out.append(SampleInput((distinct_array(s, dtype, rng), d), dict(extra, **stable)))
+                out.append(SampleInput((distinct_array(s, dtype, rng),), dict(extra, dim=d, **stable)))
+                if not stable:
+                    out.append(SampleInput((distinct_array(s, dtype, rng), d)))
                 out.append(SampleInput((distinct_array(s, dtype, rng),), dict(extra, dim=d, descending=True, **stable)))
         out.append(SampleInput((rand_array((4, 6), dtype, -1, 1, rng=rng),), dict(extra, dim=1, stable=True), grad=False))
         out.append(SampleInput((distinct_array((3, 4), dtype, rng),), dict(extra, dim=0, **stable), noncontig=True))
@@ -238,8 +240,8 @@ OPS = [
     OpInfo("prod", _prod_samples, dtypes=ALL_DTYPES),
     OpInfo("max", _minmax_samples, dtypes=ALL_DTYPES),
     OpInfo("min", _minmax_samples, dtypes=ALL_DTYPES),
-    OpInfo("amax", _reduce_samples(distinct=True), dtypes=ALL_DTYPES),
-    OpInfo("amin", _reduce_samples(distinct=True), dtypes=ALL_DTYPES),
+    OpInfo("amax", _reduce_samples(NONEMPTY, distinct=True), dtypes=ALL_DTYPES),
+    OpInfo("amin", _reduce_samples(NONEMPTY, distinct=True), dtypes=ALL_DTYPES),
     OpInfo("aminmax", _aminmax_samples, dtypes=("float32", "float64", "int64", "int32", "uint8")),
     OpInfo("argmax", _argext_samples, dtypes=("float32", "float64", "int64", "uint8"), grad=False),
     OpInfo("argmin", _argext_samples, dtypes=("float32", "float64", "int64", "uint8"), grad=False),

@@ -104,7 +104,6 @@ _tile_cases = [(((3,),), ((2,),), {}), (S34, ((2,),), {}), (((2, 3),), ((2, 1, 2
                (S34, ((2, 1),), {}, True)]
 _tri_cases = [(S34, (), {}), (S34, (1,), {}), (S34, (-1,), {}), (S234, (), {}), (((5, 5),), (), {"diagonal": -2}),
               (((0, 3),), (), {}), (S34, (2,), {}, True)]
-_as_other_cases = [(((3, 4), (4, 3)), (), {}), (((2, 3, 4), (6, 4)), (), {}), (((), ()), (), {})]
 
 
 def _broadcast_tensors_samples(dtype: str) -> List[SampleInput]:
@@ -134,8 +133,6 @@ def _op(name: str, cases: Sequence[Case], **kw: Any) -> OpInfo:
 OPS = [
     _op("view", _view_cases, call=_method("view")),
     _op("reshape", _reshape_cases),
-    _op("view_as", _as_other_cases, call=_method("view_as")),
-    _op("reshape_as", _as_other_cases, call=_method("reshape_as")),
     _op("permute", _permute_cases),
     _op("transpose", _transpose_cases),
     _op("swapaxes", _transpose_cases[:3]),
