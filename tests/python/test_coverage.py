@@ -10,6 +10,7 @@ NOT_OPS = {
     "set_default_dtype", "set_num_threads", "get_num_threads", "result_type", "promote_types", "is_tensor",
     "tensor", "grad",
 }
+NOT_OPS |= {"can_cast"}  # promotion query (tests/python/test_promotion.py)
 
 
 def test_every_public_op_has_a_table_entry():

@@ -49,6 +49,27 @@ static inline PyObject *cgpy_inplace_result(PyObject *self, cg_status st) {
     return self;
 }
 
+/* Run engine work without the GIL so other Python threads run meanwhile:
+ * CGPY_NOGIL(stmt) always, CGPY_NOGIL_IF(numel, stmt) when numel (the work's
+ * input size) is at least CGPY_NOGIL_NUMEL — below that, dropping and
+ * retaking the GIL costs more than it frees. stmt must not touch Python
+ * objects (engine calls only; assign results to variables declared before):
+ *     cg_tensor *r;
+ *     CGPY_NOGIL_IF(cg_tensor_numel(x), r = cg_add(x, y));
+ * The engine is thread-safe (Note [Concurrent backward] in src/autograd/node.c);
+ * engine callbacks into Python (hooks) take the GIL with PyGILState_Ensure. */
+#define CGPY_NOGIL_NUMEL 32768
+#define CGPY_NOGIL(stmt)            \
+    do {                            \
+        Py_BEGIN_ALLOW_THREADS stmt; \
+        Py_END_ALLOW_THREADS         \
+    } while (0)
+#define CGPY_NOGIL_IF(numel, stmt)                            \
+    do {                                                      \
+        if ((int64_t)(numel) >= CGPY_NOGIL_NUMEL) CGPY_NOGIL(stmt); \
+        else { stmt; }                                        \
+    } while (0)
+
 /* Promote n operands (tensors / Python scalars) to one dtype and convert them
  * (new references in out[]); `float_only` raises int/bool results to the
  * default float dtype (as exp(int) does in PyTorch). The device is that of
