@@ -5,6 +5,7 @@ from opinfo import ALL_OPS
 # Public names that are not ops (types, state, factories checked in their own tests).
 NOT_OPS = {
     "Tensor", "Size", "dtype", "device", "DtypeMismatch", "DeviceMismatch", "ShapeMismatch",
+    "InvalidArgument", "IndexOutOfRange",
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "is_anomaly_enabled", "manual_seed", "initial_seed", "get_default_dtype",
     "set_default_dtype", "set_num_threads", "get_num_threads", "result_type", "promote_types", "is_tensor",

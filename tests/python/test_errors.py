@@ -14,7 +14,12 @@ def test_exception_hierarchy():
     assert issubclass(cgrad.ShapeMismatch, RuntimeError)
     assert issubclass(cgrad.DeviceMismatch, RuntimeError)
     assert issubclass(cgrad.DtypeMismatch, TypeError)
-    for e in (cgrad.ShapeMismatch, cgrad.DeviceMismatch, cgrad.DtypeMismatch):
+    # Note [Exception classes]: both the idiomatic type and PyTorch's RuntimeError
+    for e, base in ((cgrad.DtypeMismatch, TypeError), (cgrad.InvalidArgument, ValueError),
+                    (cgrad.IndexOutOfRange, IndexError)):
+        assert issubclass(e, base) and issubclass(e, RuntimeError)
+    for e in (cgrad.ShapeMismatch, cgrad.DeviceMismatch, cgrad.DtypeMismatch, cgrad.InvalidArgument,
+              cgrad.IndexOutOfRange):
         assert e.__module__ == "cgrad"
 
 

@@ -36,7 +36,7 @@ static inline cg_tensor *cgpy_t(PyObject *o) { return ((CgTensorObject *)o)->t; 
 
 /* ------------------------------------------------------------- errors */
 
-extern PyObject *cgpy_DtypeMismatch, *cgpy_DeviceMismatch, *cgpy_ShapeMismatch;
+extern PyObject *cgpy_DtypeMismatch, *cgpy_DeviceMismatch, *cgpy_ShapeMismatch, *cgpy_InvalidArgument, *cgpy_IndexOutOfRange;
 /* Raise the engine's thread-local error as the mapped Python exception. */
 PyObject *cgpy_raise(void);
 /* 0 on CG_OK, else raise and -1. */

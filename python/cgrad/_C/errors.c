@@ -1,7 +1,7 @@
 /* errors.c — the one place engine status codes become Python exceptions. */
 #include "cgpy.h"
 
-PyObject *cgpy_DtypeMismatch, *cgpy_DeviceMismatch, *cgpy_ShapeMismatch;
+PyObject *cgpy_DtypeMismatch, *cgpy_DeviceMismatch, *cgpy_ShapeMismatch, *cgpy_InvalidArgument, *cgpy_IndexOutOfRange;
 
 PyObject *cgpy_raise(void) {
     /* a failure reported as a Python exception (argument conversion, a hook)
@@ -13,8 +13,8 @@ PyObject *cgpy_raise(void) {
     case CG_ERR_DTYPE: exc = cgpy_DtypeMismatch; break;
     case CG_ERR_DEVICE: exc = cgpy_DeviceMismatch; break;
     case CG_ERR_SHAPE: exc = cgpy_ShapeMismatch; break;
-    case CG_ERR_INDEX: exc = PyExc_IndexError; break;
-    case CG_ERR_VALUE: exc = PyExc_ValueError; break;
+    case CG_ERR_INDEX: exc = cgpy_IndexOutOfRange; break;
+    case CG_ERR_VALUE: exc = cgpy_InvalidArgument; break;
     case CG_ERR_OOM: exc = PyExc_MemoryError; break;
     case CG_ERR_NOT_IMPLEMENTED: exc = PyExc_NotImplementedError; break;
     case CG_ERR_RUNTIME: exc = PyExc_RuntimeError; break;
@@ -33,18 +33,39 @@ int cgpy_check(cg_status st) {
     return -1;
 }
 
+/* A new exception class deriving from two built-in ones. */
+static PyObject *two_base_exception(const char *name, const char *doc, PyObject *a, PyObject *b) {
+    PyObject *bases = PyTuple_Pack(2, a, b);
+    if (!bases) return NULL;
+    PyObject *e = PyErr_NewExceptionWithDoc(name, doc, bases, NULL);
+    Py_DECREF(bases);
+    return e;
+}
+
+/* Note [Exception classes]: PyTorch raises RuntimeError for most bad
+ * arguments and dtype problems, and IndexError or RuntimeError for indices
+ * out of range, depending on the op. Our classes derive from both the
+ * Python-idiomatic type and RuntimeError, so code written against PyTorch
+ * (`except RuntimeError`) and idiomatic code (`except ValueError`) both work. */
 int cgpy_init_errors(PyObject *m) {
-    /* DtypeMismatch is a TypeError (wrong kind of data); device and shape
-     * mismatches are RuntimeErrors, as PyTorch raises for them. */
-    cgpy_DtypeMismatch = PyErr_NewExceptionWithDoc("cgrad.DtypeMismatch",
-        "Operands have dtypes the operation cannot combine (the engine never promotes).", PyExc_TypeError, NULL);
+    cgpy_DtypeMismatch = two_base_exception("cgrad.DtypeMismatch",
+        "Operands have dtypes the operation cannot combine (the engine never promotes).", PyExc_TypeError,
+        PyExc_RuntimeError);
     cgpy_DeviceMismatch = PyErr_NewExceptionWithDoc("cgrad.DeviceMismatch",
         "Operands live on different devices (data is never moved implicitly).", PyExc_RuntimeError, NULL);
     cgpy_ShapeMismatch = PyErr_NewExceptionWithDoc("cgrad.ShapeMismatch",
         "Operand shapes are incompatible (cannot broadcast, wrong rank, ...).", PyExc_RuntimeError, NULL);
-    if (!cgpy_DtypeMismatch || !cgpy_DeviceMismatch || !cgpy_ShapeMismatch) return -1;
+    cgpy_InvalidArgument = two_base_exception("cgrad.InvalidArgument",
+        "An argument value is invalid for the operation.", PyExc_ValueError, PyExc_RuntimeError);
+    cgpy_IndexOutOfRange = two_base_exception("cgrad.IndexOutOfRange",
+        "An index or dimension is out of range.", PyExc_IndexError, PyExc_RuntimeError);
+    if (!cgpy_DtypeMismatch || !cgpy_DeviceMismatch || !cgpy_ShapeMismatch || !cgpy_InvalidArgument ||
+        !cgpy_IndexOutOfRange)
+        return -1;
     if (PyModule_AddObjectRef(m, "DtypeMismatch", cgpy_DtypeMismatch) < 0) return -1;
     if (PyModule_AddObjectRef(m, "DeviceMismatch", cgpy_DeviceMismatch) < 0) return -1;
     if (PyModule_AddObjectRef(m, "ShapeMismatch", cgpy_ShapeMismatch) < 0) return -1;
+    if (PyModule_AddObjectRef(m, "InvalidArgument", cgpy_InvalidArgument) < 0) return -1;
+    if (PyModule_AddObjectRef(m, "IndexOutOfRange", cgpy_IndexOutOfRange) < 0) return -1;
     return 0;
 }
