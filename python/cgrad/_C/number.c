@@ -146,6 +146,18 @@ static int fast_ok(int kind, cg_dtype dt) {
     }
 }
 
+/* Result of an engine op: integer division by zero is PyTorch's
+ * RuntimeError("ZeroDivisionError"), other errors map as usual. */
+static PyObject *op_result(const binop *op, cg_tensor *r) {
+    if (r) return cgpy_wrap(r);
+    if (op->kind == K_DIVMOD && cg_last_error() == CG_ERR_VALUE) {
+        PyErr_Format(PyExc_RuntimeError, "ZeroDivisionError: %s", cg_last_error_message());
+        cg_clear_error();
+        return NULL;
+    }
+    return cgpy_raise();
+}
+
 /* `a op b` on normalised operands with the computed dtype */
 static PyObject *binary_promoted(const binop *op, PyObject *a, PyObject *b) {
     cg_dtype dt;
@@ -161,14 +173,14 @@ static PyObject *binary_promoted(const binop *op, PyObject *a, PyObject *b) {
     cg_tensor *r = op->fn(x, y);
     cg_tensor_release(x);
     cg_tensor_release(y);
-    return cgpy_wrap(r);
+    return op_result(op, r);
 }
 
 static PyObject *binary(PyObject *a, PyObject *b, const binop *op) {
     /* fast path: two tensors of one dtype */
     if (cgpy_is_tensor(a) && cgpy_is_tensor(b) && cg_tensor_dtype(cgpy_t(a)) == cg_tensor_dtype(cgpy_t(b)) &&
         fast_ok(op->kind, cg_tensor_dtype(cgpy_t(a))))
-        return cgpy_wrap(op->fn(cgpy_t(a), cgpy_t(b)));
+        return op_result(op, op->fn(cgpy_t(a), cgpy_t(b)));
     PyObject *x, *y;
     int k = norm_operand(a, &x);
     if (k <= 0) return k ? NULL : Py_NewRef(Py_NotImplemented);
@@ -193,6 +205,11 @@ static PyObject *inplace(PyObject *a, PyObject *b, const binop *op) {
     cg_tensor *self = cgpy_t(a), *o = NULL;
     cg_dtype dt, sdt = cg_tensor_dtype(self);
     PyObject *res = NULL;
+    if (op->kind == K_POW && sdt == CG_DTYPE_BOOL && PyBool_Check(y)) { /* b **= True keeps b, **= False gives ones */
+        if (y == Py_False && cgpy_check(cg_fill_(self, 1))) goto done;
+        res = Py_NewRef(a);
+        goto done;
+    }
     if (op_dtype(op, a, y, &dt)) goto done;
     if ((cg_dtype_is_floating(dt) && !cg_dtype_is_floating(sdt)) || (sdt == CG_DTYPE_BOOL && dt != CG_DTYPE_BOOL)) {
         PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
@@ -205,7 +222,10 @@ static PyObject *inplace(PyObject *a, PyObject *b, const binop *op) {
         goto done;
     }
     if (!(o = cgpy_as_tensor(y, sdt, cg_tensor_device(self)))) goto done;
-    if (cgpy_check(cg_binary_(op->name, self, o))) goto done;
+    if (cg_binary_(op->name, self, o) != CG_OK) {
+        op_result(op, NULL);
+        goto done;
+    }
     res = Py_NewRef(a);
 done:
     cg_tensor_release(o);
@@ -362,8 +382,8 @@ static PyObject *nb_index(PyObject *a) {
 static int nb_bool(PyObject *a) {
     cg_tensor *t = cgpy_t(a);
     if (cg_tensor_numel(t) != 1) {
-        PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s values is ambiguous",
-                     cg_tensor_numel(t) ? "more than one" : "no");
+        PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s is ambiguous",
+                     cg_tensor_numel(t) ? "more than one value" : "no values");
         return -1;
     }
     double v;
