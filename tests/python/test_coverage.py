@@ -9,6 +9,7 @@ NOT_OPS = {
     "is_inference_mode_enabled", "is_anomaly_enabled", "manual_seed", "initial_seed", "get_default_dtype",
     "set_default_dtype", "set_num_threads", "get_num_threads", "result_type", "promote_types", "is_tensor",
     "tensor", "grad",
+    "from_numpy", "as_tensor", "asarray", "from_dlpack",  # interop factories (tests/python/test_interop.py)
 }
 
 

@@ -121,7 +121,9 @@ static cg_tensor *view_of_ndarray(PyObject *arr) {
         goto done;
     }
     if (dt < 0) {
-        PyObject *d = PyObject_GetAttrString(arr, "dtype"), *ds = d ? PyObject_Str(d) : NULL;
+        PyObject *d = PyObject_GetAttrString(arr, "dtype"), *dty = d ? PyObject_GetAttrString(d, "type") : NULL,
+                 *ds = dty ? PyObject_GetAttrString(dty, "__name__") : NULL;
+        Py_XDECREF(dty);
         if (ds)
             PyErr_Format(PyExc_TypeError,
                          "can't convert np.ndarray of type numpy.%U. The only supported types are: float64, float32, "
@@ -177,12 +179,12 @@ done:
  * New reference or NULL (raised). */
 cg_tensor *cgpy_tensor_from_numpy(PyObject *o, int dtype, int copy) {
     PyObject *arr = NULL;
-    if (cgpy_numpy_kind(o) == 2) { /* a NumPy scalar: as a 0-d array */
+    if (cgpy_numpy_kind(o) == 2) copy = 1; /* a NumPy scalar */
+    if (copy) { /* through a contiguous array (any strides, scalars as 0-d arrays) */
         PyObject *np = PyImport_ImportModule("numpy");
-        arr = np ? PyObject_CallMethod(np, "asarray", "O", o) : NULL;
+        arr = np ? PyObject_CallMethod(np, "ascontiguousarray", "O", o) : NULL;
         Py_XDECREF(np);
         if (!arr) return NULL;
-        copy = 1;
     } else {
         arr = Py_NewRef(o);
     }
@@ -569,7 +571,7 @@ static PyObject *m_dlpack(PyObject *self, PyObject *args, PyObject *kw) {
         return NULL;
     cg_tensor *t = cgpy_t(self);
     if (cg_tensor_requires_grad(t)) {
-        PyErr_SetString(PyExc_RuntimeError, "Can't export tensors that require gradient, use tensor.detach()");
+        PyErr_SetString(PyExc_BufferError, "Can't export tensors that require gradient, use tensor.detach()");
         return NULL;
     }
     if (cg_tensor_device(t).type != CG_DEVICE_CPU) {
