@@ -151,6 +151,11 @@ def test_as_tensor_and_asarray_share_memory():
         t = f(a)
         assert t.data_ptr() == a.ctypes.data
     assert cgrad.as_tensor(a, dtype=cgrad.float64).dtype == cgrad.float64
+    assert cgrad.asarray(a, dtype=cgrad.float64).dtype == cgrad.float64
+    with pytest.raises(ValueError, match="copy=False"):
+        cgrad.asarray(a, dtype=cgrad.float64, copy=False)
+    assert cgrad.asarray(a, copy=False).data_ptr() == a.ctypes.data
+    assert cgrad.asarray(a, copy=True).data_ptr() != a.ctypes.data
     x = cgrad.ones(3)
     assert cgrad.as_tensor(x) is x and cgrad.asarray(x) is x and cgrad.as_tensor(x, dtype=cgrad.float32) is x
     assert cgrad.as_tensor(x, dtype=cgrad.int64).dtype == cgrad.int64

@@ -405,12 +405,18 @@ static PyObject *tensor_to(PyObject *x, int dt, int has_dev, cg_device dev, int 
     return cgpy_wrap(b);
 }
 
-/* a zero-copy tensor from foreign memory moved / cast as asked */
+/* a zero-copy tensor from foreign memory moved / cast as asked; copy: 1
+ * forces a copy, 0 forbids one (ValueError when the dtype / device needs it),
+ * -1 copies only when needed */
 static PyObject *finish_foreign(cg_tensor *v, int dt, int has_dev, cg_device dev, int copy) {
     if (!v) return NULL;
     PyObject *x = cgpy_wrap(v);
     if (!x) return NULL;
-    PyObject *r = tensor_to(x, dt, has_dev, dev, copy);
+    PyObject *r = tensor_to(x, dt, has_dev, dev, copy == 1);
+    if (r && copy == 0 && r != x) {
+        Py_CLEAR(r);
+        PyErr_SetString(PyExc_ValueError, "asarray(): the requested dtype or device needs a copy, but copy=False");
+    }
     Py_DECREF(x);
     return r;
 }
@@ -431,7 +437,7 @@ static PyObject *f_as_tensor(PyObject *m, PyObject *args, PyObject *kw) {
     if (cgpy_is_tensor(data)) return tensor_to(data, dt, has_dev, dev, 0);
     int k = cgpy_numpy_kind(data);
     if (k < 0) return NULL;
-    if (k == 1) return finish_foreign(cgpy_tensor_from_numpy(data, -1, 0), dt, has_dev, dev, 0);
+    if (k == 1) return finish_foreign(cgpy_tensor_from_numpy(data, -1, 0), dt, has_dev, dev, -1);
     return cgpy_result(cgpy_tensor_from_data(data, dt, dev));
 }
 
@@ -455,14 +461,14 @@ static PyObject *f_asarray(PyObject *m, PyObject *args, PyObject *kw) {
         int k = cgpy_numpy_kind(obj);
         if (k < 0) return NULL;
         if (k == 1) {
-            r = finish_foreign(cgpy_tensor_from_numpy(obj, -1, 0), dt, has_dev, dev, copy == 1);
+            r = finish_foreign(cgpy_tensor_from_numpy(obj, -1, 0), dt, has_dev, dev, copy);
         } else if (k == 0 && PyObject_HasAttrString(obj, "__dlpack__")) {
             PyObject *x = f_from_dlpack_impl(obj);
             if (!x) return NULL;
-            r = tensor_to(x, dt, has_dev, dev, copy == 1);
+            r = finish_foreign((cg_tensor_retain(cgpy_t(x)), cgpy_t(x)), dt, has_dev, dev, copy);
             Py_DECREF(x);
         } else if (k == 0 && PyObject_CheckBuffer(obj) && !PyBytes_Check(obj) && !PyByteArray_Check(obj)) {
-            r = finish_foreign(view_of_buffer(obj), dt, has_dev, dev, copy == 1);
+            r = finish_foreign(view_of_buffer(obj), dt, has_dev, dev, copy);
         } else {
             if (copy == 0) {
                 PyErr_Format(PyExc_ValueError, "asarray(): can't alias a %.100s without copying (copy=False)",

@@ -348,7 +348,8 @@ static int fill(PyObject *o, int depth, int ndim, char **p, cg_dtype dt) {
 cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev) {
     extern int cgpy_numpy_kind(PyObject *o); /* interop.c: NumPy arrays and scalars are copied through memory */
     extern cg_tensor *cgpy_tensor_from_numpy(PyObject *o, int dtype, int copy);
-    if (!PyList_Check(data) && !PyTuple_Check(data) && !cgpy_is_scalar(data) && cgpy_numpy_kind(data) > 0) {
+    if (!PyList_Check(data) && !PyTuple_Check(data) && !cgpy_is_scalar(data) && !cgpy_is_tensor(data) &&
+        cgpy_numpy_kind(data) > 0) {
         cg_tensor *r = cgpy_tensor_from_numpy(data, dtype, 1), *m = r && dev.type != CG_DEVICE_CPU ? cg_to_device(r, dev) : r;
         if (m != r) cg_tensor_release(r);
         if (r && !m) cgpy_raise();
