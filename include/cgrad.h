@@ -511,6 +511,10 @@ CG_API cg_status cg_binary_(const char *op_name, cg_tensor *self, cg_tensor *oth
 CG_API cg_status cg_clamp_(cg_tensor *self, const double *min, const double *max);
 CG_API cg_status cg_leaky_relu_(cg_tensor *self, double negative_slope);
 
+/* ------------------------------------------------------------- nn: convolution and pooling */
+
+/* ------------------------------------------------------------- nn: normalization, losses, embedding, misc */
+
 #ifdef __cplusplus
 }
 #endif

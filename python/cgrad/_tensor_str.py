@@ -1,114 +1,167 @@
-"""Formatting of tensors like PyTorch's repr: `tensor([1.5000, 2.0000], requires_grad=True)`,
-summarised with '...' beyond 1000 elements."""
+"""Formatting of tensors exactly like PyTorch's repr (torch/_tensor_str.py with the
+default print options): `tensor([1.5000, 2.0000], requires_grad=True)`, fixed or
+scientific notation chosen from the non-zero finite values, summarised with '...'
+beyond 1000 elements, suffixes wrapped at 80 columns."""
 from __future__ import annotations
 
 import math
 from typing import Any, List
 
+_PRECISION = 4
 _THRESHOLD = 1000
 _EDGE = 3
 _LINEWIDTH = 80
 
 
-def _float_formatter(values: List[float]):
-    finite = [abs(v) for v in values if math.isfinite(v)]
-    if not finite:
-        return lambda v: _special(v) or f"{v}"
-    ints = all(float(v).is_integer() for v in values if math.isfinite(v))
-    vmax, vmin = max(finite), min(finite)
-    nonzero = [v for v in finite if v != 0]
-    nzmin = min(nonzero) if nonzero else 0.0
-    if ints:
-        if vmax > 1e8:
-            return lambda v: _special(v) or f"{v:.4e}"
-        return lambda v: _special(v) or f"{v:.0f}."
-    if vmax > 1e8 or (nonzero and (nzmin < 1e-4 or vmax / nzmin > 1000.0)):
-        return lambda v: _special(v) or f"{v:.4e}"
-    return lambda v: _special(v) or f"{v:.4f}"
+class _Formatter:
+    """Chooses int / fixed / scientific mode and the common width from the values shown."""
+
+    def __init__(self, floating: bool, values: List[Any]) -> None:
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        if not floating:
+            for v in values:
+                self.max_width = max(self.max_width, len(f"{v}"))
+            return
+        nz = [v for v in values if math.isfinite(v) and v != 0]
+        if not nz:
+            return
+        absv = [abs(v) for v in nz]
+        vmin, vmax = min(absv), max(absv)
+        self.int_mode = all(v == math.ceil(v) for v in nz)
+        self.sci_mode = vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4
+        for v in nz:
+            if self.sci_mode:
+                w = len(f"{v:.{_PRECISION}e}")
+            elif self.int_mode:
+                w = len(f"{v:.0f}") + 1
+            else:
+                w = len(f"{v:.{_PRECISION}f}")
+            self.max_width = max(self.max_width, w)
+
+    def format(self, value: Any) -> str:
+        if self.floating:
+            if self.sci_mode:
+                ret = f"{value:{self.max_width}.{_PRECISION}e}"
+            elif self.int_mode:
+                ret = f"{value:.0f}"
+                if not (math.isinf(value) or math.isnan(value)):
+                    ret += "."
+            else:
+                ret = f"{value:.{_PRECISION}f}"
+        else:
+            ret = f"{value}"
+        return (self.max_width - len(ret)) * " " + ret
 
 
-def _special(v: float) -> str:
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return ""
-
-
-def _format_values(t: Any, flat: List[Any]):
-    if t.dtype.is_floating_point:
-        return _float_formatter([float(x) for x in flat])
-    if str(t.dtype) == "cgrad.bool":
-        return lambda v: "True" if v else "False"
-    return lambda v: str(int(v))
-
-
-def _nested(t: Any, fmt, width: int, indent: int, summarize: bool) -> str:
-    if t.dim() == 0:
-        return fmt(t.item()).rjust(width)
-    n = t.shape[0]
-    if t.dim() == 1:
-        idx = list(range(n))
-        if summarize and n > 2 * _EDGE:
-            idx = list(range(_EDGE)) + [None] + list(range(n - _EDGE, n))
-        items = ["..." if i is None else fmt(t[i].item()).rjust(width) for i in idx]
-        per_line = max(1, (_LINEWIDTH - indent) // (width + 2))
-        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
-        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
-    idx = list(range(n))
-    if summarize and n > 2 * _EDGE:
-        idx = list(range(_EDGE)) + [None] + list(range(n - _EDGE, n))
-    sep = "," + "\n" * (t.dim() - 1) + " " * (indent + 1)
-    parts = ["..." if i is None else _nested(t[i], fmt, width, indent + 1, summarize) for i in idx]
-    return "[" + sep.join(parts) + "]"
-
-
-def _sample(t: Any, summarize: bool) -> List[Any]:
-    if not summarize or t.dim() == 0:
-        return [v for v in _flatten(t.tolist())]
-    out: List[Any] = []
-    n = t.shape[0]
-    rows = list(range(n)) if n <= 2 * _EDGE else list(range(_EDGE)) + list(range(n - _EDGE, n))
-    for i in rows:
-        out.extend(_sample(t[i], summarize) if t.dim() > 1 else [t[i].item()])
+def _flatten(x: Any, out: List[Any]) -> List[Any]:
+    if isinstance(x, list):
+        for e in x:
+            _flatten(e, out)
+    else:
+        out.append(x)
     return out
 
 
-def _flatten(x: Any):
-    if isinstance(x, list):
-        for e in x:
-            yield from _flatten(e)
+def _summarized_values(t: Any) -> List[Any]:
+    """The values PyTorch's get_summarized_data keeps: edge items along every dim."""
+    if t.dim() == 0:
+        return [t.item()]
+    n = t.shape[0]
+    if t.dim() == 1:
+        if n > 2 * _EDGE:
+            return t[:_EDGE].tolist() + t[-_EDGE:].tolist()
+        return t.tolist()
+    rows = range(n) if n <= 2 * _EDGE else list(range(_EDGE)) + list(range(n - _EDGE, n))
+    out: List[Any] = []
+    for i in rows:
+        out.extend(_summarized_values(t[i]))
+    return out
+
+
+def _vector_str(t: Any, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    element_length = fmt.max_width + 2
+    per_line = max(1, math.floor((_LINEWIDTH - indent) / element_length))
+    if summarize and t.shape[0] > 2 * _EDGE:
+        data = [fmt.format(v) for v in t[:_EDGE].tolist()] + [" ..."] + [fmt.format(v) for v in t[-_EDGE:].tolist()]
     else:
-        yield x
+        data = [fmt.format(v) for v in t.tolist()]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def tensor_repr(t: Any) -> str:
+def _tensor_str_with_formatter(t: Any, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    dim = t.dim()
+    if dim == 0:
+        return fmt.format(t.item())
+    if dim == 1:
+        return _vector_str(t, indent, summarize, fmt)
+    n = t.shape[0]
+    if summarize and n > 2 * _EDGE:
+        slices = ([_tensor_str_with_formatter(t[i], indent + 1, summarize, fmt) for i in range(_EDGE)] + ["..."] +
+                  [_tensor_str_with_formatter(t[i], indent + 1, summarize, fmt) for i in range(n - _EDGE, n)])
+    else:
+        slices = [_tensor_str_with_formatter(t[i], indent + 1, summarize, fmt) for i in range(n)]
+    return "[" + ("," + "\n" * (dim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _tensor_str(t: Any, indent: int) -> str:
+    if t.numel() == 0:
+        return "[]"
+    summarize = t.numel() > _THRESHOLD
+    values = _summarized_values(t) if summarize else _flatten(t.tolist(), [])
+    fmt = _Formatter(t.dtype.is_floating_point, values)
+    return _tensor_str_with_formatter(t, indent, summarize, fmt)
+
+
+def _add_suffixes(tensor_str: str, suffixes: List[str], indent: int) -> str:
+    parts = [tensor_str]
+    last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > _LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def tensor_repr(inp: Any) -> str:
+    """repr(tensor) as PyTorch writes it (with 'cgrad.' dtype names)."""
     from . import _C  # local: avoid import cycles
 
-    summarize = t.numel() > _THRESHOLD
-    suffixes = []
-    prefix = "tensor("
-    if t.is_meta:
-        body = "..."
-        suffixes.append(f"size={tuple(t.shape)}")
-    elif t.numel() == 0 and t.dim() != 1:
-        body = "[]"
-        suffixes.append(f"size={tuple(t.shape)}")
-    else:
-        flat = _sample(t.detach(), summarize)
-        fmt = _format_values(t, flat)
-        width = max((len(fmt(v)) for v in flat), default=1)
-        body = _nested(t.detach(), fmt, width, len(prefix), summarize)
-    if not t.is_meta and str(t.device) != "cpu":
+    cls = type(inp)
+    is_plain = cls.__name__ in ("Tensor", "Parameter") and cls.__module__.startswith("cgrad")
+    prefix = "tensor(" if is_plain else f"{cls.__name__}("
+    indent = len(prefix)
+    suffixes: List[str] = []
+    t = inp.detach()
+    if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
     default = _C.get_default_dtype()
-    implicit = {default, _C.int64, _C.bool}
-    if t.dtype not in implicit or (t.numel() == 0 and t.dtype != default):
-        suffixes.append(f"dtype={t.dtype}")
+    has_default_dtype = t.dtype in (default, _C.int64, _C.bool)
     if t.is_meta:
-        suffixes.insert(0, "device='meta'")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t.requires_grad:
+        suffixes.append("size=" + str(tuple(t.shape)))
+        if t.dtype != default:
+            suffixes.append(f"dtype={t.dtype}")
+        tensor_str = "..."
+    elif t.numel() == 0:
+        if t.dim() != 1:
+            suffixes.append("size=" + str(tuple(t.shape)))
+        if t.dtype != default:
+            suffixes.append(f"dtype={t.dtype}")
+        tensor_str = "[]"
+    else:
+        if not has_default_dtype:
+            suffixes.append(f"dtype={t.dtype}")
+        tensor_str = _tensor_str(t, indent)
+    grad_fn = inp.grad_fn
+    if grad_fn is not None:
+        suffixes.append(f"grad_fn=<{grad_fn.name()}>")
+    elif inp.requires_grad:
         suffixes.append("requires_grad=True")
-    return prefix + body + "".join(", " + s for s in suffixes) + ")"
+    return _add_suffixes(prefix + tensor_str, suffixes, indent)

@@ -3,9 +3,20 @@
  * iterative teardown (Note [Iterative teardown]). */
 #include "autograd_internal.h"
 
+#include <pthread.h>
 #include <string.h>
 
 static atomic_uint_fast64_t g_seq = 0;
+
+/* Note [Concurrent backward]: several threads may run backward at once on
+ * graphs that share leaves (the binding releases the GIL around the engine).
+ * Two global mutexes guard the state those graphs share: g_acc_lock a leaf's
+ * weak grad_acc slot (creation of its AccumulateGrad node versus teardown of
+ * the old one in another thread), g_grad_lock the update of leaf->grad. Lock
+ * order is g_grad_lock before g_acc_lock (a create_graph accumulation may
+ * create nodes); neither is held while user hooks run or tensors are freed. */
+static pthread_mutex_t g_acc_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_grad_lock = PTHREAD_MUTEX_INITIALIZER;
 
 bool cg_any_requires_grad(int n, cg_tensor *const *inputs) {
     if (!cg_is_grad_enabled()) return false;
@@ -52,16 +63,26 @@ static cg_node *node_alloc(const char *name, cg_backward_fn backward, const void
 static cg_status accumulate_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin);
 
 cg_node *cg_grad_accumulator(cg_tensor *leaf) {
-    if (leaf->grad_acc) {
-        cg_node_retain(leaf->grad_acc);
-        return leaf->grad_acc;
+    pthread_mutex_lock(&g_acc_lock);
+    cg_node *n = leaf->grad_acc;
+    if (n) {
+        /* retain unless another thread already dropped the last reference
+         * (its teardown clears the slot under this lock) */
+        long c = atomic_load(&n->refcount);
+        while (c > 0 && !atomic_compare_exchange_weak(&n->refcount, &c, c + 1)) {}
+        if (c > 0) {
+            pthread_mutex_unlock(&g_acc_lock);
+            return n;
+        }
     }
-    cg_node *n = node_alloc("AccumulateGrad", accumulate_backward, NULL, 0, 1, 0);
-    if (!n) return NULL;
-    cg_tensor_retain(leaf);
-    n->variable = leaf;
-    meta_of(&n->output_meta[0], leaf);
-    leaf->grad_acc = n; /* weak; cleared in node teardown */
+    n = node_alloc("AccumulateGrad", accumulate_backward, NULL, 0, 1, 0);
+    if (n) {
+        cg_tensor_retain(leaf);
+        n->variable = leaf;
+        meta_of(&n->output_meta[0], leaf);
+        leaf->grad_acc = n; /* weak; cleared in node teardown */
+    }
+    pthread_mutex_unlock(&g_acc_lock);
     return n;
 }
 
@@ -178,7 +199,9 @@ static void node_destroy(cg_node *n) {
     }
     if (n->extra_free) n->extra_free(n->extra);
     if (n->variable) {
+        pthread_mutex_lock(&g_acc_lock);
         if (n->variable->grad_acc == n) n->variable->grad_acc = NULL;
+        pthread_mutex_unlock(&g_acc_lock);
         cg_tensor_release(n->variable);
     }
     free(n);
@@ -255,36 +278,47 @@ static cg_status accumulate_backward(cg_node *node, cg_tensor *const *gout, cg_t
         }
     }
     bool create_graph = cg_is_grad_enabled();
+    cg_tensor *drop[2] = {NULL, NULL}; /* released after unlocking */
+    cg_status st = CG_OK;
+    pthread_mutex_lock(&g_grad_lock);
     if (!leaf->grad) {
         /* Store as is only when nobody else can see or write it. */
         bool private_ = atomic_load(&g->refcount) == 1 && atomic_load(&g->storage->refcount) == 1 &&
                         cg_tensor_is_contiguous(g) && !g->grad_fn;
         if (!create_graph && !private_) {
             cg_tensor *c = cg_clone(g);
-            cg_tensor_release(g);
-            if (!c) return cg_last_error();
+            if (!c) st = cg_last_error();
+            drop[0] = g;
             g = c;
         }
-        if (!create_graph && g->grad_fn) {
+        if (!st && !create_graph && g->grad_fn) {
             cg_tensor *d = cg_detach(g);
-            cg_tensor_release(g);
-            if (!d) return cg_last_error();
+            if (!d) st = cg_last_error();
+            drop[1] = g;
             g = d;
         }
-        leaf->grad = g;
-        return CG_OK;
+        if (!st) {
+            leaf->grad = g;
+            g = NULL;
+        }
+    } else {
+        cg_tensor *old = leaf->grad;
+        if (!create_graph && atomic_load(&old->refcount) == 1 && atomic_load(&old->storage->refcount) == 1 &&
+            !old->grad_fn && cg_shape_eq(old->ndim, old->shape, g->ndim, g->shape) && old->dtype == g->dtype) {
+            st = cg_add_(old, g);
+        } else {
+            cg_tensor *sum = cg_add(old, g);
+            if (!sum) {
+                st = cg_last_error();
+            } else {
+                leaf->grad = sum;
+                drop[0] = old;
+            }
+        }
     }
-    cg_tensor *old = leaf->grad;
-    if (!create_graph && atomic_load(&old->refcount) == 1 && atomic_load(&old->storage->refcount) == 1 &&
-        !old->grad_fn && cg_shape_eq(old->ndim, old->shape, g->ndim, g->shape) && old->dtype == g->dtype) {
-        cg_status st = cg_add_(old, g);
-        cg_tensor_release(g);
-        return st;
-    }
-    cg_tensor *sum = cg_add(old, g);
+    pthread_mutex_unlock(&g_grad_lock);
     cg_tensor_release(g);
-    if (!sum) return cg_last_error();
-    leaf->grad = sum;
-    cg_tensor_release(old);
-    return CG_OK;
+    cg_tensor_release(drop[0]);
+    cg_tensor_release(drop[1]);
+    return st;
 }

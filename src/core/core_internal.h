@@ -95,6 +95,9 @@ struct cg_tensor {
     void *pyobj;       /* weak back-pointer for the binding */
 };
 
+/* A new contiguous tensor with fresh storage; `op` names the caller in errors
+ * (invalid dtype / device, bad shape, out of memory). */
+cg_tensor *cg_tensor_new(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
 /* A new tensor struct over an existing storage (retained). strides NULL = contiguous. */
 cg_tensor *cg_tensor_make(cg_storage *s, int64_t offset, int ndim, const int64_t *shape,
                           const int64_t *strides, cg_dtype dt);

@@ -84,7 +84,7 @@ void cg_tensor_release(cg_tensor *t) {
     free(t);
 }
 
-static cg_tensor *new_tensor(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
+cg_tensor *cg_tensor_new(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
     int64_t numel;
     CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[%s] invalid dtype %d", op, (int)dt);
     CG_CHECK(dev.type >= 0 && dev.type < CG_DEVICE_TYPE_COUNT, CG_ERR_DEVICE, "[%s] invalid device %d", op, (int)dev.type);
@@ -97,11 +97,11 @@ static cg_tensor *new_tensor(const char *op, int ndim, const int64_t *shape, cg_
 }
 
 cg_tensor *cg_empty(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
-    return new_tensor("empty", ndim, shape, dt, dev);
+    return cg_tensor_new("empty", ndim, shape, dt, dev);
 }
 
 cg_tensor *cg_from_data(const void *data, int ndim, const int64_t *shape, cg_dtype dt) {
-    cg_tensor *t = new_tensor("from_data", ndim, shape, dt, cg_cpu());
+    cg_tensor *t = cg_tensor_new("from_data", ndim, shape, dt, cg_cpu());
     if (t && t->storage->nbytes) memcpy(t->storage->data, data, t->storage->nbytes);
     return t;
 }
@@ -132,7 +132,7 @@ cg_tensor *cg_from_blob(void *data, int ndim, const int64_t *shape, const int64_
 }
 
 cg_tensor *cg_scalar_on(double value, cg_dtype dt, cg_device dev) {
-    cg_tensor *t = new_tensor("scalar", 0, NULL, dt, dev);
+    cg_tensor *t = cg_tensor_new("scalar", 0, NULL, dt, dev);
     if (t && t->storage->data) cg_store_f64(t->storage->data, dt, value);
     return t;
 }

@@ -120,6 +120,9 @@ typedef struct cg_reduce_op {
     int out_dtype;          /* CG_SAME_DTYPE or fixed (bool for all/any, int64 for argmax) */
     bool has_indices;       /* second output: int64 indices */
     bool empty_error;       /* reducing over zero elements is an error (max, argmax) */
+    bool chunked;           /* partial results combine with the op's own loop on the output
+                             * dtype (sum, prod, amax, any, ...): a single large reduction is
+                             * split into fixed chunks across threads (Note [Chunked reductions]) */
     cg_reduce_loop cpu[CG_DTYPE_COUNT];
     cg_backward_fn backward;
 } cg_reduce_op;
@@ -141,7 +144,9 @@ cg_tensor *cg_reduce_unsqueeze(cg_node *node, cg_tensor *t);
  * `skip_mask`) of one dtype. */
 cg_status cg_check_same(const char *op, int n, cg_tensor *const *ts, unsigned skip_mask);
 /* A contiguous output on dev (meta allowed). */
-cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
+static inline cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
+    return cg_tensor_new(op, ndim, shape, dt, dev);
+}
 
 /* ------------------------------------------------------------- variadic ops (cat, stack)
  * Note [Variadic driver]: cg_variadic_forward owns validation (all non-NULL,

@@ -13,6 +13,46 @@ typedef struct reduce_job {
     const double *params;
 } reduce_job;
 
+/* Note [Chunked reductions]: one large reduction (a single output) of a
+ * chunked op is cut into chunks of CG_REDUCE_CHUNK elements whose boundaries
+ * depend only on the size; chunks are reduced in parallel into partials of the
+ * output dtype, then the partials are reduced in order with the op's loop for
+ * that dtype. The result is the same for every thread count. */
+#define CG_REDUCE_CHUNK 32768
+
+typedef struct chunk_job {
+    cg_reduce_loop loop;
+    char *partials;
+    size_t osize;
+    const char *in;
+    int64_t n, stride;
+    const double *params;
+} chunk_job;
+
+static void chunk_range(int64_t begin, int64_t end, void *ctx) {
+    const chunk_job *j = ctx;
+    for (int64_t c = begin; c < end; c++) {
+        int64_t start = c * CG_REDUCE_CHUNK, len = j->n - start < CG_REDUCE_CHUNK ? j->n - start : CG_REDUCE_CHUNK;
+        j->loop(j->partials + (size_t)c * j->osize, NULL, j->in + start * j->stride, len, j->stride, j->params);
+    }
+}
+
+/* returns false (and does nothing) when the chunked path does not apply */
+static bool reduce_chunked(const cg_reduce_op *op, cg_reduce_loop loop, cg_dtype odt, char *out, const char *in,
+                           int64_t n, int64_t stride, const double *params) {
+    cg_reduce_loop combine = op->cpu[odt];
+    if (!op->chunked || !combine || n < 2 * CG_REDUCE_CHUNK) return false;
+    int64_t nchunks = (n + CG_REDUCE_CHUNK - 1) / CG_REDUCE_CHUNK;
+    size_t osize = cg_dtype_size(odt);
+    char *partials = malloc((size_t)nchunks * osize);
+    if (!partials) return false; /* fall back to the serial loop */
+    chunk_job job = {loop, partials, osize, in, n, stride, params};
+    cg_parallel_for(nchunks, 1, chunk_range, &job);
+    combine(out, NULL, partials, nchunks, (int64_t)osize, params);
+    free(partials);
+    return true;
+}
+
 static void reduce_trampoline(char **args, const int64_t *steps, int64_t n, const void *p) {
     const reduce_job *job = p;
     int in = job->has_idx ? 2 : 1;
@@ -107,12 +147,16 @@ cg_status cg_reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t mask,
         if (ix) ixk = cg_tensor_view_of(ix, kn, kshape, NULL, 0);
         if (!xk || !ok || (ix && !ixk)) { st = cg_last_error(); goto done; }
         cg_tensor *args[3] = {ok, ix ? ixk : xk, xk};
+        if (!ix && cg_shape_numel(kn, kshape) == 1 &&
+            reduce_chunked(op, loop, odt, cg_tensor_ptr(ok), cg_tensor_ptr(xk), R, rstride, params))
+            goto wired;
         cg_iter it;
         cg_iter_init(&it, ix ? 3 : 2, args, kn, kshape);
         reduce_job job = {loop, R, rstride, ix != NULL, params};
         int64_t grain = R > 0 ? CG_GRAIN / R : CG_GRAIN;
         cg_iter_run(&it, reduce_trampoline, &job, grain > 0 ? grain : 1);
     }
+wired:
     if (op->backward && cg_dtype_is_floating(odt) && cg_any_requires_grad(1, &xs)) {
         int nsaved = (op->schema.saves_inputs ? 1 : 0) + (op->schema.saves_output ? 1 : 0) + (op->has_indices ? 1 : 0);
         cg_node *node = cg_node_new(op->schema.node_name, op->backward, op, 1, &xs, 1, nsaved);

@@ -18,16 +18,6 @@ cg_status cg_check_same(const char *op, int n, cg_tensor *const *ts, unsigned sk
     return CG_OK;
 }
 
-cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
-    int64_t numel;
-    if (cg_shape_check(op, ndim, shape, cg_dtype_size(dt), &numel)) return NULL;
-    cg_storage *s = cg_storage_new((size_t)numel * cg_dtype_size(dt), dev);
-    if (!s) return NULL;
-    cg_tensor *t = cg_tensor_make(s, 0, ndim, shape, NULL, dt);
-    cg_storage_release(s);
-    return t;
-}
-
 void cg_release_all(int n, cg_tensor **ts) {
     for (int i = 0; i < n; i++) cg_tensor_release(ts[i]);
 }

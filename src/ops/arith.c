@@ -112,11 +112,6 @@ const cg_binary_op cg_op_div = {
 /* A 0-d tensor holding v, in t's dtype and on t's device. */
 static cg_tensor *scalar_like(double v, const cg_tensor *t) { return cg_scalar_on(v, t->dtype, t->device); }
 
-/* Release n temporaries (NULL entries allowed). */
-static void release_n(int n, cg_tensor **ts) {
-    for (int i = 0; i < n; i++) cg_tensor_release(ts[i]);
-}
-
 /* Note [Integer division by zero]: integer floor_divide / remainder / fmod by
  * zero is an error in PyTorch. The loops never divide by zero (UB in C): they
  * store 0 and flag the error to the driver (Note [Loop errors]), which fails
@@ -242,7 +237,7 @@ fail:
     st = cg_last_error();
 done:
     cg_set_grad_enabled(prev);
-    release_n(5, t);
+    cg_release_all(5, t);
     cg_tensor_release(a);
     cg_tensor_release(b);
     return st;
@@ -328,7 +323,7 @@ static cg_status pow_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gi
 fail:
     st = cg_last_error();
 done:
-    release_n(12, t);
+    cg_release_all(12, t);
     cg_tensor_release(a);
     cg_tensor_release(b);
     cg_tensor_release(out);
@@ -359,7 +354,7 @@ static cg_status atan2_backward(cg_node *node, cg_tensor *const *g, cg_tensor **
 fail:
     st = cg_last_error();
 done:
-    release_n(6, t);
+    cg_release_all(6, t);
     cg_tensor_release(a);
     cg_tensor_release(b);
     return st;
@@ -403,7 +398,7 @@ static cg_status minmax_backward(cg_node *node, cg_tensor *const *g, cg_tensor *
 fail:
     st = cg_last_error();
 done:
-    release_n(6, t);
+    cg_release_all(6, t);
     cg_tensor_release(a);
     cg_tensor_release(b);
     return st;

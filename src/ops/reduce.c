@@ -27,6 +27,7 @@ static const cg_reduce_op k_sum = {
     .schema = {"sum", "SumBackward1", 1, CG_AMP_KEEP, false, false, false},
     .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(sum), CG_INT_TABLE(sum), [CG_DTYPE_BOOL] = sum_b},
+    .chunked = true,
     .backward = sum_backward,
 };
 
@@ -74,11 +75,13 @@ static const cg_reduce_op k_any = {
     .schema = {"any", NULL, 1, CG_AMP_KEEP, false, false, false},
     .out_dtype = CG_DTYPE_BOOL,
     .cpu = {CG_ALL_TABLE(any)},
+    .chunked = true,
 };
 static const cg_reduce_op k_all = {
     .schema = {"all", NULL, 1, CG_AMP_KEEP, false, false, false},
     .out_dtype = CG_DTYPE_BOOL,
     .cpu = {CG_ALL_TABLE(all)},
+    .chunked = true,
 };
 
 static cg_tensor *bool_reduce(const cg_reduce_op *op, cg_tensor *x, int ndims, const int64_t *dims, bool keepdim) {
@@ -319,6 +322,7 @@ static const cg_reduce_op k_prod = {
     .schema = {"prod", "ProdBackward1", 1, CG_AMP_FP32, false, true, true},
     .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(prod), CG_INT_TABLE(prod), [CG_DTYPE_BOOL] = prod_b},
+    .chunked = true,
     .backward = prod_backward,
 };
 

@@ -129,6 +129,7 @@ fail:
         .out_dtype = CG_SAME_DTYPE,                                                        \
         .has_indices = idx,                                                                \
         .empty_error = true,                                                               \
+        .chunked = !(idx),                                                                 \
         .cpu = {CG_ALL_TABLE(table)},                                                      \
         .backward = bw,                                                                    \
     };

@@ -709,3 +709,31 @@ TEST(reduce_errors) {
     cg_tensor_release(m);
     cg_tensor_release(x);
 }
+
+/* Note [Chunked reductions]: a large full reduction runs in fixed chunks; the
+ * result is bitwise identical for 1 and 2 threads and accurate. */
+TEST(reduce_full_sum_chunked_threads_identical) {
+    int64_t n[1] = {1000003};
+    cg_tensor *x = tt_rand(CG_DTYPE_F32, 1, n, -1, 1, 77);
+    int prev = cg_get_num_threads();
+    const char *names[4] = {"sum", "prod", "amax", "any"};
+    for (int k = 0; k < 4; k++) {
+        double v[2];
+        for (int t = 0; t < 2; t++) {
+            cg_set_num_threads(t + 1);
+            cg_tensor *r = k == 0 ? cg_sum(x, 0, NULL, false) : k == 1 ? cg_prod(x, 0, NULL, false)
+                           : k == 2 ? cg_amax(x, 0, NULL, false) : cg_any(x, 0, NULL, false);
+            CHECK_NN(r);
+            v[t] = tt_get(r, 0);
+            cg_tensor_release(r);
+        }
+        CHECK_MSG(v[0] == v[1] || (isnan(v[0]) && isnan(v[1])), "[%s] 1 thread %.17g vs 2 threads %.17g", names[k], v[0], v[1]);
+    }
+    cg_set_num_threads(prev);
+    double ref = 0;
+    for (int64_t i = 0; i < n[0]; i++) ref += tt_get(x, i);
+    cg_tensor *s = cg_sum(x, 0, NULL, false);
+    CHECK_NEAR(tt_get(s, 0), ref, 1e-3);
+    cg_tensor_release(s);
+    cg_tensor_release(x);
+}

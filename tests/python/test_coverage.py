@@ -11,6 +11,7 @@ NOT_OPS = {
     "tensor", "grad",
     "from_numpy", "as_tensor", "asarray", "from_dlpack",  # interop factories (tests/python/test_interop.py)
 }
+NOT_OPS |= {"can_cast"}  # promotion query (tests/python/test_promotion.py)
 
 
 def test_every_public_op_has_a_table_entry():

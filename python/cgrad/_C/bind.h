@@ -49,12 +49,36 @@ static inline PyObject *cgpy_inplace_result(PyObject *self, cg_status st) {
     return self;
 }
 
+/* Run engine work without the GIL so other Python threads run meanwhile:
+ * CGPY_NOGIL(stmt) always, CGPY_NOGIL_IF(numel, stmt) when numel (the work's
+ * input size) is at least CGPY_NOGIL_NUMEL — below that, dropping and
+ * retaking the GIL costs more than it frees. stmt must not touch Python
+ * objects (engine calls only; assign results to variables declared before):
+ *     cg_tensor *r;
+ *     CGPY_NOGIL_IF(cg_tensor_numel(x), r = cg_add(x, y));
+ * The engine is thread-safe (Note [Concurrent backward] in src/autograd/node.c);
+ * engine callbacks into Python (hooks) take the GIL with PyGILState_Ensure. */
+#define CGPY_NOGIL_NUMEL 32768
+#define CGPY_NOGIL(stmt)            \
+    do {                            \
+        Py_BEGIN_ALLOW_THREADS stmt; \
+        Py_END_ALLOW_THREADS         \
+    } while (0)
+#define CGPY_NOGIL_IF(numel, stmt)                            \
+    do {                                                      \
+        if ((int64_t)(numel) >= CGPY_NOGIL_NUMEL) CGPY_NOGIL(stmt); \
+        else { stmt; }                                        \
+    } while (0)
+
 /* Promote n operands (tensors / Python scalars) to one dtype and convert them
  * (new references in out[]); `float_only` raises int/bool results to the
  * default float dtype (as exp(int) does in PyTorch). The device is that of
  * the first tensor. Returns 0 or -1 (raised). */
 int cgpy_promote_operands(int n, PyObject *const *in, bool float_only, cg_tensor **out, cg_dtype *dt);
 void cgpy_release_n(int n, cg_tensor **ts);
+/* cgrad.Generator and cgrad.default_generator (ops_creation.c) */
+int cgpy_init_generator(PyObject *m);
+PyObject *cgpy_default_generator(void); /* new reference */
 
 /* `out=` support: copy `result` (stolen) into `out` (resizing is not
  * supported: shapes must match) and return out (new ref). out may be NULL or

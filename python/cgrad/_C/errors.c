@@ -4,6 +4,9 @@
 PyObject *cgpy_DtypeMismatch, *cgpy_DeviceMismatch, *cgpy_ShapeMismatch;
 
 PyObject *cgpy_raise(void) {
+    /* a failure reported as a Python exception (argument conversion, a hook)
+     * with no engine error behind it keeps that exception */
+    if (cg_last_error() == CG_OK && PyErr_Occurred()) return NULL;
     const char *msg = cg_last_error_message();
     PyObject *exc;
     switch (cg_last_error()) {

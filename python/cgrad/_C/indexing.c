@@ -1,151 +1,270 @@
 /* indexing.c — Tensor.__getitem__ / __setitem__: ints, slices (with steps),
- * None, Ellipsis as views; integer / bool tensors and lists as advanced
- * indices (cg_index / cg_index_put_) with PyTorch's placement rules. */
-#include "cgpy.h"
+ * None, Ellipsis as views; integer / bool tensors, Python bools and lists as
+ * advanced indices (cg_index / cg_index_put_) with PyTorch's placement rules.
+ *
+ * Note [Index entries]: basic indices are applied to a view first, left to
+ * right. Advanced indices leave their dims in the view and are collected as
+ * the engine's entry list: one entry per index, in order, each covering the
+ * view dims it indexes (1 for an integer tensor, r for a bool mask of rank r,
+ * 0 for a 0-d bool), with NULL (full slice) entries for the view dims between
+ * them. Basic indices after an advanced one only touch later view dims, so
+ * the dims the entries cover stay valid as the view changes. */
+#include "bind.h"
 
 #include <string.h>
 
-typedef struct {
-    cg_tensor *view;            /* after basic indexing (new ref) */
-    int nadv;                   /* advanced index tensors collected */
-    cg_tensor *adv[CG_MAX_DIMS]; /* per dim of `view`: NULL or index tensor (new refs) */
-    int adv_ndim;               /* number of dims of view the adv list spans */
-} index_result;
-
-static void index_result_free(index_result *r) {
-    cg_tensor_release(r->view);
-    for (int i = 0; i < CG_MAX_DIMS; i++) cg_tensor_release(r->adv[i]);
-}
-
 extern cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev);
 
-/* Apply basic indexing; record advanced indices by the dim they apply to. */
-static int apply_index(cg_tensor *x, PyObject *idx, index_result *r) {
-    memset(r, 0, sizeof *r);
-    PyObject *tup;
-    if (PyTuple_Check(idx)) {
-        tup = idx;
-        Py_INCREF(tup);
-    } else {
-        tup = PyTuple_Pack(1, idx);
-        if (!tup) return -1;
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(tup);
-    /* count dims consumed to place the Ellipsis */
-    int consumed = 0, ellipsis = 0;
+enum { IT_ELLIPSIS, IT_NONE, IT_INT, IT_SLICE, IT_TENSOR };
+
+typedef struct {
+    int kind;
+    Py_ssize_t k;  /* IT_INT */
+    PyObject *o;   /* IT_SLICE (borrowed) */
+    cg_tensor *t;  /* IT_TENSOR (owned; int64/int32/bool) */
+} index_item;
+
+typedef struct {
+    cg_tensor *view;                /* after basic indexing (owned) */
+    int nent;                       /* entries for cg_index; 0 when there is no advanced index */
+    cg_tensor *ent[CG_MAX_DIMS];    /* NULL = full slice, else borrowed from the items */
+} index_result;
+
+#define MAX_ITEMS (2 * CG_MAX_DIMS + 8)
+
+static void items_free(int n, index_item *it) {
+    for (int i = 0; i < n; i++) cg_tensor_release(it[i].t);
+}
+
+/* PyTorch's treatSequenceAsTuple: a non-tuple sequence holding a slice,
+ * Ellipsis, None, a tensor or a sequence is taken as a tuple of indices. */
+static int sequence_as_tuple(PyObject *idx) {
+    if (PyTuple_Check(idx)) return 1;
+    if (cgpy_is_tensor(idx) || !PyList_Check(idx)) return 0;
+    Py_ssize_t n = PyList_GET_SIZE(idx);
+    if (n >= 32) return 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = PyTuple_GET_ITEM(tup, i);
-        if (o == Py_Ellipsis) {
-            if (ellipsis++) {
-                Py_DECREF(tup);
-                PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
-                return -1;
-            }
-        } else if (o != Py_None) {
-            if (cgpy_is_tensor(o) && cg_tensor_dtype(cgpy_t(o)) == CG_DTYPE_BOOL) consumed += cg_tensor_ndim(cgpy_t(o));
-            else consumed++;
-        }
+        PyObject *o = PyList_GET_ITEM(idx, i);
+        if (cgpy_is_tensor(o) || PySequence_Check(o) || PySlice_Check(o) || o == Py_Ellipsis || o == Py_None)
+            return 1;
     }
-    int nd = cg_tensor_ndim(x);
-    if (consumed > nd) {
-        Py_DECREF(tup);
-        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", nd);
+    return 0;
+}
+
+static int raise_engine(void) {
+    cgpy_raise();
+    return -1;
+}
+
+static int index_tensor_error(void) {
+    PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
+    return -1;
+}
+
+/* One Python index object -> an item (the tensor, if any, owned by the item). */
+static int classify(PyObject *o, index_item *it) {
+    memset(it, 0, sizeof *it);
+    if (o == Py_Ellipsis) {
+        it->kind = IT_ELLIPSIS;
+    } else if (o == Py_None) {
+        it->kind = IT_NONE;
+    } else if (PyBool_Check(o)) { /* x[True]: a 0-d bool mask */
+        bool b = o == Py_True;
+        it->kind = IT_TENSOR;
+        it->t = cg_from_data(&b, 0, NULL, CG_DTYPE_BOOL);
+        if (!it->t) return raise_engine();
+    } else if (PyLong_Check(o) || (!cgpy_is_tensor(o) && !PySequence_Check(o) && PyIndex_Check(o))) {
+        it->kind = IT_INT;
+        it->k = PyNumber_AsSsize_t(o, PyExc_IndexError);
+        if (it->k == -1 && PyErr_Occurred()) return -1;
+    } else if (PySlice_Check(o)) {
+        it->kind = IT_SLICE;
+        it->o = o;
+    } else if (cgpy_is_tensor(o) || PySequence_Check(o)) { /* lists, tuples; other sequences fail conversion */
+        cg_tensor *t;
+        if (cgpy_is_tensor(o)) {
+            t = cgpy_t(o);
+            cg_tensor_retain(t);
+        } else {
+            t = cgpy_tensor_from_data(o, -1, cg_cpu());
+            if (!t) return -1;
+            if (cg_tensor_numel(t) == 0 && cg_dtype_is_floating(cg_tensor_dtype(t))) { /* x[[]] */
+                cg_tensor *l = cg_to_dtype(t, CG_DTYPE_I64);
+                cg_tensor_release(t);
+                if (!l) return raise_engine();
+                t = l;
+            }
+        }
+        cg_dtype dt = cg_tensor_dtype(t);
+        if (dt == CG_DTYPE_U8) { /* byte masks act as bool masks, as in PyTorch */
+            cg_tensor *b = cg_to_dtype(t, CG_DTYPE_BOOL);
+            cg_tensor_release(t);
+            if (!b) return raise_engine();
+            t = b;
+        } else if (dt != CG_DTYPE_I64 && dt != CG_DTYPE_I32 && dt != CG_DTYPE_BOOL) {
+            cg_tensor_release(t);
+            return index_tensor_error();
+        }
+        it->kind = IT_TENSOR;
+        it->t = t;
+    } else {
+        PyErr_Format(PyExc_IndexError,
+                     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                     "indices (got %.100s)", Py_TYPE(o)->tp_name);
         return -1;
     }
+    return 0;
+}
+
+static int item_dims(const index_item *it) {
+    switch (it->kind) {
+    case IT_INT:
+    case IT_SLICE: return 1;
+    case IT_TENSOR: return cg_tensor_dtype(it->t) == CG_DTYPE_BOOL ? cg_tensor_ndim(it->t) : 1;
+    default: return 0;
+    }
+}
+
+/* Apply the basic indices of `idx` to x and collect the advanced ones
+ * (Note [Index entries]). On success r->view and items[0..*nitems) are owned
+ * by the caller (release with items_free / cg_tensor_release). */
+static int apply_index(cg_tensor *x, PyObject *idx, index_result *r, index_item *items, int *nitems) {
+    memset(r, 0, sizeof *r);
+    *nitems = 0;
+    int n;
+    if (sequence_as_tuple(idx)) {
+        PyObject *seq = PySequence_Fast(idx, "index");
+        if (!seq) return -1;
+        Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+        if (len > MAX_ITEMS) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", cg_tensor_ndim(x));
+            return -1;
+        }
+        n = (int)len;
+        for (int i = 0; i < n; i++) {
+            /* items keep borrowed slices: the index object outlives this call */
+            if (classify(PySequence_Fast_GET_ITEM(seq, i), &items[i])) {
+                items_free(i, items);
+                Py_DECREF(seq);
+                return -1;
+            }
+        }
+        Py_DECREF(seq);
+    } else {
+        n = 1;
+        if (classify(idx, &items[0])) return -1;
+    }
+    *nitems = n;
+    int consumed = 0;
+    for (int i = 0; i < n; i++) consumed += item_dims(&items[i]);
+    int nd = cg_tensor_ndim(x);
+    if (consumed > nd) {
+        if (nd == 0 && n == 1 && items[0].kind == IT_INT)
+            PyErr_SetString(PyExc_IndexError, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                              "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
+        else
+            PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", nd);
+        goto fail;
+    }
     cg_tensor_retain(x);
-    cg_tensor *v = x;
-    int d = 0; /* current dim in v */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = PyTuple_GET_ITEM(tup, i);
-        cg_tensor *next = NULL;
-        if (o == Py_Ellipsis) {
+    r->view = x;
+    int d = 0, covered = 0; /* current dim of the view; view dims covered by entries */
+    for (int i = 0; i < n; i++) {
+        index_item *it = &items[i];
+        cg_tensor *v = r->view, *next = NULL;
+        switch (it->kind) {
+        case IT_ELLIPSIS: /* as in PyTorch, every Ellipsis skips the dims no index names */
             d += nd - consumed;
             continue;
-        } else if (o == Py_None) {
+        case IT_NONE:
             next = cg_unsqueeze(v, d);
             d++;
-        } else if (PyLong_Check(o) || (PyIndex_Check(o) && !cgpy_is_tensor(o))) {
-            Py_ssize_t k = PyNumber_AsSsize_t(o, PyExc_IndexError);
-            if (k == -1 && PyErr_Occurred()) goto fail;
-            next = cg_select(v, d, k);
-            if (!next && cg_last_error() == CG_ERR_INDEX) {
-                cg_clear_error();
-                PyErr_Format(PyExc_IndexError, "index %zd is out of bounds for dimension %d with size %lld", k, d,
-                             (long long)cg_tensor_shape(v)[d]);
+            break;
+        case IT_INT: {
+            int64_t size = cg_tensor_shape(v)[d];
+            if (it->k < -size || it->k >= size) {
+                PyErr_Format(PyExc_IndexError, "index %zd is out of bounds for dimension %d with size %lld", it->k, d,
+                             (long long)size);
                 goto fail;
             }
-        } else if (PySlice_Check(o)) {
+            next = cg_select(v, d, it->k);
+            break;
+        }
+        case IT_SLICE: {
             Py_ssize_t start, stop, step;
-            if (PySlice_Unpack(o, &start, &stop, &step) < 0) goto fail;
+            if (PySlice_Unpack(it->o, &start, &stop, &step) < 0) goto fail;
             if (step <= 0) {
                 PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
                 goto fail;
             }
-            int64_t size = cg_tensor_shape(v)[d];
-            PySlice_AdjustIndices(size, &start, &stop, step);
+            PySlice_AdjustIndices(cg_tensor_shape(v)[d], &start, &stop, step);
             next = cg_slice(v, d, start, stop > start ? stop : start, step);
             d++;
-        } else if (cgpy_is_tensor(o) || PyList_Check(o) || (PyTuple_Check(o) && idx != o)) {
-            cg_tensor *it = cgpy_is_tensor(o) ? (cg_tensor_retain(cgpy_t(o)), cgpy_t(o)) : cgpy_tensor_from_data(o, -1, cg_cpu());
-            if (!it) goto fail;
-            cg_dtype dt = cg_tensor_dtype(it);
-            if (cg_dtype_is_floating(dt)) {
-                cg_tensor_release(it);
-                PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
-                goto fail;
+            break;
+        }
+        default: { /* IT_TENSOR */
+            int span = item_dims(it);
+            while (covered < d) {
+                if (r->nent == CG_MAX_DIMS) goto too_many;
+                r->ent[r->nent++] = NULL;
+                covered++;
             }
-            if (d >= CG_MAX_DIMS) {
-                cg_tensor_release(it);
-                PyErr_SetString(PyExc_IndexError, "too many indices");
-                goto fail;
-            }
-            r->adv[d] = it;
-            r->nadv++;
-            int span = dt == CG_DTYPE_BOOL ? cg_tensor_ndim(it) : 1;
+            if (r->nent == CG_MAX_DIMS) goto too_many;
+            r->ent[r->nent++] = it->t;
+            covered += span;
             d += span;
-            if (d > r->adv_ndim) r->adv_ndim = d;
             continue;
-        } else {
-            PyErr_Format(PyExc_IndexError,
-                         "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
-                         "indices (got %.100s)", Py_TYPE(o)->tp_name);
-            goto fail;
+        }
         }
         if (!next) {
             cgpy_raise();
             goto fail;
         }
         cg_tensor_release(v);
-        v = next;
+        r->view = next;
     }
-    Py_DECREF(tup);
-    r->view = v;
     return 0;
+too_many:
+    PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", nd);
 fail:
-    Py_DECREF(tup);
-    cg_tensor_release(v);
-    index_result_free(r);
+    cg_tensor_release(r->view);
+    items_free(*nitems, items);
     memset(r, 0, sizeof *r);
+    *nitems = 0;
     return -1;
 }
 
-/* NOTE on integer-index dims: an int index removes its dim, which shifts the
- * dims recorded for later advanced indices; apply_index records the dim in the
- * view at the time it is seen, which is exactly the dim of the final view
- * because later basic indices only touch later dims. */
-
 static PyObject *tensor_getitem(PyObject *self, PyObject *idx) {
     index_result r;
-    if (apply_index(cgpy_t(self), idx, &r)) return NULL;
-    if (!r.nadv) {
-        cg_tensor *v = r.view;
+    index_item items[MAX_ITEMS];
+    int nitems;
+    if (apply_index(cgpy_t(self), idx, &r, items, &nitems)) return NULL;
+    cg_tensor *out;
+    if (!r.nent) {
+        out = r.view;
         r.view = NULL;
-        index_result_free(&r);
-        return cgpy_wrap(v);
+    } else {
+        CGPY_NOGIL_IF(cg_tensor_numel(r.view), out = cg_index(r.view, r.nent, r.ent));
     }
-    cg_tensor *out = cg_index(r.view, r.adv_ndim, r.adv);
-    index_result_free(&r);
+    cg_tensor_release(r.view);
+    items_free(nitems, items);
     return cgpy_wrap(out);
+}
+
+/* The value of x[idx] = value as x's dtype, without its leading size-1 dims
+ * (PyTorch's slicePrefix1sSize: x[0] = ones(1, 1, n) writes a row). */
+static cg_tensor *value_for_put(PyObject *value, cg_tensor *x) {
+    cg_tensor *v = cgpy_as_tensor(value, cg_tensor_dtype(x), cg_tensor_device(x));
+    if (!v) return NULL;
+    int nd = cg_tensor_ndim(v), lead = 0;
+    const int64_t *sh = cg_tensor_shape(v);
+    while (lead < nd && sh[lead] == 1) lead++;
+    if (!lead) return v;
+    cg_tensor *s = cg_reshape(v, nd - lead, sh + lead);
+    cg_tensor_release(v);
+    if (!s) cgpy_raise();
+    return s;
 }
 
 static int tensor_setitem(PyObject *self, PyObject *idx, PyObject *value) {
@@ -153,19 +272,30 @@ static int tensor_setitem(PyObject *self, PyObject *idx, PyObject *value) {
         PyErr_SetString(PyExc_TypeError, "cannot delete tensor elements");
         return -1;
     }
-    index_result r;
     cg_tensor *x = cgpy_t(self);
-    if (apply_index(x, idx, &r)) return -1;
-    cg_tensor *v = cgpy_as_tensor(value, cg_tensor_dtype(x), cg_tensor_device(x));
-    cg_status st = CG_OK;
-    if (!v) {
-        index_result_free(&r);
+    if (!cgpy_is_tensor(value) && !cgpy_is_scalar(value)) {
+        PyErr_Format(PyExc_TypeError, "can't assign a %.100s to a Tensor", Py_TYPE(value)->tp_name);
         return -1;
     }
-    if (!r.nadv) st = cg_copy_(r.view, v);
-    else st = cg_index_put_(r.view, r.adv_ndim, r.adv, v, false);
+    index_result r;
+    index_item items[MAX_ITEMS];
+    int nitems;
+    if (apply_index(x, idx, &r, items, &nitems)) return -1;
+    cg_tensor *v = NULL;
+    cg_status st = CG_OK;
+    if (r.nent && cgpy_is_tensor(value) && cg_tensor_dtype(cgpy_t(value)) != cg_tensor_dtype(x))
+        PyErr_Format(PyExc_RuntimeError, "Index put requires the source and destination dtypes match, got %s for "
+                     "the destination and %s for the source.", cg_dtype_name(cg_tensor_dtype(x)),
+                     cg_dtype_name(cg_tensor_dtype(cgpy_t(value))));
+    else
+        v = value_for_put(value, x);
+    if (v)
+        CGPY_NOGIL_IF(cg_tensor_numel(r.view),
+                      st = r.nent ? cg_index_put_(r.view, r.nent, r.ent, v, false) : cg_copy_(r.view, v));
     cg_tensor_release(v);
-    index_result_free(&r);
+    cg_tensor_release(r.view);
+    items_free(nitems, items);
+    if (!v) return -1;
     return cgpy_check(st);
 }
 

@@ -4,6 +4,7 @@
 #include "bind.h"
 extern cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev);
 extern PyObject *cgpy_autograd_grad(PyObject *mod, PyObject *args, PyObject *kw);
+extern PyObject *cgpy_f_can_cast(PyObject *m, PyObject *args, PyObject *kw); /* promote.c */
 
 static PyObject *g_hook_handle_cls;
 
@@ -146,7 +147,7 @@ static PyObject *f_manual_seed(PyObject *m, PyObject *arg) {
     unsigned long long s = PyLong_AsUnsignedLongLongMask(arg);
     if (PyErr_Occurred()) return NULL;
     cg_manual_seed(s);
-    Py_RETURN_NONE;
+    return cgpy_default_generator(); /* as torch.manual_seed: the default generator */
 }
 static PyObject *f_initial_seed(PyObject *m, PyObject *u) {
     (void)m, (void)u;
@@ -229,6 +230,7 @@ static PyObject *f_promote_types(PyObject *m, PyObject *args) {
     (void)m;
     cg_dtype a = CG_DTYPE_COUNT, b = CG_DTYPE_COUNT;
     if (!PyArg_ParseTuple(args, "O&O&:promote_types", cgpy_dtype_conv, &a, cgpy_dtype_conv, &b)) return NULL;
+    if (a == CG_DTYPE_COUNT || b == CG_DTYPE_COUNT) return PyErr_Format(PyExc_TypeError, "promote_types(): expected dtypes");
     PyObject *d = cgpy_dtype(cgpy_promote_types(a, b));
     Py_INCREF(d);
     return d;
@@ -298,6 +300,7 @@ static PyMethodDef module_functions[] = {
     {"get_num_threads", f_get_num_threads, METH_NOARGS, NULL},
     {"result_type", f_result_type, METH_VARARGS, NULL},
     {"promote_types", f_promote_types, METH_VARARGS, NULL},
+    {"can_cast", (PyCFunction)(void (*)(void))cgpy_f_can_cast, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_set_tensor_class", f_set_tensor_class, METH_VARARGS, NULL},
     {"_make_subclass", f_make_subclass, METH_VARARGS, NULL},
     {"_memory_stats", f_memory_stats, METH_NOARGS, NULL},
@@ -320,6 +323,10 @@ PyMODINIT_FUNC PyInit__C(void) {
     CGPY_OP_FAMILIES(CGPY_ADD_FUNCTIONS)
 #undef CGPY_ADD_FUNCTIONS
     if (cgpy_init_errors(m) < 0 || cgpy_init_dtypes(m) < 0 || cgpy_init_tensor_type(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (cgpy_init_generator(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

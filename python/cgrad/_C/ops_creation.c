@@ -1,6 +1,802 @@
-/* ops_creation.c — bindings of creation and random sampling (linspace, eye, rand, randn, Generator, ...)
- * as Tensor methods and module functions. */
-#include "bind.h"
+/* ops_creation.c — bindings of creation and random sampling: linspace,
+ * logspace, eye, rand, randn, randint, randperm, the *_like samplers,
+ * normal, bernoulli, multinomial, the in-place samplers (uniform_, normal_,
+ * bernoulli_, random_), seed / get_rng_state / set_rng_state, and the
+ * Generator type with `generator=` on every random function.
+ *
+ * Note [Generators]: the engine has one global Philox generator whose whole
+ * state is (seed, offset). A Generator object holds its own (seed, offset);
+ * a call with generator=g saves the global state, installs g's, runs the
+ * sampler, stores the advanced state back into g and restores the global
+ * state. The binding never releases the GIL around engine calls, so no other
+ * Python thread can observe or draw from the swapped-in state. The default
+ * generator (cgrad.default_generator) is a Generator object that reads and
+ * writes the global state itself. */
+#include "opargs.h"
 
-PyMethodDef cgpy_creation_methods[] = {CGPY_TABLE_END};
-PyMethodDef cgpy_creation_functions[] = {CGPY_TABLE_END};
+#define DEFAULT_GENERATOR_SEED UINT64_C(67280421310721) /* PyTorch's default seed */
+
+/* ------------------------------------------------------------- errors */
+
+/* PyTorch raises NotImplementedError for samplers on unsupported dtypes and
+ * RuntimeError for bad values (low >= high, std < 0, p outside [0, 1], ...). */
+static PyObject *creation_raise(void) {
+    cg_status st = cg_last_error();
+    if (st == CG_ERR_DTYPE) {
+        PyErr_SetString(PyExc_NotImplementedError, cg_last_error_message());
+        cg_clear_error();
+        return NULL;
+    }
+    return opargs_raise(false);
+}
+
+/* ------------------------------------------------------------- Generator */
+
+typedef struct {
+    PyObject_HEAD
+    uint64_t seed, offset;
+    bool is_default; /* the global generator: state lives in the engine */
+} CgGenerator;
+
+static PyTypeObject CgGenerator_Type;
+static PyObject *g_default_generator;
+
+static void gen_get(CgGenerator *g, uint64_t *seed, uint64_t *offset) {
+    if (g->is_default) cg_rng_get_state(seed, offset);
+    else *seed = g->seed, *offset = g->offset;
+}
+static void gen_set(CgGenerator *g, uint64_t seed, uint64_t offset) {
+    if (g->is_default) cg_rng_set_state(seed, offset);
+    else g->seed = seed, g->offset = offset;
+}
+
+/* Note [Generators]: install g's state for one engine call */
+typedef struct {
+    CgGenerator *g; /* NULL: the global generator is used as is */
+    uint64_t seed, offset;
+} gen_scope;
+static void gen_enter(gen_scope *s, PyObject *g) {
+    s->g = (g && g != Py_None && !((CgGenerator *)g)->is_default) ? (CgGenerator *)g : NULL;
+    if (!s->g) return;
+    cg_rng_get_state(&s->seed, &s->offset);
+    cg_rng_set_state(s->g->seed, s->g->offset);
+}
+static void gen_exit(gen_scope *s) {
+    if (!s->g) return;
+    cg_rng_get_state(&s->g->seed, &s->g->offset);
+    cg_rng_set_state(s->seed, s->offset);
+}
+
+/* "O&" converter for generator=: None or a Generator */
+static int gen_conv(PyObject *o, void *out) {
+    if (o == Py_None) return 1;
+    if (!PyObject_TypeCheck(o, &CgGenerator_Type)) {
+        PyErr_Format(PyExc_TypeError, "generator must be a cgrad.Generator, not %.100s", Py_TYPE(o)->tp_name);
+        return 0;
+    }
+    *(PyObject **)out = o;
+    return 1;
+}
+
+/* a non-deterministic 63-bit seed from the OS (os.urandom) */
+static int os_seed(uint64_t *out) {
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *b = os ? PyObject_CallMethod(os, "urandom", "i", 8) : NULL;
+    Py_XDECREF(os);
+    if (!b) return -1;
+    uint64_t v = 0;
+    const unsigned char *p = (const unsigned char *)PyBytes_AsString(b);
+    if (!p) {
+        Py_DECREF(b);
+        return -1;
+    }
+    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
+    Py_DECREF(b);
+    *out = v & (UINT64_MAX >> 1);
+    return 0;
+}
+
+static int gen_init(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"device", NULL};
+    cg_device dev = cg_cpu();
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&:Generator", kwlist, cgpy_device_conv, &dev)) return -1;
+    if (dev.type != CG_DEVICE_CPU) {
+        PyErr_Format(PyExc_NotImplementedError, "Generator: only cpu generators exist (got device '%s')", cg_device_name(dev));
+        return -1;
+    }
+    CgGenerator *g = (CgGenerator *)self;
+    g->seed = DEFAULT_GENERATOR_SEED;
+    g->offset = 0;
+    return 0;
+}
+
+static PyObject *gen_manual_seed(PyObject *self, PyObject *arg) {
+    PyObject *i = PyNumber_Index(arg);
+    if (!i) return NULL;
+    uint64_t s = PyLong_AsUnsignedLongLongMask(i);
+    Py_DECREF(i);
+    if (PyErr_Occurred()) return NULL;
+    gen_set((CgGenerator *)self, s, 0);
+    Py_INCREF(self);
+    return self;
+}
+static PyObject *gen_seed(PyObject *self, PyObject *unused) {
+    (void)unused;
+    uint64_t s;
+    if (os_seed(&s)) return NULL;
+    gen_set((CgGenerator *)self, s, 0);
+    return PyLong_FromUnsignedLongLong(s);
+}
+static PyObject *gen_initial_seed(PyObject *self, PyObject *unused) {
+    (void)unused;
+    uint64_t s, o;
+    gen_get((CgGenerator *)self, &s, &o);
+    return PyLong_FromUnsignedLongLong(s);
+}
+static PyObject *gen_get_offset(PyObject *self, PyObject *unused) {
+    (void)unused;
+    uint64_t s, o;
+    gen_get((CgGenerator *)self, &s, &o);
+    return PyLong_FromUnsignedLongLong(o);
+}
+static PyObject *gen_set_offset(PyObject *self, PyObject *arg) {
+    uint64_t s, o, no = PyLong_AsUnsignedLongLong(arg);
+    if (PyErr_Occurred()) return NULL;
+    gen_get((CgGenerator *)self, &s, &o);
+    gen_set((CgGenerator *)self, s, no);
+    Py_INCREF(self);
+    return self;
+}
+
+/* state as a uint8 tensor of 16 bytes: seed then offset, little-endian */
+static PyObject *state_tensor(uint64_t seed, uint64_t offset) {
+    uint8_t buf[16];
+    for (int i = 0; i < 8; i++) buf[i] = (uint8_t)(seed >> (8 * i)), buf[8 + i] = (uint8_t)(offset >> (8 * i));
+    int64_t n = 16;
+    cg_tensor *t = cg_from_data(buf, 1, &n, CG_DTYPE_U8);
+    return t ? cgpy_wrap(t) : cgpy_raise();
+}
+static int parse_state(PyObject *o, uint64_t *seed, uint64_t *offset) {
+    uint8_t buf[16];
+    if (cgpy_is_tensor(o)) {
+        cg_tensor *t = cgpy_t(o);
+        if (cg_tensor_dtype(t) != CG_DTYPE_U8 || cg_tensor_numel(t) != 16) {
+            PyErr_Format(PyExc_RuntimeError, "RNG state must be a uint8 tensor of 16 elements (got %s with %lld elements)",
+                         cg_dtype_name(cg_tensor_dtype(t)), (long long)cg_tensor_numel(t));
+            return -1;
+        }
+        if (cgpy_check(cg_tensor_copy_to_buffer(t, buf, CG_DTYPE_U8))) return -1;
+    } else if (PyBytes_Check(o) && PyBytes_GET_SIZE(o) == 16) {
+        memcpy(buf, PyBytes_AS_STRING(o), 16);
+    } else {
+        PyErr_Format(PyExc_TypeError, "RNG state must be a uint8 Tensor (or 16 bytes), not %.100s", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *seed = *offset = 0;
+    for (int i = 7; i >= 0; i--) *seed = (*seed << 8) | buf[i], *offset = (*offset << 8) | buf[8 + i];
+    return 0;
+}
+static PyObject *gen_get_state(PyObject *self, PyObject *unused) {
+    (void)unused;
+    uint64_t s, o;
+    gen_get((CgGenerator *)self, &s, &o);
+    return state_tensor(s, o);
+}
+static PyObject *gen_set_state(PyObject *self, PyObject *arg) {
+    uint64_t s, o;
+    if (parse_state(arg, &s, &o)) return NULL;
+    gen_set((CgGenerator *)self, s, o);
+    Py_INCREF(self);
+    return self;
+}
+static PyObject *gen_clone_state(PyObject *self, PyObject *unused) {
+    (void)unused;
+    CgGenerator *g = PyObject_New(CgGenerator, &CgGenerator_Type);
+    if (!g) return NULL;
+    g->is_default = false;
+    gen_get((CgGenerator *)self, &g->seed, &g->offset);
+    return (PyObject *)g;
+}
+static PyObject *gen_device(PyObject *self, void *c) {
+    (void)self, (void)c;
+    return cgpy_device(cg_cpu());
+}
+static PyObject *gen_repr(PyObject *self) {
+    return PyUnicode_FromFormat("<cgrad.Generator object at %p%s>", (void *)self,
+                                ((CgGenerator *)self)->is_default ? " (default)" : "");
+}
+
+static PyMethodDef gen_methods[] = {
+    {"manual_seed", gen_manual_seed, METH_O, "Set the seed (and reset the offset); returns the generator."},
+    {"seed", gen_seed, METH_NOARGS, "Seed from the OS; returns the seed."},
+    {"initial_seed", gen_initial_seed, METH_NOARGS, "The seed the generator was last seeded with."},
+    {"get_state", gen_get_state, METH_NOARGS, "State as a uint8 tensor (16 bytes: seed, offset)."},
+    {"set_state", gen_set_state, METH_O, "Restore a state from get_state(); returns the generator."},
+    {"get_offset", gen_get_offset, METH_NOARGS, "The Philox offset."},
+    {"set_offset", gen_set_offset, METH_O, "Set the Philox offset; returns the generator."},
+    {"clone_state", gen_clone_state, METH_NOARGS, "A new generator with the same state."},
+    {NULL, NULL, 0, NULL},
+};
+static PyGetSetDef gen_getset[] = {{"device", gen_device, NULL, NULL, NULL}, {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject CgGenerator_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cgrad.Generator",
+    .tp_basicsize = sizeof(CgGenerator),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A random number generator (Philox: seed + offset); pass it as generator= to random functions.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = gen_init,
+    .tp_repr = gen_repr,
+    .tp_methods = gen_methods,
+    .tp_getset = gen_getset,
+};
+
+PyObject *cgpy_default_generator(void) {
+    Py_INCREF(g_default_generator);
+    return g_default_generator;
+}
+
+int cgpy_init_generator(PyObject *m) {
+    if (PyType_Ready(&CgGenerator_Type) < 0) return -1;
+    if (PyModule_AddObjectRef(m, "Generator", (PyObject *)&CgGenerator_Type) < 0) return -1;
+    CgGenerator *d = PyObject_New(CgGenerator, &CgGenerator_Type);
+    if (!d) return -1;
+    d->is_default = true;
+    d->seed = d->offset = 0;
+    g_default_generator = (PyObject *)d;
+    return PyModule_AddObjectRef(m, "default_generator", g_default_generator);
+}
+
+/* ------------------------------------------------------------- shared factory keywords */
+
+typedef struct {
+    PyObject *gen, *out, *layout;
+    int dtype; /* -1: the op's default */
+    cg_device dev;
+    int requires_grad, pin;
+} fkw;
+#define FKW_INIT {NULL, NULL, NULL, -1, {CG_DEVICE_CPU, 0}, 0, 0}
+#define FKW_NAMES "dtype", "device", "requires_grad", "out", "layout", "pin_memory"
+#define FKW_FMT "O&O&pOOp"
+#define FKW_ARGS(f) cgpy_dtype_conv, &(f).dtype, cgpy_device_conv, &(f).dev, &(f).requires_grad, &(f).out, &(f).layout, &(f).pin
+
+static int fkw_check(const fkw *f, const char *op) {
+    if (f->layout && f->layout != Py_None) {
+        PyErr_Format(PyExc_NotImplementedError, "%s(): only the strided layout exists (layout=None)", op);
+        return -1;
+    }
+    if (f->pin) {
+        PyErr_Format(PyExc_NotImplementedError, "%s(): pin_memory=True needs an accelerator; cgrad has none", op);
+        return -1;
+    }
+    return 0;
+}
+
+/* result of a factory: requires_grad, out= */
+static PyObject *fkw_finish(cg_tensor *t, const fkw *f) {
+    if (!t) return PyErr_Occurred() ? NULL : creation_raise();
+    if (f->requires_grad && cgpy_check(cg_tensor_set_requires_grad(t, true))) {
+        cg_tensor_release(t);
+        return NULL;
+    }
+    return cgpy_finish_out(f->out, t);
+}
+
+/* ------------------------------------------------------------- linspace, logspace, eye */
+
+static int parse_number(PyObject *o, double *v, const char *what) {
+    if (cgpy_is_tensor(o) && cg_tensor_ndim(cgpy_t(o)) != 0) {
+        PyErr_Format(PyExc_RuntimeError, "linspace only supports 0-dimensional start and end tensors, but got %s with %d dimension(s).",
+                     what, cg_tensor_ndim(cgpy_t(o)));
+        return -1;
+    }
+    return cgpy_parse_double(o, v, what);
+}
+
+static PyObject *space_common(PyObject *args, PyObject *kw, bool log) {
+    static char *kw_lin[] = {"start", "end", "steps", FKW_NAMES, NULL};
+    static char *kw_log[] = {"start", "end", "steps", "base", FKW_NAMES, NULL};
+    PyObject *a, *b;
+    Py_ssize_t steps;
+    double base = 10.0;
+    fkw f = FKW_INIT;
+    int ok = log ? PyArg_ParseTupleAndKeywords(args, kw, "OOn|d$" FKW_FMT ":logspace", kw_log, &a, &b, &steps, &base, FKW_ARGS(f))
+                 : PyArg_ParseTupleAndKeywords(args, kw, "OOn|$" FKW_FMT ":linspace", kw_lin, &a, &b, &steps, FKW_ARGS(f));
+    if (!ok || fkw_check(&f, log ? "logspace" : "linspace")) return NULL;
+    double s, e;
+    if (parse_number(a, &s, "start") || parse_number(b, &e, "end")) return NULL;
+    if (steps < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "number of steps must be non-negative");
+        return NULL;
+    }
+    cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cgpy_default_dtype;
+    return fkw_finish(log ? cg_logspace(s, e, steps, base, dt, f.dev) : cg_linspace(s, e, steps, dt, f.dev), &f);
+}
+static PyObject *py_linspace(PyObject *m, PyObject *args, PyObject *kw) { (void)m; return space_common(args, kw, false); }
+static PyObject *py_logspace(PyObject *m, PyObject *args, PyObject *kw) { (void)m; return space_common(args, kw, true); }
+
+static PyObject *py_eye(PyObject *mod, PyObject *args, PyObject *kw) {
+    (void)mod;
+    static char *kwlist[] = {"n", "m", FKW_NAMES, NULL};
+    Py_ssize_t n;
+    PyObject *m_o = Py_None;
+    fkw f = FKW_INIT;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "n|O$" FKW_FMT ":eye", kwlist, &n, &m_o, FKW_ARGS(f)) || fkw_check(&f, "eye"))
+        return NULL;
+    int64_t m = n;
+    if (m_o != Py_None && cgpy_parse_int(m_o, &m, "m")) return NULL;
+    if (n < 0 || m < 0) {
+        PyErr_Format(PyExc_RuntimeError, "n and m must be greater or equal to 0, got n=%zd, m=%lld", n, (long long)m);
+        return NULL;
+    }
+    cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cgpy_default_dtype;
+    return fkw_finish(cg_eye(n, m, dt, f.dev), &f);
+}
+
+/* ------------------------------------------------------------- rand, randn, randint, randperm */
+
+/* rand(*size, *, generator, dtype, device, requires_grad, out, layout, pin_memory) */
+static PyObject *rand_common(PyObject *args, PyObject *kw, bool normal) {
+    static char *kwlist[] = {"size", "generator", FKW_NAMES, NULL};
+    const char *name = normal ? "randn" : "rand";
+    PyObject *size = NULL, *gen = NULL;
+    fkw f = FKW_INIT;
+    PyObject *empty = PyTuple_New(0);
+    if (!empty) return NULL;
+    int ok = PyArg_ParseTupleAndKeywords(empty, kw, normal ? "|$OO&" FKW_FMT ":randn" : "|$OO&" FKW_FMT ":rand", kwlist,
+                                         &size, gen_conv, &gen, FKW_ARGS(f));
+    Py_DECREF(empty);
+    if (!ok || fkw_check(&f, name)) return NULL;
+    int nd;
+    int64_t shape[CG_MAX_DIMS];
+    if (size && PyTuple_GET_SIZE(args)) {
+        PyErr_Format(PyExc_TypeError, "%s() got the size both as positional arguments and as size=", name);
+        return NULL;
+    }
+    if (size) {
+        PyObject *t = PyTuple_Pack(1, size);
+        ok = t && cgpy_parse_shape(t, 0, &nd, shape) == 0;
+        Py_XDECREF(t);
+        if (!ok) return NULL;
+    } else if (cgpy_parse_shape(args, 0, &nd, shape)) {
+        return NULL;
+    }
+    cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cgpy_default_dtype;
+    gen_scope g;
+    gen_enter(&g, gen);
+    cg_tensor *r = normal ? cg_randn(nd, shape, dt, f.dev) : cg_rand(nd, shape, dt, f.dev);
+    gen_exit(&g);
+    return fkw_finish(r, &f);
+}
+static PyObject *py_rand(PyObject *m, PyObject *args, PyObject *kw) { (void)m; return rand_common(args, kw, false); }
+static PyObject *py_randn(PyObject *m, PyObject *args, PyObject *kw) { (void)m; return rand_common(args, kw, true); }
+
+static int parse_i64(PyObject *o, int64_t *v, const char *what) { return cgpy_parse_int(o, v, what); }
+
+/* randint(low=0, high, size, *, generator, dtype=int64, ...) */
+static PyObject *py_randint(PyObject *mod, PyObject *args, PyObject *kw) {
+    (void)mod;
+    static char *kwlist[] = {"low", "high", "size", "generator", FKW_NAMES, NULL};
+    PyObject *a = NULL, *b = NULL, *c = NULL, *gen = NULL;
+    fkw f = FKW_INIT;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOO$O&" FKW_FMT ":randint", kwlist, &a, &b, &c, gen_conv, &gen, FKW_ARGS(f)) ||
+        fkw_check(&f, "randint"))
+        return NULL;
+    /* positional (high, size) or (low, high, size); keywords fill the rest */
+    PyObject *low = NULL, *high = NULL, *size = c;
+    if (!c) high = b ? a : NULL, size = b;
+    else if (b) low = a, high = b;
+    else high = a;
+    if (!high || !size) {
+        PyErr_SetString(PyExc_TypeError, "randint() expects (high, size) or (low, high, size)");
+        return NULL;
+    }
+    int64_t lo = 0, hi;
+    if ((low && parse_i64(low, &lo, "low")) || parse_i64(high, &hi, "high")) return NULL;
+    int nd;
+    int64_t shape[CG_MAX_DIMS];
+    PyObject *t = PyTuple_Pack(1, size);
+    int bad = !t || cgpy_parse_shape(t, 0, &nd, shape);
+    Py_XDECREF(t);
+    if (bad) return NULL;
+    if (lo >= hi) {
+        PyErr_Format(PyExc_RuntimeError, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                     (long long)lo, (long long)hi);
+        return NULL;
+    }
+    gen_scope g;
+    gen_enter(&g, gen);
+    cg_tensor *r = cg_randint(lo, hi, nd, shape, f.dtype >= 0 ? (cg_dtype)f.dtype : CG_DTYPE_I64, f.dev);
+    gen_exit(&g);
+    return fkw_finish(r, &f);
+}
+
+static PyObject *py_randperm(PyObject *mod, PyObject *args, PyObject *kw) {
+    (void)mod;
+    static char *kwlist[] = {"n", "generator", FKW_NAMES, NULL};
+    Py_ssize_t n;
+    PyObject *gen = NULL;
+    fkw f = FKW_INIT;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "n|$O&" FKW_FMT ":randperm", kwlist, &n, gen_conv, &gen, FKW_ARGS(f)) ||
+        fkw_check(&f, "randperm"))
+        return NULL;
+    if (n < 0) {
+        PyErr_Format(PyExc_RuntimeError, "randperm(): n must be non-negative, got %zd", n);
+        return NULL;
+    }
+    gen_scope g;
+    gen_enter(&g, gen);
+    cg_tensor *r = cg_randperm(n, f.dtype >= 0 ? (cg_dtype)f.dtype : CG_DTYPE_I64, f.dev);
+    gen_exit(&g);
+    return fkw_finish(r, &f);
+}
+
+/* ------------------------------------------------------------- _like samplers */
+
+typedef enum { LIKE_RAND, LIKE_RANDN, LIKE_RANDINT } like_kind;
+
+/* rand_like / randn_like(input, *, ...) and randint_like(input, low=0, high, *, ...) */
+static PyObject *like_common(PyObject *args, PyObject *kw, like_kind kind) {
+    static char *kw_like[] = {"input", "generator", "memory_format", FKW_NAMES, NULL};
+    static char *kw_int[] = {"input", "low", "high", "generator", "memory_format", FKW_NAMES, NULL};
+    PyObject *x, *a = NULL, *b = NULL, *gen = NULL, *mf = NULL;
+    fkw f = FKW_INIT;
+    int ok = kind == LIKE_RANDINT
+                 ? PyArg_ParseTupleAndKeywords(args, kw, "O!|OO$O&O" FKW_FMT ":randint_like", kw_int, &CgTensorBase_Type, &x,
+                                               &a, &b, gen_conv, &gen, &mf, FKW_ARGS(f))
+                 : PyArg_ParseTupleAndKeywords(args, kw, kind == LIKE_RAND ? "O!|$O&O" FKW_FMT ":rand_like" : "O!|$O&O" FKW_FMT ":randn_like",
+                                               kw_like, &CgTensorBase_Type, &x, gen_conv, &gen, &mf, FKW_ARGS(f));
+    if (!ok || fkw_check(&f, kind == LIKE_RAND ? "rand_like" : kind == LIKE_RANDN ? "randn_like" : "randint_like"))
+        return NULL;
+    cg_tensor *t = cgpy_t(x);
+    if (!kw || !PyDict_GetItemString(kw, "device")) f.dev = cg_tensor_device(t);
+    cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cg_tensor_dtype(t);
+    int64_t lo = 0, hi = 0;
+    if (kind == LIKE_RANDINT) {
+        PyObject *low = NULL, *high = NULL;
+        if (a && b) low = a, high = b;
+        else if (a && !b && (!kw || !PyDict_GetItemString(kw, "low"))) high = a;
+        else low = a, high = b;
+        if (!high) {
+            PyErr_SetString(PyExc_TypeError, "randint_like() missing required argument 'high'");
+            return NULL;
+        }
+        if ((low && parse_i64(low, &lo, "low")) || parse_i64(high, &hi, "high")) return NULL;
+        if (lo >= hi) {
+            PyErr_Format(PyExc_RuntimeError, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                         (long long)lo, (long long)hi);
+            return NULL;
+        }
+    }
+    int nd = cg_tensor_ndim(t);
+    const int64_t *sh = cg_tensor_shape(t);
+    gen_scope g;
+    gen_enter(&g, gen);
+    cg_tensor *r = kind == LIKE_RAND    ? cg_rand(nd, sh, dt, f.dev)
+                   : kind == LIKE_RANDN ? cg_randn(nd, sh, dt, f.dev)
+                                        : cg_randint(lo, hi, nd, sh, dt, f.dev);
+    gen_exit(&g);
+    return fkw_finish(r, &f);
+}
+static PyObject *py_rand_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like_common(a, k, LIKE_RAND); }
+static PyObject *py_randn_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like_common(a, k, LIKE_RANDN); }
+static PyObject *py_randint_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like_common(a, k, LIKE_RANDINT); }
+
+/* ------------------------------------------------------------- normal */
+
+/* normal(mean, std=1.0, size=None, *, generator, out, dtype, ...):
+ * tensor / tensor, tensor / float, float / tensor (the result takes the
+ * tensor's dtype; a Tensor std follows mean's dtype) and float / float with a size. */
+static PyObject *py_normal(PyObject *mod, PyObject *args, PyObject *kw) {
+    (void)mod;
+    static char *kwlist[] = {"mean", "std", "size", "generator", FKW_NAMES, NULL};
+    PyObject *mean, *std = NULL, *size = NULL, *gen = NULL;
+    fkw f = FKW_INIT;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO$O&" FKW_FMT ":normal", kwlist, &mean, &std, &size, gen_conv, &gen,
+                                     FKW_ARGS(f)) ||
+        fkw_check(&f, "normal"))
+        return NULL;
+    bool mt = cgpy_is_tensor(mean), st = std && cgpy_is_tensor(std);
+    gen_scope g;
+    if (!mt && !st) { /* normal(mean: float, std: float, size) */
+        double m, s = 1.0;
+        if (cgpy_parse_double(mean, &m, "mean") || (std && cgpy_parse_double(std, &s, "std"))) return NULL;
+        if (!size || size == Py_None) {
+            PyErr_SetString(PyExc_TypeError, "normal() with float mean and std needs a size");
+            return NULL;
+        }
+        int nd;
+        int64_t shape[CG_MAX_DIMS];
+        PyObject *t = PyTuple_Pack(1, size);
+        int bad = !t || cgpy_parse_shape(t, 0, &nd, shape);
+        Py_XDECREF(t);
+        if (bad) return NULL;
+        if (s < 0) {
+            PyErr_Format(PyExc_RuntimeError, "normal expects std >= 0.0, but found std %g", s);
+            return NULL;
+        }
+        cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cgpy_default_dtype;
+        cg_tensor *r = cg_empty(nd, shape, dt, f.dev);
+        if (!r) return creation_raise();
+        gen_enter(&g, gen);
+        cg_status stt = cg_normal_(r, m, s);
+        gen_exit(&g);
+        if (stt) {
+            cg_tensor_release(r);
+            return creation_raise();
+        }
+        return fkw_finish(r, &f);
+    }
+    if (size && size != Py_None) {
+        PyErr_SetString(PyExc_TypeError, "normal(): size= is only accepted with float mean and std");
+        return NULL;
+    }
+    if (f.dtype >= 0) {
+        PyErr_SetString(PyExc_TypeError, "normal(): dtype= is only accepted with float mean and std");
+        return NULL;
+    }
+    cg_tensor *ref = mt ? cgpy_t(mean) : cgpy_t(std);
+    cg_dtype dt = cg_tensor_dtype(ref);
+    if (!cg_dtype_is_floating(dt)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"normal_kernel_cpu\" not implemented for '%s'", cg_dtype_name(dt));
+        return NULL;
+    }
+    if (!st && std) {
+        double s;
+        if (cgpy_parse_double(std, &s, "std")) return NULL;
+        if (s < 0) {
+            PyErr_Format(PyExc_RuntimeError, "normal expects std >= 0.0, but found std %g", s);
+            return NULL;
+        }
+    }
+    cg_tensor *mtn = cgpy_as_tensor(mean, dt, cg_tensor_device(ref));
+    cg_tensor *stn = !mtn ? NULL : std ? cgpy_as_tensor(std, dt, cg_tensor_device(ref)) : cg_scalar_on(1.0, dt, cg_tensor_device(ref));
+    if (!stn) {
+        cg_tensor_release(mtn);
+        return PyErr_Occurred() ? NULL : creation_raise();
+    }
+    gen_enter(&g, gen);
+    cg_tensor *r = cg_normal(mtn, stn);
+    gen_exit(&g);
+    cg_tensor_release(mtn);
+    cg_tensor_release(stn);
+    return fkw_finish(r, &f);
+}
+
+/* ------------------------------------------------------------- bernoulli, multinomial */
+
+/* bernoulli(input, p=None, *, generator, out): p None -> input holds the
+ * probabilities; p a float -> input's shape and dtype with probability p */
+static PyObject *py_bernoulli(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"input", "p", "generator", "out", NULL};
+    PyObject *x, *p = Py_None, *gen = NULL, *out = NULL;
+    if (!opargs_parse(self, args, kw, "O!|O$O&O:bernoulli", kwlist, &CgTensorBase_Type, &x, &p, gen_conv, &gen, &out))
+        return NULL;
+    cg_tensor *t = cgpy_t(x), *r;
+    gen_scope g;
+    if (p == Py_None) {
+        gen_enter(&g, gen);
+        r = cg_bernoulli(t);
+        gen_exit(&g);
+    } else {
+        double pv;
+        if (cgpy_parse_double(p, &pv, "p")) return NULL;
+        r = cg_empty(cg_tensor_ndim(t), cg_tensor_shape(t), cg_tensor_dtype(t), cg_tensor_device(t));
+        if (!r) return creation_raise();
+        gen_enter(&g, gen);
+        cg_status st = cg_bernoulli_(r, pv);
+        gen_exit(&g);
+        if (st) {
+            cg_tensor_release(r);
+            return creation_raise();
+        }
+    }
+    if (!r) return creation_raise();
+    return cgpy_finish_out(out, r);
+}
+
+static PyObject *py_multinomial(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"input", "num_samples", "replacement", "generator", "out", NULL};
+    PyObject *x, *gen = NULL, *out = NULL;
+    Py_ssize_t n;
+    int repl = 0;
+    if (!opargs_parse(self, args, kw, "O!n|p$O&O:multinomial", kwlist, &CgTensorBase_Type, &x, &n, &repl, gen_conv, &gen,
+                      &out))
+        return NULL;
+    cg_tensor *t = cgpy_t(x);
+    int nd = cg_tensor_ndim(t);
+    if (nd < 1 || nd > 2) {
+        PyErr_Format(PyExc_RuntimeError, "multinomial(): prob_dist must be 1 or 2 dim, got %d", nd);
+        return NULL;
+    }
+    if (n <= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "multinomial(): cannot sample n_sample <= 0 samples");
+        return NULL;
+    }
+    if (!repl && n > cg_tensor_shape(t)[nd - 1]) {
+        PyErr_SetString(PyExc_RuntimeError, "multinomial(): cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+        return NULL;
+    }
+    gen_scope g;
+    gen_enter(&g, gen);
+    cg_tensor *r = cg_multinomial(t, n, repl);
+    gen_exit(&g);
+    if (!r) return creation_raise();
+    return cgpy_finish_out(out, r);
+}
+
+/* ------------------------------------------------------------- in-place samplers */
+
+static int inplace_ok(cg_tensor *x, const char *op) { return opargs_check_leaf(x, op); }
+
+static PyObject *py_uniform_(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"from", "to", "generator", NULL};
+    double a = 0, b = 1;
+    PyObject *gen = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|dd$O&:uniform_", kwlist, &a, &b, gen_conv, &gen)) return NULL;
+    cg_tensor *t = cgpy_t(self);
+    if (inplace_ok(t, "uniform_")) return NULL;
+    gen_scope g;
+    gen_enter(&g, gen);
+    cg_status st = cg_uniform_(t, a, b);
+    gen_exit(&g);
+    if (st) return creation_raise();
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *py_normal_(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"mean", "std", "generator", NULL};
+    double m = 0, s = 1;
+    PyObject *gen = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|dd$O&:normal_", kwlist, &m, &s, gen_conv, &gen)) return NULL;
+    cg_tensor *t = cgpy_t(self);
+    if (inplace_ok(t, "normal_")) return NULL;
+    gen_scope g;
+    gen_enter(&g, gen);
+    cg_status st = cg_normal_(t, m, s);
+    gen_exit(&g);
+    if (st) return creation_raise();
+    Py_INCREF(self);
+    return self;
+}
+
+/* bernoulli_(p=0.5, *, generator): p a float or a tensor of probabilities broadcast to self */
+static PyObject *py_bernoulli_(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"p", "generator", NULL};
+    PyObject *p = NULL, *gen = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$O&:bernoulli_", kwlist, &p, gen_conv, &gen)) return NULL;
+    cg_tensor *t = cgpy_t(self);
+    if (inplace_ok(t, "bernoulli_")) return NULL;
+    gen_scope g;
+    cg_status st;
+    if (!p || !cgpy_is_tensor(p)) {
+        double pv = 0.5;
+        if (p && cgpy_parse_double(p, &pv, "p")) return NULL;
+        gen_enter(&g, gen);
+        st = cg_bernoulli_(t, pv);
+        gen_exit(&g);
+    } else {
+        cg_tensor *pt = cgpy_t(p);
+        cg_dtype fdt = cg_dtype_is_floating(cg_tensor_dtype(pt)) ? cg_tensor_dtype(pt) : CG_DTYPE_F64;
+        bool prev = cg_set_grad_enabled(false);
+        cg_tensor *pe = cg_expand(pt, cg_tensor_ndim(t), cg_tensor_shape(t));
+        cg_tensor *pf = pe ? cg_to_dtype(pe, fdt) : NULL;
+        cg_tensor_release(pe);
+        gen_enter(&g, gen);
+        cg_tensor *r = pf ? cg_bernoulli(pf) : NULL;
+        gen_exit(&g);
+        cg_tensor_release(pf);
+        st = r ? cg_copy_(t, r) : cg_last_error();
+        cg_tensor_release(r);
+        cg_set_grad_enabled(prev);
+    }
+    if (st) return creation_raise();
+    Py_INCREF(self);
+    return self;
+}
+
+/* the largest `to` of random_() for a dtype: 2^mantissa + 1 for floats, max + 1 for integers */
+static int64_t random_default_to(cg_dtype dt) {
+    switch (dt) {
+    case CG_DTYPE_BOOL: return 2;
+    case CG_DTYPE_U8: return 256;
+    case CG_DTYPE_I8: return 128;
+    case CG_DTYPE_I16: return 32768;
+    case CG_DTYPE_I32: return INT64_C(2147483648);
+    case CG_DTYPE_F16: return (1 << 11) + 1;
+    case CG_DTYPE_BF16: return (1 << 8) + 1;
+    case CG_DTYPE_F32: return (1 << 24) + 1;
+    case CG_DTYPE_F64: return (INT64_C(1) << 53) + 1;
+    default: return INT64_MAX;
+    }
+}
+
+/* random_(from=0, to=None, *, generator): integers in [from, to) stored in self's dtype */
+static PyObject *py_random_(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"from", "to", "generator", NULL};
+    PyObject *a = NULL, *b = Py_None, *gen = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO$O&:random_", kwlist, &a, &b, gen_conv, &gen)) return NULL;
+    cg_tensor *t = cgpy_t(self);
+    if (inplace_ok(t, "random_")) return NULL;
+    int64_t lo = 0, hi;
+    if (a && b == Py_None && PyTuple_GET_SIZE(args) == 1) { /* random_(to) */
+        if (parse_i64(a, &hi, "to")) return NULL;
+    } else {
+        if (a && parse_i64(a, &lo, "from")) return NULL;
+        if (b == Py_None) hi = random_default_to(cg_tensor_dtype(t));
+        else if (parse_i64(b, &hi, "to")) return NULL;
+    }
+    if (lo >= hi) {
+        PyErr_Format(PyExc_RuntimeError, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                     (long long)lo, (long long)hi);
+        return NULL;
+    }
+    gen_scope g;
+    gen_enter(&g, gen);
+    cg_tensor *r = cg_randint(lo, hi, cg_tensor_ndim(t), cg_tensor_shape(t), cg_tensor_dtype(t), cg_tensor_device(t));
+    gen_exit(&g);
+    if (!r) return creation_raise();
+    bool prev = cg_set_grad_enabled(false);
+    cg_status st = cg_copy_(t, r);
+    cg_set_grad_enabled(prev);
+    cg_tensor_release(r);
+    if (cgpy_check(st)) return NULL;
+    Py_INCREF(self);
+    return self;
+}
+
+/* ------------------------------------------------------------- global state */
+
+static PyObject *py_seed(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    uint64_t s;
+    if (os_seed(&s)) return NULL;
+    cg_manual_seed(s);
+    return PyLong_FromUnsignedLongLong(s);
+}
+static PyObject *py_get_rng_state(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    uint64_t s, o;
+    cg_rng_get_state(&s, &o);
+    return state_tensor(s, o);
+}
+static PyObject *py_set_rng_state(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    uint64_t s, o;
+    if (parse_state(arg, &s, &o)) return NULL;
+    cg_rng_set_state(s, o);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------- tables */
+
+PyMethodDef cgpy_creation_methods[] = {
+    CGPY_KW("bernoulli", py_bernoulli),
+    CGPY_KW("multinomial", py_multinomial),
+    CGPY_KW("uniform_", py_uniform_),
+    CGPY_KW("normal_", py_normal_),
+    CGPY_KW("bernoulli_", py_bernoulli_),
+    CGPY_KW("random_", py_random_),
+    CGPY_TABLE_END,
+};
+PyMethodDef cgpy_creation_functions[] = {
+    CGPY_KW("linspace", py_linspace),
+    CGPY_KW("logspace", py_logspace),
+    CGPY_KW("eye", py_eye),
+    CGPY_KW("rand", py_rand),
+    CGPY_KW("randn", py_randn),
+    CGPY_KW("randint", py_randint),
+    CGPY_KW("randperm", py_randperm),
+    CGPY_KW("rand_like", py_rand_like),
+    CGPY_KW("randn_like", py_randn_like),
+    CGPY_KW("randint_like", py_randint_like),
+    CGPY_KW("normal", py_normal),
+    CGPY_KW("bernoulli", py_bernoulli),
+    CGPY_KW("multinomial", py_multinomial),
+    {"seed", py_seed, METH_NOARGS, NULL},
+    {"get_rng_state", py_get_rng_state, METH_NOARGS, NULL},
+    {"set_rng_state", py_set_rng_state, METH_O, NULL},
+    CGPY_TABLE_END,
+};

@@ -1,6 +1,218 @@
-/* ops_linalg.c — bindings of linear algebra (matmul, mm, bmm, einsum, ...)
- * as Tensor methods and module functions. */
-#include "bind.h"
+/* ops_linalg.c — bindings of the matrix products (matmul, mm, bmm, mv, dot,
+ * vdot, inner, outer/ger, addmm, baddbmm, einsum) as Tensor methods, in-place
+ * methods, the @ operator and module functions. As in PyTorch, the products
+ * need operands of one dtype (RuntimeError otherwise: no promotion), except
+ * outer, which PyTorch computes as a broadcast multiply and so promotes. */
+#include "opargs.h"
 
-PyMethodDef cgpy_linalg_methods[] = {CGPY_TABLE_END};
-PyMethodDef cgpy_linalg_functions[] = {CGPY_TABLE_END};
+/* PyTorch's dtype check for products: same dtype, RuntimeError otherwise. */
+static int same_dtype(const char *op, int n, cg_tensor *const *ts) {
+    for (int i = 1; i < n; i++) {
+        if (cg_tensor_dtype(ts[i]) != cg_tensor_dtype(ts[0])) {
+            PyErr_Format(PyExc_RuntimeError, "%s: expected m1 and m2 to have the same dtype, but got: %s != %s", op,
+                         cg_dtype_name(cg_tensor_dtype(ts[0])), cg_dtype_name(cg_tensor_dtype(ts[i])));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+typedef cg_tensor *(*prod2_fn)(cg_tensor *, cg_tensor *);
+
+/* op(input, <other>, *, out=None) for two same-dtype tensors */
+static PyObject *prod2(PyObject *self, PyObject *args, PyObject *kw, prod2_fn fn, const char *fmt, char **kwlist,
+                       const char *name) {
+    PyObject *a, *b, *out = NULL;
+    if (!opargs_parse(self, args, kw, fmt, kwlist, &CgTensorBase_Type, &a, &CgTensorBase_Type, &b, &out)) return NULL;
+    cg_tensor *ts[2] = {cgpy_t(a), cgpy_t(b)};
+    if (same_dtype(name, 2, ts)) return NULL;
+    return opargs_out(fn(ts[0], ts[1]), out, false);
+}
+
+#define PROD2(pyname, cfn, other)                                                                   \
+    static PyObject *py_##pyname(PyObject *self, PyObject *args, PyObject *kw) {                    \
+        static char *kwlist[] = {"input", other, "out", NULL};                                      \
+        return prod2(self, args, kw, cfn, "O!O!|$O:" #pyname, kwlist, #pyname);                     \
+    }
+PROD2(matmul, cg_matmul, "other")
+PROD2(mm, cg_mm, "mat2")
+PROD2(bmm, cg_bmm, "mat2")
+PROD2(mv, cg_mv, "vec")
+PROD2(dot, cg_dot, "tensor")
+PROD2(vdot, cg_dot, "other") /* real dtypes only: conj is the identity */
+
+/* inner(a, b): sum over the last dims; a 0-d operand multiplies */
+static cg_tensor *inner_impl(cg_tensor *a, cg_tensor *b) {
+    int na = cg_tensor_ndim(a), nb = cg_tensor_ndim(b);
+    const int64_t *sa = cg_tensor_shape(a), *sb = cg_tensor_shape(b);
+    int64_t k = sa[na - 1];
+    int64_t ra = 1, rb = 1, os[CG_MAX_DIMS];
+    int on = 0;
+    if (na + nb - 2 > CG_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "inner(): the result would have more than %d dimensions", CG_MAX_DIMS);
+        return NULL;
+    }
+    for (int i = 0; i < na - 1; i++) ra *= sa[i], os[on++] = sa[i];
+    for (int i = 0; i < nb - 1; i++) rb *= sb[i], os[on++] = sb[i];
+    int64_t s2a[2] = {ra, k}, s2b[2] = {rb, k};
+    cg_tensor *a2 = cg_reshape(a, 2, s2a);
+    cg_tensor *b2 = a2 ? cg_reshape(b, 2, s2b) : NULL;
+    cg_tensor *bt = b2 ? cg_t(b2) : NULL;
+    cg_tensor *p = bt ? cg_mm(a2, bt) : NULL;
+    cg_tensor *r = p ? cg_reshape(p, on, os) : NULL;
+    cg_tensor_release(a2);
+    cg_tensor_release(b2);
+    cg_tensor_release(bt);
+    cg_tensor_release(p);
+    return r;
+}
+
+static PyObject *py_inner(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"input", "other", "out", NULL};
+    PyObject *a, *b, *out = NULL;
+    if (!opargs_parse(self, args, kw, "O!O!|$O:inner", kwlist, &CgTensorBase_Type, &a, &CgTensorBase_Type, &b, &out))
+        return NULL;
+    cg_tensor *ta = cgpy_t(a), *tb = cgpy_t(b);
+    if (cg_tensor_ndim(ta) == 0 || cg_tensor_ndim(tb) == 0) {
+        PyObject *ops[2] = {a, b};
+        cg_tensor *t[2];
+        cg_dtype dt;
+        if (cgpy_promote_operands(2, ops, false, t, &dt)) return NULL;
+        cg_tensor *r = cg_mul(t[0], t[1]);
+        cgpy_release_n(2, t);
+        return opargs_out(r, out, false);
+    }
+    cg_tensor *ts[2] = {ta, tb};
+    if (same_dtype("inner", 2, ts)) return NULL;
+    int na = cg_tensor_ndim(ta), nb = cg_tensor_ndim(tb);
+    if (cg_tensor_shape(ta)[na - 1] != cg_tensor_shape(tb)[nb - 1]) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "inner() the last dimension must match on both input tensors but got sizes %lld and %lld",
+                     (long long)cg_tensor_shape(ta)[na - 1], (long long)cg_tensor_shape(tb)[nb - 1]);
+        return NULL;
+    }
+    return opargs_out(inner_impl(ta, tb), out, false);
+}
+
+/* outer(input, vec2): a broadcast multiply in PyTorch, so operands promote */
+static PyObject *outer_common(PyObject *self, PyObject *args, PyObject *kw, const char *fmt) {
+    static char *kwlist[] = {"input", "vec2", "out", NULL};
+    PyObject *a, *b, *out = NULL;
+    if (!opargs_parse(self, args, kw, fmt, kwlist, &CgTensorBase_Type, &a, &CgTensorBase_Type, &b, &out)) return NULL;
+    PyObject *ops[2] = {a, b};
+    cg_tensor *t[2];
+    cg_dtype dt;
+    if (cgpy_promote_operands(2, ops, false, t, &dt)) return NULL;
+    cg_tensor *r = cg_outer(t[0], t[1]);
+    cgpy_release_n(2, t);
+    return opargs_out(r, out, false);
+}
+static PyObject *py_outer(PyObject *self, PyObject *args, PyObject *kw) { return outer_common(self, args, kw, "O!O!|$O:outer"); }
+static PyObject *py_ger(PyObject *self, PyObject *args, PyObject *kw) { return outer_common(self, args, kw, "O!O!|$O:ger"); }
+
+typedef cg_tensor *(*addprod_fn)(cg_tensor *, cg_tensor *, cg_tensor *, double, double);
+
+/* addmm / baddbmm (input, m1, m2, *, beta=1, alpha=1, out=None) and their in-place forms */
+static PyObject *addprod(PyObject *self, PyObject *args, PyObject *kw, addprod_fn fn, const char *name, bool inplace) {
+    static char *kwlist_mm[] = {"input", "mat1", "mat2", "beta", "alpha", "out", NULL};
+    static char *kwlist_bmm[] = {"input", "batch1", "batch2", "beta", "alpha", "out", NULL};
+    PyObject *x, *a, *b, *beta_o = NULL, *alpha_o = NULL, *out = NULL;
+    char fmt[64];
+    snprintf(fmt, sizeof fmt, "O!O!O!|$OOO:%s%s", name, inplace ? "_" : "");
+    if (!opargs_parse(self, args, kw, fmt, fn == cg_addmm ? kwlist_mm : kwlist_bmm, &CgTensorBase_Type, &x,
+                      &CgTensorBase_Type, &a, &CgTensorBase_Type, &b, &beta_o, &alpha_o, &out))
+        return NULL;
+    double beta = 1, alpha = 1;
+    if (beta_o && cgpy_parse_double(beta_o, &beta, "beta")) return NULL;
+    if (alpha_o && cgpy_parse_double(alpha_o, &alpha, "alpha")) return NULL;
+    cg_tensor *ts[3] = {cgpy_t(x), cgpy_t(a), cgpy_t(b)};
+    if (same_dtype(name, 3, ts)) return NULL;
+    if (!inplace) return opargs_out(fn(ts[0], ts[1], ts[2], beta, alpha), out, false);
+    if (out) {
+        PyErr_Format(PyExc_TypeError, "%s_() got an unexpected keyword argument 'out'", name);
+        return NULL;
+    }
+    cg_tensor *xin;
+    char opn[32];
+    snprintf(opn, sizeof opn, "%s_", name);
+    if (opargs_inplace_begin(ts[0], cg_tensor_requires_grad(ts[1]) || cg_tensor_requires_grad(ts[2]), opn, &xin))
+        return NULL;
+    return opargs_inplace_end(x, xin, fn(xin, ts[1], ts[2], beta, alpha), false);
+}
+static PyObject *py_addmm(PyObject *self, PyObject *args, PyObject *kw) { return addprod(self, args, kw, cg_addmm, "addmm", false); }
+static PyObject *py_addmm_(PyObject *self, PyObject *args, PyObject *kw) { return addprod(self, args, kw, cg_addmm, "addmm", true); }
+static PyObject *py_baddbmm(PyObject *self, PyObject *args, PyObject *kw) { return addprod(self, args, kw, cg_baddbmm, "baddbmm", false); }
+static PyObject *py_baddbmm_(PyObject *self, PyObject *args, PyObject *kw) { return addprod(self, args, kw, cg_baddbmm, "baddbmm", true); }
+
+/* einsum(equation, *operands) or einsum(equation, [operands]) */
+static PyObject *py_einsum(PyObject *mod, PyObject *args) {
+    (void)mod;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(args, 0))) {
+        PyErr_SetString(PyExc_TypeError, "einsum(): expected an equation string followed by operands");
+        return NULL;
+    }
+    const char *eq = PyUnicode_AsUTF8(PyTuple_GET_ITEM(args, 0));
+    if (!eq) return NULL;
+    PyObject *seq;
+    if (n == 2 && (PyList_Check(PyTuple_GET_ITEM(args, 1)) || PyTuple_Check(PyTuple_GET_ITEM(args, 1))))
+        seq = PySequence_Tuple(PyTuple_GET_ITEM(args, 1));
+    else
+        seq = PyTuple_GetSlice(args, 1, n);
+    if (!seq) return NULL;
+    Py_ssize_t k = PyTuple_GET_SIZE(seq);
+    cg_tensor *ops[64];
+    if (k > 64) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_RuntimeError, "einsum(): too many operands (at most 64)");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *o = PyTuple_GET_ITEM(seq, i);
+        if (!cgpy_is_tensor(o)) {
+            PyErr_Format(PyExc_TypeError, "einsum(): operand %zd must be a Tensor, not %.100s", i, Py_TYPE(o)->tp_name);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        ops[i] = cgpy_t(o);
+    }
+    cg_tensor *r = NULL;
+    if (k > 0 && same_dtype("einsum", (int)k, ops) == 0) r = cg_einsum(eq, (int)k, ops);
+    else if (k == 0) PyErr_SetString(PyExc_RuntimeError, "einsum(): must provide at least one operand");
+    Py_DECREF(seq);
+    return opargs_result(r, false);
+}
+
+/* the @ operator: Tensor.__matmul__ / __rmatmul__ (the Python subclass's
+ * nb_matrix_multiply slot dispatches to these C methods) */
+static PyObject *py_dunder_matmul(PyObject *self, PyObject *other) {
+    if (!cgpy_is_tensor(other)) Py_RETURN_NOTIMPLEMENTED;
+    cg_tensor *ts[2] = {cgpy_t(self), cgpy_t(other)};
+    if (same_dtype("matmul", 2, ts)) return NULL;
+    return opargs_result(cg_matmul(ts[0], ts[1]), false);
+}
+static PyObject *py_dunder_rmatmul(PyObject *self, PyObject *other) {
+    if (!cgpy_is_tensor(other)) Py_RETURN_NOTIMPLEMENTED;
+    cg_tensor *ts[2] = {cgpy_t(other), cgpy_t(self)};
+    if (same_dtype("matmul", 2, ts)) return NULL;
+    return opargs_result(cg_matmul(ts[0], ts[1]), false);
+}
+
+#define LINALG_ENTRIES                                                                                            \
+    CGPY_KW("matmul", py_matmul), CGPY_KW("mm", py_mm), CGPY_KW("bmm", py_bmm), CGPY_KW("mv", py_mv),             \
+        CGPY_KW("dot", py_dot), CGPY_KW("vdot", py_vdot), CGPY_KW("inner", py_inner), CGPY_KW("outer", py_outer), \
+        CGPY_KW("ger", py_ger), CGPY_KW("addmm", py_addmm), CGPY_KW("baddbmm", py_baddbmm)
+
+PyMethodDef cgpy_linalg_methods[] = {
+    LINALG_ENTRIES,
+    CGPY_KW("addmm_", py_addmm_),
+    CGPY_KW("baddbmm_", py_baddbmm_),
+    {"__matmul__", py_dunder_matmul, METH_O, NULL},
+    {"__rmatmul__", py_dunder_rmatmul, METH_O, NULL},
+    CGPY_TABLE_END,
+};
+PyMethodDef cgpy_linalg_functions[] = {
+    LINALG_ENTRIES,
+    {"einsum", py_einsum, METH_VARARGS, NULL},
+    CGPY_TABLE_END,
+};

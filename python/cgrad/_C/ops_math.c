@@ -1,126 +1,721 @@
-/* ops_math.c — bindings of elementwise math: unary math, activations,
- * binary arithmetic, comparisons, logic and n-ary ops, as Tensor methods,
- * in-place methods and module functions, with PyTorch's promotion. */
-#include "bind.h"
+/* ops_math.c — bindings of elementwise math: unary math, binary arithmetic,
+ * comparisons, logic and bitwise ops, pow / float_power, rounding with
+ * decimals, predicates and closeness tests, as Tensor methods, in-place
+ * methods and module functions (with out=), with PyTorch's promotion.
+ * Activations, softmax and the n-ary ops live in ops_activation.c; their
+ * entries are appended to this file's tables. */
+#include "ops_math.h"
+
+#include <math.h>
+#include <string.h>
 
 typedef cg_tensor *(*unary_fn)(cg_tensor *);
 typedef cg_tensor *(*binary_fn)(cg_tensor *, cg_tensor *);
 
-/* unary: float-only ops promote integer inputs to the default float dtype */
-static PyObject *call_unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, unary_fn fn, bool float_only,
-                            const char *name) {
-    PyObject *x;
-    if (cgpy_self_or_arg(self, &args, &nargs, &x, name)) return NULL;
-    if (nargs != 0) {
-        PyErr_Format(PyExc_TypeError, "%s() takes no extra positional arguments", name);
+/* ================================================================ shared helpers */
+
+int cgpy_parse_fastkw(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *fname,
+                      const char *const *names, int npos, int nreq, PyObject **vals) {
+    int nnames = 0;
+    while (names[nnames]) vals[nnames++] = NULL;
+    int first = 0;
+    if (cgpy_is_method(self)) {
+        vals[0] = self;
+        first = 1;
+    }
+    if (nargs > npos - first) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s but %zd were given", fname,
+                     npos - first, npos - first == 1 ? "" : "s", nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) vals[first + i] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int j = first;
+        while (j < nnames && PyUnicode_CompareWithASCIIString(key, names[j]) != 0) j++;
+        if (j == nnames) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname, key);
+            return -1;
+        }
+        if (vals[j]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname, names[j]);
+            return -1;
+        }
+        vals[j] = args[nargs + k];
+    }
+    for (int j = 0; j < nreq; j++)
+        if (!vals[j]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname, names[j]);
+            return -1;
+        }
+    return 0;
+}
+
+int cgpy_check_cast(cg_dtype from, cg_dtype to) {
+    if ((cg_dtype_is_floating(from) && !cg_dtype_is_floating(to)) || (to == CG_DTYPE_BOOL && from != CG_DTYPE_BOOL)) {
+        PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
+                     cg_dtype_name(from), cg_dtype_name(to));
+        return -1;
+    }
+    return 0;
+}
+
+int cgpy_need_tensor(PyObject *o, const char *fname, const char *arg) {
+    if (o && cgpy_is_tensor(o)) return 0;
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be Tensor, not %.100s", fname, arg,
+                 o ? Py_TYPE(o)->tp_name : "nothing");
+    return -1;
+}
+
+cg_tensor *cgpy_like_operand(PyObject *o, cg_tensor *x) {
+    return cgpy_as_tensor(o, cg_tensor_dtype(x), cg_tensor_device(x));
+}
+
+static int same_shape(cg_tensor *a, cg_tensor *b) {
+    int nd = cg_tensor_ndim(a);
+    return nd == cg_tensor_ndim(b) && !memcmp(cg_tensor_shape(a), cg_tensor_shape(b), sizeof(int64_t) * (size_t)nd);
+}
+
+PyObject *cgpy_inplace_via(cgpy_fastkw_fn fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+    if (!cgpy_is_method(self)) { /* module form, torch.relu_(x): the tensor is the first argument */
+        if (nargs < 1 || cgpy_need_tensor(args[0], "in-place op", "input")) {
+            if (nargs < 1) cgpy_need_tensor(NULL, "in-place op", "input");
+            return NULL;
+        }
+        self = args[0];
+        args++;
+        nargs--;
+    }
+    cg_tensor *t = cgpy_t(self);
+    PyObject *src;
+    if (cg_is_grad_enabled() && cg_tensor_requires_grad(t)) {
+        src = cgpy_wrap(cg_clone(t));
+        if (!src) return NULL;
+    } else {
+        Py_INCREF(self);
+        src = self;
+    }
+    PyObject *r = fn(src, args, nargs, kwnames);
+    Py_DECREF(src);
+    if (!r) return NULL;
+    cg_tensor *rt = cgpy_t(r);
+    if (cgpy_check_cast(cg_tensor_dtype(rt), cg_tensor_dtype(t))) {
+        Py_DECREF(r);
         return NULL;
     }
-    cg_tensor *t = cgpy_t(x);
-    if (!float_only || cg_dtype_is_floating(cg_tensor_dtype(t))) return cgpy_result(fn(t));
-    cg_tensor *c = cg_to_dtype(t, cgpy_default_dtype);
-    if (!c) return cgpy_raise();
-    cg_tensor *r = fn(c);
+    if (!same_shape(rt, t)) {
+        Py_DECREF(r);
+        PyErr_SetString(cgpy_ShapeMismatch, "in-place op: the broadcast result's shape differs from the output's shape");
+        return NULL;
+    }
+    cg_status st = cg_copy_(t, rt);
+    Py_DECREF(r);
+    return cgpy_inplace_result(self, st);
+}
+
+/* out= with PyTorch's cast rule; result stolen */
+static PyObject *finish(PyObject *out, cg_tensor *r) {
+    if (r && out && out != Py_None && cgpy_is_tensor(out) &&
+        cgpy_check_cast(cg_tensor_dtype(r), cg_tensor_dtype(cgpy_t(out)))) {
+        cg_tensor_release(r);
+        return NULL;
+    }
+    return cgpy_finish_out(out, r);
+}
+
+/* In-place forms: self is the method's tensor, or the first argument of a module-level in-place function. */
+static int inplace_self(PyObject **self, PyObject *const **args, Py_ssize_t *nargs, const char *fname) {
+    if (cgpy_is_method(*self)) return 0;
+    if (*nargs < 1) return cgpy_need_tensor(NULL, fname, "input");
+    if (cgpy_need_tensor((*args)[0], fname, "input")) return -1;
+    *self = (*args)[0];
+    (*args)++;
+    (*nargs)--;
+    return 0;
+}
+
+/* ================================================================ unary ops */
+
+enum {
+    UK_SAME,   /* the engine's loops decide which dtypes work; the result keeps the dtype */
+    UK_FLOAT,  /* integer / bool inputs compute in the default float dtype */
+    UK_SQUARE, /* bool inputs compute in int64 */
+};
+
+typedef struct {
+    const char *name;
+    unary_fn fn;
+    int kind;
+    bool inplace_copy; /* the engine's in-place form does not fit (bool results) */
+} unary_def;
+
+static cg_dtype unary_result_dtype(const unary_def *d, cg_dtype dt) {
+    if (d->kind == UK_FLOAT && !cg_dtype_is_floating(dt)) return cgpy_default_dtype;
+    if (d->kind == UK_SQUARE && dt == CG_DTYPE_BOOL) return CG_DTYPE_I64;
+    return dt;
+}
+
+static cg_tensor *unary_apply(const unary_def *d, cg_tensor *x) {
+    cg_dtype dt = cg_tensor_dtype(x), rdt = unary_result_dtype(d, dt);
+    if (rdt == dt) return d->fn(x);
+    cg_tensor *c = cg_to_dtype(x, rdt);
+    if (!c) return NULL;
+    cg_tensor *r = d->fn(c);
     cg_tensor_release(c);
-    return cgpy_result(r);
+    return r;
 }
 
-static PyObject *call_binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, binary_fn fn, bool float_only,
-                             const char *name) {
-    PyObject *x;
-    if (cgpy_self_or_arg(self, &args, &nargs, &x, name)) return NULL;
-    if (nargs != 1) {
-        PyErr_Format(PyExc_TypeError, "%s() expects exactly one other operand", name);
+static const char *const k_unary_names[] = {"input", "out", NULL};
+
+static PyObject *unary_call(const unary_def *d, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+    PyObject *v[2];
+    if (!kwnames && nargs == 0 && cgpy_is_method(self)) { /* x.exp(): the hot path */
+        v[0] = self;
+        v[1] = NULL;
+    } else if (cgpy_parse_fastkw(self, args, nargs, kwnames, d->name, k_unary_names, 1, 1, v) ||
+               cgpy_need_tensor(v[0], d->name, "input")) {
         return NULL;
     }
-    PyObject *ops[2] = {x, args[0]};
-    cg_tensor *t[2];
-    cg_dtype dt;
-    if (cgpy_promote_operands(2, ops, float_only, t, &dt)) return NULL;
-    cg_tensor *r = fn(t[0], t[1]);
-    cgpy_release_n(2, t);
-    return cgpy_result(r);
+    return finish(v[1], unary_apply(d, cgpy_t(v[0])));
 }
 
-/* x.op_(): the engine's in-place op by name (float-only ops need a float self) */
-static PyObject *call_unary_inplace(PyObject *self, Py_ssize_t nargs, const char *name) {
-    if (nargs != 0) {
-        PyErr_Format(PyExc_TypeError, "%s_() takes no arguments", name);
-        return NULL;
-    }
-    return cgpy_inplace_result(self, cg_unary_(name, cgpy_t(self)));
-}
-
-/* x.op_(other): the promoted result dtype must be castable to x's dtype */
-static PyObject *call_binary_inplace(PyObject *self, PyObject *const *args, Py_ssize_t nargs, bool float_only,
-                                     const char *name) {
-    if (nargs != 1) {
-        PyErr_Format(PyExc_TypeError, "%s_() expects exactly one other operand", name);
+static PyObject *unary_inplace(const unary_def *d, cgpy_fastkw_fn outofplace, PyObject *self, PyObject *const *args,
+                               Py_ssize_t nargs, PyObject *kwnames) {
+    if (inplace_self(&self, &args, &nargs, d->name)) return NULL;
+    if (nargs || (kwnames && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_Format(PyExc_TypeError, "%s_() takes no arguments", d->name);
         return NULL;
     }
     cg_tensor *t = cgpy_t(self);
-    PyObject *ops[2] = {self, args[0]};
-    cg_dtype dt, sdt = cg_tensor_dtype(t);
-    if (cgpy_result_type(2, ops, &dt)) return NULL;
-    if (float_only && !cg_dtype_is_floating(dt)) dt = cgpy_default_dtype;
-    if ((cg_dtype_is_floating(dt) && !cg_dtype_is_floating(sdt)) || (sdt == CG_DTYPE_BOOL && dt != CG_DTYPE_BOOL)) {
-        PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
-                     cg_dtype_name(dt), cg_dtype_name(sdt));
+    if (cgpy_check_cast(unary_result_dtype(d, cg_tensor_dtype(t)), cg_tensor_dtype(t))) return NULL;
+    if (d->inplace_copy) return cgpy_inplace_via(outofplace, self, NULL, 0, NULL);
+    return cgpy_inplace_result(self, cg_unary_(d->name, t));
+}
+
+#define UNARY(name, kind)                                                                                     \
+    static const unary_def U_##name = {#name, cg_##name, kind, false};                                          \
+    static PyObject *py_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {        \
+        return unary_call(&U_##name, self, args, nargs, kw);                                                    \
+    }
+#define UNARY_IP(name, kind, copy)                                                                            \
+    static const unary_def U_##name = {#name, cg_##name, kind, copy};                                           \
+    static PyObject *py_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {        \
+        return unary_call(&U_##name, self, args, nargs, kw);                                                    \
+    }                                                                                                          \
+    static PyObject *py_##name##_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {     \
+        return unary_inplace(&U_##name, py_##name, self, args, nargs, kw);                                      \
+    }
+
+/* name, dtype rule, in-place through a copy */
+#define UNARY_OPS(X)                                                                                          \
+    X(abs, UK_SAME, false) X(sign, UK_SAME, false) X(neg, UK_SAME, false) X(reciprocal, UK_FLOAT, false)       \
+    X(square, UK_SQUARE, false) X(sqrt, UK_FLOAT, false) X(rsqrt, UK_FLOAT, false) X(exp, UK_FLOAT, false)     \
+    X(exp2, UK_FLOAT, false) X(expm1, UK_FLOAT, false) X(log, UK_FLOAT, false) X(log2, UK_FLOAT, false)        \
+    X(log10, UK_FLOAT, false) X(log1p, UK_FLOAT, false) X(sin, UK_FLOAT, false) X(cos, UK_FLOAT, false)        \
+    X(tan, UK_FLOAT, false) X(asin, UK_FLOAT, false) X(acos, UK_FLOAT, false) X(atan, UK_FLOAT, false)         \
+    X(sinh, UK_FLOAT, false) X(cosh, UK_FLOAT, false) X(tanh, UK_FLOAT, false) X(asinh, UK_FLOAT, false)       \
+    X(acosh, UK_FLOAT, false) X(atanh, UK_FLOAT, false) X(erf, UK_FLOAT, false) X(erfc, UK_FLOAT, false)       \
+    X(erfinv, UK_FLOAT, false) X(floor, UK_SAME, false) X(ceil, UK_SAME, false) X(trunc, UK_SAME, false)       \
+    X(frac, UK_SAME, false) X(logical_not, UK_SAME, true) X(bitwise_not, UK_SAME, false)                       \
+    X(relu, UK_SAME, false) X(sigmoid, UK_FLOAT, false)
+UNARY_OPS(UNARY_IP)
+UNARY_IP(selu, UK_SAME, false) /* module function only, as in PyTorch */
+UNARY(isnan, UK_SAME)
+UNARY(isinf, UK_SAME)
+UNARY(isfinite, UK_SAME)
+
+/* positive(input): input itself (PyTorch returns the same tensor); not for bool */
+static PyObject *py_positive(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    static const char *const names[] = {"input", NULL};
+    PyObject *v[1];
+    if (cgpy_parse_fastkw(self, args, nargs, kw, "positive", names, 1, 1, v) ||
+        cgpy_need_tensor(v[0], "positive", "input"))
+        return NULL;
+    if (cg_tensor_dtype(cgpy_t(v[0])) == CG_DTYPE_BOOL) {
+        PyErr_SetString(PyExc_RuntimeError, "positive: the `+` operator, on a bool tensor is not supported");
         return NULL;
     }
-    cg_tensor *o = cgpy_as_tensor(args[0], sdt, cg_tensor_device(t));
+    Py_INCREF(v[0]);
+    return v[0];
+}
+
+/* isposinf / isneginf: x == ±inf for floats, all false for integers */
+static PyObject *isinf_signed(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw, double inf,
+                              const char *fname) {
+    PyObject *v[2];
+    if (cgpy_parse_fastkw(self, args, nargs, kw, fname, k_unary_names, 1, 1, v) ||
+        cgpy_need_tensor(v[0], fname, "input"))
+        return NULL;
+    cg_tensor *x = cgpy_t(v[0]);
+    if (!cg_dtype_is_floating(cg_tensor_dtype(x)))
+        return finish(v[1], cg_zeros(cg_tensor_ndim(x), cg_tensor_shape(x), CG_DTYPE_BOOL, cg_tensor_device(x)));
+    cg_tensor *s = cg_scalar_on(inf, cg_tensor_dtype(x), cg_tensor_device(x));
+    if (!s) return cgpy_raise();
+    cg_tensor *r = cg_eq(x, s);
+    cg_tensor_release(s);
+    return finish(v[1], r);
+}
+static PyObject *py_isposinf(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return isinf_signed(self, args, nargs, kw, INFINITY, "isposinf");
+}
+static PyObject *py_isneginf(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return isinf_signed(self, args, nargs, kw, -INFINITY, "isneginf");
+}
+
+/* round(input, *, decimals=0): decimals != 0 as PyTorch computes it,
+ * round(x * 10^d) / 10^d (d > 0) or round(x / 10^-d) * 10^-d (d < 0). */
+static PyObject *py_round(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    static const char *const names[] = {"input", "decimals", "out", NULL};
+    PyObject *v[3];
+    if (cgpy_parse_fastkw(self, args, nargs, kw, "round", names, 1, 1, v) || cgpy_need_tensor(v[0], "round", "input"))
+        return NULL;
+    int64_t dec = 0;
+    if (v[1] && cgpy_parse_int(v[1], &dec, "round(): argument 'decimals'")) return NULL;
+    cg_tensor *x = cgpy_t(v[0]);
+    if (dec == 0) return finish(v[2], cg_round(x));
+    if (!cg_dtype_is_floating(cg_tensor_dtype(x))) {
+        PyErr_Format(PyExc_NotImplementedError, "round: decimals != 0 is not implemented for %s tensors",
+                     cg_dtype_name(cg_tensor_dtype(x)));
+        return NULL;
+    }
+    cg_tensor *p = cg_scalar_on(pow(10.0, (double)(dec > 0 ? dec : -dec)), cg_tensor_dtype(x), cg_tensor_device(x));
+    if (!p) return cgpy_raise();
+    cg_tensor *a = dec > 0 ? cg_mul(x, p) : cg_div(x, p);
+    cg_tensor *b = a ? cg_round(a) : NULL;
+    cg_tensor *r = b ? (dec > 0 ? cg_div(b, p) : cg_mul(b, p)) : NULL;
+    cg_tensor_release(p);
+    if (a) cg_tensor_release(a);
+    if (b) cg_tensor_release(b);
+    return finish(v[2], r);
+}
+static PyObject *py_round_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    if (!nargs && !kw && cgpy_is_method(self)) return cgpy_inplace_result(self, cg_unary_("round", cgpy_t(self)));
+    return cgpy_inplace_via(py_round, self, args, nargs, kw);
+}
+
+/* ================================================================ binary ops */
+
+enum {
+    BK_ARITH, /* PyTorch's result type */
+    BK_FLOAT, /* result type, integers raised to the default float dtype */
+    BK_BOOL,  /* comparisons and logic: operands promoted, bool result */
+};
+
+typedef struct {
+    const char *name;
+    binary_fn fn;
+    int kind;
+    bool tensor_other; /* `other` must be a Tensor (maximum, minimum, fmax, fmin) */
+} binary_def;
+
+static const char *const k_binary_names[] = {"input", "other", "out", NULL};
+
+/* The engine reports integer division by zero as a value error; PyTorch raises RuntimeError. */
+static void raise_arith(void) {
+    if (cg_last_error() == CG_ERR_VALUE) PyErr_SetString(PyExc_RuntimeError, cg_last_error_message());
+    else cgpy_raise();
+}
+
+/* promote (input, other) for d and apply it; new reference or NULL (raised) */
+static cg_tensor *binary_apply(const binary_def *d, PyObject *a, PyObject *b) {
+    if (!cgpy_is_tensor(a) && !cgpy_is_tensor(b)) {
+        cgpy_need_tensor(a, d->name, "input");
+        return NULL;
+    }
+    if (d->tensor_other && cgpy_need_tensor(b, d->name, "other")) return NULL;
+    PyObject *ops[2] = {a, b};
+    cg_tensor *t[2];
+    cg_dtype dt;
+    if (cgpy_promote_operands(2, ops, d->kind == BK_FLOAT, t, &dt)) return NULL;
+    cg_tensor *r = d->fn(t[0], t[1]);
+    cgpy_release_n(2, t);
+    if (!r) raise_arith();
+    return r;
+}
+
+static PyObject *binary_call(const binary_def *d, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+    PyObject *v[3];
+    if (!kwnames && nargs == 1 && cgpy_is_method(self)) { /* x.add(y): the hot path */
+        v[0] = self;
+        v[1] = args[0];
+        v[2] = NULL;
+    } else if (cgpy_parse_fastkw(self, args, nargs, kwnames, d->name, k_binary_names, 2, 2, v)) {
+        return NULL;
+    }
+    cg_tensor *r = binary_apply(d, v[0], v[1]);
+    return r ? finish(v[2], r) : NULL;
+}
+
+/* self.op_(other): the promoted result dtype must be castable to self's */
+static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, PyObject *self, PyObject *const *args,
+                                Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"input", "other", NULL};
+    PyObject *v[2];
+    if (cgpy_parse_fastkw(self, args, nargs, kwnames, d->name, names, 2, 2, v) ||
+        cgpy_need_tensor(v[0], d->name, "input"))
+        return NULL;
+    if (d->tensor_other && cgpy_need_tensor(v[1], d->name, "other")) return NULL;
+    self = v[0];
+    if (d->kind == BK_BOOL) return cgpy_inplace_via(outofplace, self, &v[1], 1, NULL);
+    cg_tensor *t = cgpy_t(self);
+    cg_dtype dt;
+    if (cgpy_result_type(2, v, &dt)) return NULL;
+    if (d->kind == BK_FLOAT && !cg_dtype_is_floating(dt)) dt = cgpy_default_dtype;
+    if (cgpy_check_cast(dt, cg_tensor_dtype(t))) return NULL;
+    cg_tensor *o = cgpy_like_operand(v[1], t);
     if (!o) return NULL;
-    cg_status st = cg_binary_(name, t, o);
+    cg_status st = cg_binary_(d->name, t, o);
     cg_tensor_release(o);
     return cgpy_inplace_result(self, st);
 }
 
-#define UNARY(name, float_only)                                                                  \
-    static PyObject *py_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {       \
-        return call_unary(self, args, nargs, cg_##name, float_only, #name);                      \
+#define BINARY_DEF(name, kind, strict)                                                                        \
+    static const binary_def B_##name = {#name, cg_##name, kind, strict};                                        \
+    static PyObject *py_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {        \
+        return binary_call(&B_##name, self, args, nargs, kw);                                                   \
     }
-#define BINARY(name, float_only)                                                                 \
-    static PyObject *py_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {       \
-        return call_binary(self, args, nargs, cg_##name, float_only, #name);                     \
-    }
-#define UNARY_INPLACE(name)                                                                      \
-    static PyObject *py_##name##_(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {    \
-        (void)args;                                                                              \
-        return call_unary_inplace(self, nargs, #name);                                           \
-    }
-#define BINARY_INPLACE(name, float_only)                                                         \
-    static PyObject *py_##name##_(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {    \
-        return call_binary_inplace(self, args, nargs, float_only, #name);                        \
+#define BINARY_IP(name, kind, strict)                                                                         \
+    BINARY_DEF(name, kind, strict)                                                                             \
+    static PyObject *py_##name##_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {     \
+        return binary_inplace(&B_##name, py_##name, self, args, nargs, kw);                                     \
     }
 
-UNARY(neg, false)
-UNARY(exp, true)
-BINARY(add, false)
-BINARY(sub, false)
-BINARY(mul, false)
-BINARY(div, true)
-BINARY(eq, false)
-BINARY(ne, false)
-BINARY(lt, false)
-BINARY(le, false)
-BINARY(gt, false)
-BINARY(ge, false)
+/* name, dtype rule, `other` must be a Tensor (as in PyTorch's signatures) */
+#define BINARY_IP_OPS(X)                                                                                      \
+    X(mul, BK_ARITH, false) X(floor_divide, BK_ARITH, false) X(remainder, BK_ARITH, false)                     \
+    X(fmod, BK_ARITH, false) X(atan2, BK_FLOAT, true) X(hypot, BK_ARITH, true) X(eq, BK_BOOL, false)         \
+    X(ne, BK_BOOL, false) X(lt, BK_BOOL, false) X(le, BK_BOOL, false) X(gt, BK_BOOL, false)                    \
+    X(ge, BK_BOOL, false) X(logical_and, BK_BOOL, true) X(logical_or, BK_BOOL, true)                         \
+    X(logical_xor, BK_BOOL, true) X(bitwise_and, BK_ARITH, false) X(bitwise_or, BK_ARITH, false)              \
+    X(bitwise_xor, BK_ARITH, false) X(bitwise_left_shift, BK_ARITH, false)                                     \
+    X(bitwise_right_shift, BK_ARITH, false)
+BINARY_IP_OPS(BINARY_IP)
+BINARY_DEF(maximum, BK_ARITH, true)
+BINARY_DEF(minimum, BK_ARITH, true)
+BINARY_DEF(logaddexp, BK_ARITH, true)
 
-UNARY_INPLACE(neg)
-UNARY_INPLACE(exp)
-BINARY_INPLACE(add, false)
-BINARY_INPLACE(sub, false)
-BINARY_INPLACE(mul, false)
-BINARY_INPLACE(div, true)
+/* fmax / fmin: maximum / minimum that ignore NaN (a NaN loses unless both are NaN) */
+static cg_tensor *nan_ignoring(cg_tensor *a, cg_tensor *b, binary_fn pick) {
+    cg_tensor *m = pick(a, b);
+    if (!m || !cg_dtype_is_floating(cg_tensor_dtype(a))) return m;
+    cg_tensor *na = cg_isnan(a), *nb = cg_isnan(b);
+    cg_tensor *w1 = na && nb ? cg_where(na, b, m) : NULL;
+    cg_tensor *r = w1 ? cg_where(nb, a, w1) : NULL;
+    cg_tensor *tmp[4] = {m, na, nb, w1};
+    for (int i = 0; i < 4; i++)
+        if (tmp[i]) cg_tensor_release(tmp[i]);
+    return r;
+}
+static cg_tensor *fmax_fn(cg_tensor *a, cg_tensor *b) { return nan_ignoring(a, b, cg_maximum); }
+static cg_tensor *fmin_fn(cg_tensor *a, cg_tensor *b) { return nan_ignoring(a, b, cg_minimum); }
+static const binary_def B_fmax = {"fmax", fmax_fn, BK_ARITH, true};
+static const binary_def B_fmin = {"fmin", fmin_fn, BK_ARITH, true};
+static PyObject *py_fmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return binary_call(&B_fmax, self, args, nargs, kw);
+}
+static PyObject *py_fmin(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return binary_call(&B_fmin, self, args, nargs, kw);
+}
 
-#define ENTRY(name) CGPY_FAST(#name, py_##name)
-#define INPLACE_ENTRY(name) CGPY_FAST(#name "_", py_##name##_)
-#define MATH_ENTRIES ENTRY(neg), ENTRY(exp), ENTRY(add), ENTRY(sub), ENTRY(mul), ENTRY(div), ENTRY(eq), ENTRY(ne), \
-                     ENTRY(lt), ENTRY(le), ENTRY(gt), ENTRY(ge)
+/* ---------------------------------------------------------------- add / sub with alpha */
+
+/* other * alpha in dtype dt (other itself, retained, when alpha is absent or 1) */
+static cg_tensor *scale_alpha(cg_tensor *o, PyObject *alpha, cg_dtype dt, const char *fname) {
+    if (alpha && !cgpy_is_scalar(alpha)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'alpha' must be a Number, not %.100s", fname,
+                     Py_TYPE(alpha)->tp_name);
+        return NULL;
+    }
+    if (alpha && PyFloat_Check(alpha) && !cg_dtype_is_floating(dt)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "For integral input tensors, argument alpha must not be a floating point number.");
+        return NULL;
+    }
+    if (alpha && dt != CG_DTYPE_BOOL && PyBool_Check(alpha)) {
+        PyErr_SetString(PyExc_RuntimeError, "Boolean alpha only supported for Boolean results.");
+        return NULL;
+    }
+    double a = alpha ? PyFloat_AsDouble(alpha) : 1.0;
+    if (a == -1.0 && PyErr_Occurred()) return NULL;
+    if (a == 1.0) {
+        cg_tensor_retain(o);
+        return o;
+    }
+    cg_tensor *s = cgpy_as_tensor(alpha, dt, cg_tensor_device(o));
+    if (!s) return NULL;
+    cg_tensor *r = cg_mul(o, s);
+    cg_tensor_release(s);
+    if (!r) cgpy_raise();
+    return r;
+}
+
+static bool is_bool(PyObject *o) { return PyBool_Check(o) || (cgpy_is_tensor(o) && cg_tensor_dtype(cgpy_t(o)) == CG_DTYPE_BOOL); }
+static PyObject *sub_bool_error(void) {
+    PyErr_SetString(PyExc_RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                                        "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    return NULL;
+}
+
+static PyObject *add_sub(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw, binary_fn fn,
+                         const char *fname) {
+    static const char *const names[] = {"input", "other", "alpha", "out", NULL};
+    PyObject *v[4];
+    if (!kw && nargs == 1 && cgpy_is_method(self)) {
+        v[0] = self;
+        v[1] = args[0];
+        v[2] = v[3] = NULL;
+    } else if (cgpy_parse_fastkw(self, args, nargs, kw, fname, names, 2, 2, v)) {
+        return NULL;
+    }
+    if (!cgpy_is_tensor(v[0]) && !cgpy_is_tensor(v[1])) return cgpy_need_tensor(v[0], fname, "input"), NULL;
+    if (fn == cg_sub && (is_bool(v[0]) || is_bool(v[1]))) return sub_bool_error();
+    PyObject *ops[2] = {v[0], v[1]};
+    cg_tensor *t[2];
+    cg_dtype dt;
+    if (cgpy_promote_operands(2, ops, false, t, &dt)) return NULL;
+    cg_tensor *o = scale_alpha(t[1], v[2], dt, fname);
+    cg_tensor *r = o ? fn(t[0], o) : NULL;
+    if (o) cg_tensor_release(o);
+    cgpy_release_n(2, t);
+    if (!r && !PyErr_Occurred()) cgpy_raise();
+    return r ? finish(v[3], r) : NULL;
+}
+static PyObject *add_sub_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *opname,
+                          const char *fname) {
+    static const char *const names[] = {"input", "other", "alpha", NULL};
+    PyObject *v[3];
+    if (cgpy_parse_fastkw(self, args, nargs, kw, fname, names, 2, 2, v) || cgpy_need_tensor(v[0], fname, "input"))
+        return NULL;
+    if (opname[0] == 's' && (is_bool(v[0]) || is_bool(v[1]))) return sub_bool_error();
+    cg_tensor *t = cgpy_t(v[0]);
+    cg_dtype dt, sdt = cg_tensor_dtype(t);
+    if (cgpy_result_type(2, v, &dt) || cgpy_check_cast(dt, sdt)) return NULL;
+    cg_tensor *o = cgpy_like_operand(v[1], t);
+    if (!o) return NULL;
+    cg_tensor *so = scale_alpha(o, v[2], dt, fname);
+    cg_tensor_release(o);
+    if (!so) return NULL;
+    cg_status st = cg_binary_(opname, t, so);
+    cg_tensor_release(so);
+    return cgpy_inplace_result(v[0], st);
+}
+static PyObject *py_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return add_sub(self, args, nargs, kw, cg_add, "add");
+}
+static PyObject *py_sub(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return add_sub(self, args, nargs, kw, cg_sub, "sub");
+}
+static PyObject *py_add_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return add_sub_(self, args, nargs, kw, "add", "add_");
+}
+static PyObject *py_sub_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return add_sub_(self, args, nargs, kw, "sub", "sub_");
+}
+
+/* ---------------------------------------------------------------- div with rounding_mode */
+
+/* a / b truncated toward zero: trunc of the true quotient for floats; for
+ * integers (a - fmod(a, b)) is an exact multiple of b, so floor division of
+ * it is exact. */
+static cg_tensor *div_trunc(cg_tensor *a, cg_tensor *b) {
+    if (cg_dtype_is_floating(cg_tensor_dtype(a))) {
+        cg_tensor *q = cg_div(a, b);
+        cg_tensor *r = q ? cg_trunc(q) : NULL;
+        if (q) cg_tensor_release(q);
+        return r;
+    }
+    cg_tensor *m = cg_fmod(a, b);
+    cg_tensor *d = m ? cg_sub(a, m) : NULL;
+    cg_tensor *r = d ? cg_floor_divide(d, b) : NULL;
+    if (m) cg_tensor_release(m);
+    if (d) cg_tensor_release(d);
+    return r;
+}
+static const binary_def B_div = {"div", cg_div, BK_FLOAT, false};
+static const binary_def B_div_trunc = {"div", div_trunc, BK_ARITH, false};
+static const binary_def B_div_floor = {"div", cg_floor_divide, BK_ARITH, false};
+
+static int rounding_mode(PyObject *o, const binary_def **d) {
+    *d = &B_div;
+    if (!o || o == Py_None) return 0;
+    if (PyUnicode_Check(o) && !PyUnicode_CompareWithASCIIString(o, "trunc")) *d = &B_div_trunc;
+    else if (PyUnicode_Check(o) && !PyUnicode_CompareWithASCIIString(o, "floor")) *d = &B_div_floor;
+    else {
+        PyErr_Format(PyExc_RuntimeError,
+                     "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found %R", o);
+        return -1;
+    }
+    return 0;
+}
+static PyObject *py_div(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    static const char *const names[] = {"input", "other", "rounding_mode", "out", NULL};
+    PyObject *v[4];
+    if (!kw && nargs == 1 && cgpy_is_method(self)) return binary_call(&B_div, self, args, nargs, kw);
+    const binary_def *d;
+    if (cgpy_parse_fastkw(self, args, nargs, kw, "div", names, 2, 2, v) || rounding_mode(v[2], &d)) return NULL;
+    cg_tensor *r = binary_apply(d, v[0], v[1]);
+    return r ? finish(v[3], r) : NULL;
+}
+static PyObject *py_div_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    if (!kw) return binary_inplace(&B_div, py_div, self, args, nargs, kw);
+    return cgpy_inplace_via(py_div, self, args, nargs, kw);
+}
+
+/* ---------------------------------------------------------------- pow / float_power */
+
+static cg_tensor *pow_apply(PyObject *a, PyObject *b, bool f64, const char *fname) {
+    if (!cgpy_is_tensor(a) && !cgpy_is_tensor(b)) return cgpy_need_tensor(a, fname, "input"), NULL;
+    PyObject *ops[2] = {a, b};
+    cg_dtype dt = CG_DTYPE_F64;
+    if (!f64 && cgpy_result_type(2, ops, &dt)) return NULL;
+    if (cgpy_is_tensor(a) && cgpy_is_scalar(b)) {
+        double e = PyFloat_AsDouble(b);
+        if (e == -1.0 && PyErr_Occurred()) return NULL;
+        if (!cg_dtype_is_floating(dt) && dt != CG_DTYPE_BOOL && e < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
+            return NULL;
+        }
+        cg_tensor *x = cg_to_dtype(cgpy_t(a), dt);
+        /* bool ** bool: x ** True is x, x ** False is all true */
+        cg_tensor *r = !x ? NULL : dt != CG_DTYPE_BOOL ? cg_pow_scalar(x, e) : e != 0 ? cg_clone(x) : cg_ones_like(x);
+        if (x) cg_tensor_release(x);
+        if (!r) cgpy_raise();
+        return r;
+    }
+    cg_tensor *t[2];
+    cg_device dev = cg_tensor_device(cgpy_t(cgpy_is_tensor(a) ? a : b));
+    if (!(t[0] = cgpy_as_tensor(a, dt, dev))) return NULL;
+    if (!(t[1] = cgpy_as_tensor(b, dt, dev))) return cg_tensor_release(t[0]), NULL;
+    cg_tensor *r = cg_pow(t[0], t[1]);
+    cgpy_release_n(2, t);
+    if (!r) cgpy_raise();
+    return r;
+}
+static PyObject *pow_common(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw, bool f64,
+                            const char *fname) {
+    static const char *const names[] = {"input", "exponent", "out", NULL};
+    PyObject *v[3];
+    if (cgpy_parse_fastkw(self, args, nargs, kw, fname, names, 2, 2, v)) return NULL;
+    cg_tensor *r = pow_apply(v[0], v[1], f64, fname);
+    return r ? finish(v[2], r) : NULL;
+}
+static PyObject *py_pow(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return pow_common(self, args, nargs, kw, false, "pow");
+}
+static PyObject *py_float_power(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return pow_common(self, args, nargs, kw, true, "float_power");
+}
+static PyObject *py_pow_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    return cgpy_inplace_via(py_pow, self, args, nargs, kw);
+}
+static PyObject *py_float_power_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    if (cgpy_is_method(self) && cg_tensor_dtype(cgpy_t(self)) != CG_DTYPE_F64) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "the base given to float_power_ has dtype %s but the operation's result requires dtype float64",
+                     cg_dtype_name(cg_tensor_dtype(cgpy_t(self))));
+        return NULL;
+    }
+    return cgpy_inplace_via(py_float_power, self, args, nargs, kw);
+}
+
+/* ---------------------------------------------------------------- closeness and equality */
+
+static int close_args(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
+                      cg_tensor **out) {
+    static const char *const names[] = {"input", "other", "rtol", "atol", "equal_nan", NULL};
+    PyObject *v[5];
+    double rtol = 1e-5, atol = 1e-8;
+    if (cgpy_parse_fastkw(self, args, nargs, kw, fname, names, 5, 2, v) || cgpy_need_tensor(v[0], fname, "input") ||
+        cgpy_need_tensor(v[1], fname, "other"))
+        return -1;
+    if ((v[2] && cgpy_parse_double(v[2], &rtol, "rtol")) || (v[3] && cgpy_parse_double(v[3], &atol, "atol"))) return -1;
+    int eqnan = v[4] ? PyObject_IsTrue(v[4]) : 0;
+    if (eqnan < 0) return -1;
+    cg_tensor *a = cgpy_t(v[0]), *b = cgpy_t(v[1]);
+    if (cg_tensor_dtype(a) != cg_tensor_dtype(b)) {
+        PyErr_Format(PyExc_RuntimeError, "%s: %s did not match %s", fname, cg_dtype_name(cg_tensor_dtype(a)),
+                     cg_dtype_name(cg_tensor_dtype(b)));
+        return -1;
+    }
+    *out = cg_isclose(a, b, rtol, atol, eqnan);
+    if (!*out) return cgpy_raise(), -1;
+    return 0;
+}
+static PyObject *py_isclose(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    cg_tensor *r;
+    return close_args(self, args, nargs, kw, "isclose", &r) ? NULL : cgpy_wrap(r);
+}
+/* all of a bool tensor as a Python bool (r stolen) */
+static PyObject *all_true(cg_tensor *r) {
+    cg_tensor *all = cg_all(r, 0, NULL, false);
+    cg_tensor_release(r);
+    if (!all) return cgpy_raise();
+    double v = 0;
+    cg_status st = cg_tensor_item(all, &v);
+    cg_tensor_release(all);
+    if (cgpy_check(st)) return NULL;
+    return PyBool_FromLong(v != 0);
+}
+static PyObject *py_allclose(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    cg_tensor *r;
+    return close_args(self, args, nargs, kw, "allclose", &r) ? NULL : all_true(r);
+}
+/* equal(input, other): same shape and equal elements (after promotion) */
+static PyObject *py_equal(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    static const char *const names[] = {"input", "other", NULL};
+    PyObject *v[2];
+    if (cgpy_parse_fastkw(self, args, nargs, kw, "equal", names, 2, 2, v) || cgpy_need_tensor(v[0], "equal", "input") ||
+        cgpy_need_tensor(v[1], "equal", "other"))
+        return NULL;
+    if (!same_shape(cgpy_t(v[0]), cgpy_t(v[1]))) Py_RETURN_FALSE;
+    static const binary_def eq = {"equal", cg_eq, BK_BOOL, true};
+    cg_tensor *r = binary_apply(&eq, v[0], v[1]);
+    return r ? all_true(r) : NULL;
+}
+
+/* ================================================================ tables */
+
+#define FN(name, cfn) CGPY_FASTKW(name, cfn)
+#define OP(name) FN(#name, py_##name)
+#define IP(name) FN(#name "_", py_##name##_)
+#define ALIAS(alias, name) FN(#alias, py_##name)
+#define ALIAS_IP(alias, name) FN(#alias "_", py_##name##_)
+#define UNARY_ENTRY(name, kind, copy) OP(name),
+#define UNARY_IP_ENTRY(name, kind, copy) IP(name),
+#define BINARY_ENTRY(name, kind, strict) OP(name),
+#define BINARY_IP_ENTRY(name, kind, strict) IP(name),
+#define ACT_ENTRY(name) FN(#name, cgpy_act_##name),
+
+/* entries shared by the Tensor methods and the module functions */
+#define MATH_COMMON                                                                                          \
+    UNARY_OPS(UNARY_ENTRY) BINARY_IP_OPS(BINARY_ENTRY) OP(isnan), OP(isinf), OP(isfinite), OP(isposinf),       \
+        OP(isneginf), OP(positive), OP(round), OP(add), OP(sub), OP(div), OP(pow), OP(float_power),            \
+        OP(maximum), OP(minimum), OP(fmax), OP(fmin), OP(logaddexp), OP(isclose), OP(allclose), OP(equal),     \
+        ALIAS(absolute, abs), ALIAS(negative, neg), ALIAS(fix, trunc), ALIAS(arcsin, asin),                   \
+        ALIAS(arccos, acos), ALIAS(arctan, atan), ALIAS(arcsinh, asinh), ALIAS(arccosh, acosh),               \
+        ALIAS(arctanh, atanh), ALIAS(arctan2, atan2), ALIAS(subtract, sub), ALIAS(multiply, mul),             \
+        ALIAS(divide, div), ALIAS(true_divide, div), ALIAS(greater, gt), ALIAS(greater_equal, ge),            \
+        ALIAS(less, lt), ALIAS(less_equal, le), ALIAS(not_equal, ne)
 
 PyMethodDef cgpy_math_methods[] = {
-    MATH_ENTRIES,
-    INPLACE_ENTRY(neg), INPLACE_ENTRY(exp), INPLACE_ENTRY(add), INPLACE_ENTRY(sub), INPLACE_ENTRY(mul),
-    INPLACE_ENTRY(div),
+    MATH_COMMON,
+    UNARY_OPS(UNARY_IP_ENTRY) BINARY_IP_OPS(BINARY_IP_ENTRY) IP(round), IP(add), IP(sub), IP(div), IP(pow),
+    IP(float_power), ALIAS_IP(absolute, abs), ALIAS_IP(negative, neg), ALIAS_IP(fix, trunc),
+    ALIAS_IP(arcsin, asin), ALIAS_IP(arccos, acos), ALIAS_IP(arctan, atan), ALIAS_IP(arcsinh, asinh),
+    ALIAS_IP(arccosh, acosh), ALIAS_IP(arctanh, atanh), ALIAS_IP(arctan2, atan2), ALIAS_IP(subtract, sub),
+    ALIAS_IP(multiply, mul), ALIAS_IP(divide, div), ALIAS_IP(true_divide, div), ALIAS_IP(greater, gt),
+    ALIAS_IP(greater_equal, ge), ALIAS_IP(less, lt), ALIAS_IP(less_equal, le), ALIAS_IP(not_equal, ne),
+    CGPY_ACTIVATION_TENSOR_METHODS(ACT_ENTRY)
     CGPY_TABLE_END,
 };
-PyMethodDef cgpy_math_functions[] = {MATH_ENTRIES, CGPY_TABLE_END};
+
+PyMethodDef cgpy_math_functions[] = {
+    MATH_COMMON,
+    OP(selu), IP(selu), IP(relu), IP(sigmoid), IP(tanh),
+    CGPY_ACTIVATION_FUNCTIONS(ACT_ENTRY)
+    CGPY_TABLE_END,
+};

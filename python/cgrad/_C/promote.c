@@ -104,3 +104,24 @@ cg_tensor *cgpy_as_tensor(PyObject *o, cg_dtype dt, cg_device dev) {
     if (!t) cgpy_raise();
     return t;
 }
+
+/* PyTorch's canCast: no float to integral or bool, no non-bool to bool. */
+bool cgpy_can_cast(cg_dtype from, cg_dtype to) {
+    if (cg_dtype_is_floating(from) && !cg_dtype_is_floating(to)) return false;
+    if (from != CG_DTYPE_BOOL && to == CG_DTYPE_BOOL) return false;
+    return true;
+}
+
+/* cgrad.can_cast(from_, to) */
+PyObject *cgpy_f_can_cast(PyObject *m, PyObject *args, PyObject *kw) {
+    (void)m;
+    cg_dtype a = CG_DTYPE_COUNT, b = CG_DTYPE_COUNT;
+    static char *kwlist[] = {"from_", "to", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&:can_cast", kwlist, cgpy_dtype_conv, &a, cgpy_dtype_conv, &b))
+        return NULL;
+    if (a == CG_DTYPE_COUNT || b == CG_DTYPE_COUNT) {
+        PyErr_SetString(PyExc_TypeError, "can_cast(): arguments 'from_' and 'to' must be dtypes");
+        return NULL;
+    }
+    return PyBool_FromLong(cgpy_can_cast(a, b));
+}

@@ -3,7 +3,7 @@
  * (backward, register_hook, retain_grad, detach, requires_grad_), the
  * basic in-place writers (zero_, fill_, copy_), the *_as / new_* helpers,
  * the transposed views behind T / mT / H / mH, and __iter__ / __contains__. */
-#include "cgpy.h"
+#include "bind.h"
 
 #include <string.h>
 
@@ -263,7 +263,8 @@ static PyObject *m_backward(PyObject *self, PyObject *args, PyObject *kw) {
     Py_ssize_t nin;
     if (seq_of_tensors(inputs, &nin, &in, "backward inputs")) return NULL;
     cg_tensor *root = T_OF(self), *g = gradient == Py_None ? NULL : cgpy_t(gradient);
-    cg_status st = cg_backward_multi(1, &root, &g, retain_graph, create_graph, (int)nin, in);
+    cg_status st;
+    CGPY_NOGIL(st = cg_backward_multi(1, &root, &g, retain_graph, create_graph, (int)nin, in));
     PyMem_Free(in);
     return backward_result(st);
 }
@@ -288,7 +289,8 @@ PyObject *cgpy_autograd_grad(PyObject *mod, PyObject *args, PyObject *kw) {
         goto done;
     }
     cg_tensor **results = PyMem_Calloc((size_t)(ni ? ni : 1), sizeof(cg_tensor *));
-    cg_status st = cg_autograd_grad((int)no, outs, gos, (int)ni, ins, retain_graph, create_graph, allow_unused, results);
+    cg_status st;
+    CGPY_NOGIL(st = cg_autograd_grad((int)no, outs, gos, (int)ni, ins, retain_graph, create_graph, allow_unused, results));
     if (st) {
         backward_result(st);
     } else {
