@@ -395,3 +395,24 @@ def test_new_factories():
     assert m.device.type == "meta"
     with pytest.raises(TypeError):
         i.new_zeros(2, bogus=1)
+
+
+def test_large_operators_from_threads_match_serial():
+    """Large operands run with the GIL released: results from threads equal the serial ones."""
+    import threading
+    a = cgrad.full((300, 300), 1.5)
+    b = cgrad.full((300, 300), 2.0)
+    want = ((a * b + a) ** 2 - a / b).tolist()
+    got = [None] * 4
+
+    def work(k):
+        x = a.clone()
+        x += 0.0
+        got[k] = ((a * b + x) ** 2 - a / b).tolist()
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(g == want for g in got)

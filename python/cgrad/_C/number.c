@@ -5,7 +5,7 @@
  * Also the in-place forms (`a += b`: the result dtype must cast to a's),
  * unary operators, scalar conversions (__bool__, __float__, __int__,
  * __index__) and `element in tensor`. */
-#include "cgpy.h"
+#include "bind.h"
 
 /* interop.c: NumPy objects without importing NumPy */
 extern int cgpy_numpy_kind(PyObject *o);
@@ -146,6 +146,22 @@ static int fast_ok(int kind, cg_dtype dt) {
     }
 }
 
+/* engine calls drop the GIL when the work is large (bind.h) */
+static int64_t work_of(cg_tensor *x, cg_tensor *y) {
+    int64_t a = cg_tensor_numel(x), b = y ? cg_tensor_numel(y) : 0;
+    return a > b ? a : b;
+}
+static cg_tensor *call2(binop_fn fn, cg_tensor *x, cg_tensor *y) {
+    cg_tensor *r;
+    CGPY_NOGIL_IF(work_of(x, y), r = fn(x, y));
+    return r;
+}
+static cg_tensor *call1(cg_tensor *(*fn)(cg_tensor *), cg_tensor *x) {
+    cg_tensor *r;
+    CGPY_NOGIL_IF(cg_tensor_numel(x), r = fn(x));
+    return r;
+}
+
 /* Result of an engine op: integer division by zero is PyTorch's
  * RuntimeError("ZeroDivisionError"), other errors map as usual. */
 static PyObject *op_result(const binop *op, cg_tensor *r) {
@@ -170,7 +186,7 @@ static PyObject *binary_promoted(const binop *op, PyObject *a, PyObject *b) {
         cg_tensor_release(x);
         return NULL;
     }
-    cg_tensor *r = op->fn(x, y);
+    cg_tensor *r = call2(op->fn, x, y);
     cg_tensor_release(x);
     cg_tensor_release(y);
     return op_result(op, r);
@@ -180,7 +196,7 @@ static PyObject *binary(PyObject *a, PyObject *b, const binop *op) {
     /* fast path: two tensors of one dtype */
     if (cgpy_is_tensor(a) && cgpy_is_tensor(b) && cg_tensor_dtype(cgpy_t(a)) == cg_tensor_dtype(cgpy_t(b)) &&
         fast_ok(op->kind, cg_tensor_dtype(cgpy_t(a))))
-        return op_result(op, op->fn(cgpy_t(a), cgpy_t(b)));
+        return op_result(op, call2(op->fn, cgpy_t(a), cgpy_t(b)));
     PyObject *x, *y;
     int k = norm_operand(a, &x);
     if (k <= 0) return k ? NULL : Py_NewRef(Py_NotImplemented);
@@ -222,7 +238,9 @@ static PyObject *inplace(PyObject *a, PyObject *b, const binop *op) {
         goto done;
     }
     if (!(o = cgpy_as_tensor(y, sdt, cg_tensor_device(self)))) goto done;
-    if (cg_binary_(op->name, self, o) != CG_OK) {
+    cg_status st;
+    CGPY_NOGIL_IF(work_of(self, o), st = cg_binary_(op->name, self, o));
+    if (st != CG_OK) {
         op_result(op, NULL);
         goto done;
     }
@@ -251,7 +269,8 @@ static PyObject *pow_tensor_scalar(PyObject *a, PyObject *e) {
     }
     cg_tensor *x = cg_to_dtype(t, dt);
     if (!x) return cgpy_raise();
-    cg_tensor *r = cg_pow_scalar(x, v);
+    cg_tensor *r;
+    CGPY_NOGIL_IF(cg_tensor_numel(x), r = cg_pow_scalar(x, v));
     cg_tensor_release(x);
     return cgpy_wrap(r);
 }
@@ -265,7 +284,8 @@ static PyObject *pow_scalar_tensor(PyObject *base, PyObject *b) {
     if (v == -1.0 && PyErr_Occurred()) return NULL;
     cg_tensor *x = cg_to_dtype(cgpy_t(b), dt);
     if (!x) return cgpy_raise();
-    cg_tensor *r = cg_rpow_scalar(v, x);
+    cg_tensor *r;
+    CGPY_NOGIL_IF(cg_tensor_numel(x), r = cg_rpow_scalar(v, x));
     cg_tensor_release(x);
     return cgpy_wrap(r);
 }
@@ -303,7 +323,7 @@ static PyObject *nb_matmul(PyObject *a, PyObject *b) {
         return NULL;
     }
     if (da == CG_DTYPE_BOOL) return not_implemented_for("matmul", da);
-    return cgpy_wrap(cg_matmul(cgpy_t(a), cgpy_t(b)));
+    return cgpy_wrap(call2(cg_matmul, cgpy_t(a), cgpy_t(b)));
 }
 
 /* ------------------------------------------------------------- slots */
@@ -330,7 +350,7 @@ static PyObject *nb_neg(PyObject *a) {
                                             "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
         return NULL;
     }
-    return cgpy_wrap(cg_neg(cgpy_t(a)));
+    return cgpy_wrap(call1(cg_neg, cgpy_t(a)));
 }
 static PyObject *nb_pos(PyObject *a) {
     if (cg_tensor_dtype(cgpy_t(a)) == CG_DTYPE_BOOL) {
@@ -341,7 +361,7 @@ static PyObject *nb_pos(PyObject *a) {
 }
 static PyObject *nb_abs(PyObject *a) {
     if (cg_tensor_dtype(cgpy_t(a)) == CG_DTYPE_BOOL) return not_implemented_for("abs", CG_DTYPE_BOOL);
-    return cgpy_wrap(cg_abs(cgpy_t(a)));
+    return cgpy_wrap(call1(cg_abs, cgpy_t(a)));
 }
 static PyObject *nb_invert(PyObject *a) {
     cg_dtype dt = cg_tensor_dtype(cgpy_t(a));
@@ -349,7 +369,7 @@ static PyObject *nb_invert(PyObject *a) {
         PyErr_SetString(PyExc_TypeError, "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
         return NULL;
     }
-    return cgpy_wrap(dt == CG_DTYPE_BOOL ? cg_logical_not(cgpy_t(a)) : cg_bitwise_not(cgpy_t(a)));
+    return cgpy_wrap(call1(dt == CG_DTYPE_BOOL ? cg_logical_not : cg_bitwise_not, cgpy_t(a)));
 }
 
 /* The value of a one-element tensor as a Python scalar (int / float / bool). */
