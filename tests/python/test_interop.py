@@ -143,6 +143,13 @@ def test_tensor_from_numpy_copies_and_keeps_dtype():
     assert t.requires_grad and t.is_leaf
     for lib in (cgrad, torch):
         assert lib.tensor(np.array([True, False])).dtype == lib.bool
+        assert lib.tensor([np.float32(2), np.float64(3)]).dtype == lib.float64
+        assert lib.tensor([np.float16(2)]).dtype == lib.float16 and lib.tensor([np.int8(1)]).dtype == lib.int8
+        assert lib.tensor([np.int8(1), 2]).dtype == lib.int64 and lib.tensor([np.int8(1), 2.5]).dtype == lib.float32
+        assert lib.tensor([[np.int64(2)], [np.int8(-1)]]).tolist() == [[2], [-1]]
+        assert lib.tensor([np.int64(2)]).dtype == lib.int64 and lib.tensor([np.bool_(True)]).dtype == lib.bool
+        assert lib.tensor([np.int32(1), np.int64(2)]).dtype == lib.int64
+        assert lib.tensor([lib.tensor(2 ** 60 + 1), 3]).tolist() == [2 ** 60 + 1, 3]
 
 
 def test_as_tensor_and_asarray_share_memory():

@@ -102,6 +102,22 @@ static int long_item(PyObject *seq, Py_ssize_t i, int64_t *v) {
     return 0;
 }
 
+/* The dtype of a NumPy scalar (np.float32(1), ...): >= 0, -1 when `o` is no
+ * NumPy scalar, -2 when its dtype is unsupported (TypeError raised). */
+int cgpy_numpy_scalar_dtype(PyObject *o) {
+    if (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyBool_Check(o) || cgpy_is_tensor(o)) return -1;
+    int k = cgpy_numpy_kind(o);
+    if (k != 2) return k < 0 ? -2 : -1;
+    PyObject *d = PyObject_GetAttrString(o, "dtype"), *str = d ? PyObject_GetAttrString(d, "str") : NULL;
+    Py_XDECREF(d);
+    if (!str) return -2;
+    int dt = PyUnicode_Check(str) ? typestr_dtype(PyUnicode_AsUTF8(str)) : -1;
+    if (dt < 0)
+        PyErr_Format(PyExc_TypeError, "can't convert a NumPy scalar of dtype %U to a tensor element", str);
+    Py_DECREF(str);
+    return dt < 0 ? -2 : dt;
+}
+
 /* A zero-copy tensor over an ndarray's memory (through its
  * __array_interface__); the tensor keeps the array alive. */
 static cg_tensor *view_of_ndarray(PyObject *arr) {
