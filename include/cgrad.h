@@ -236,6 +236,31 @@ CG_API cg_status cg_autograd_grad(int n_outputs, cg_tensor *const *outputs, cg_t
                                   bool retain_graph, bool create_graph, bool allow_unused,
                                   cg_tensor **results);
 
+/* Custom nodes, for language bindings (Python's autograd.Function); Note
+ * [Custom nodes] in src/autograd/custom.c. backward gets grad_outputs
+ * [num_outputs] (borrowed; zeros for outputs that received no gradient, or NULL
+ * when materialize_grads is off) and fills grad_inputs[num_inputs] with new
+ * references or NULL. It runs with grad mode = create_graph. */
+typedef cg_status (*cg_custom_backward_fn)(void *ctx, cg_node *node, cg_tensor *const *grad_outputs,
+                                           cg_tensor **grad_inputs);
+/* New reference. Edges go to the inputs that require grad (entries may be
+ * NULL). `name` is copied. On success the node owns ctx: ctx_free(ctx) runs
+ * when the node dies (it must not own the node). */
+CG_API cg_node *cg_custom_node_new(const char *name, int num_inputs, cg_tensor *const *inputs, int num_outputs,
+                                   int num_saved, cg_custom_backward_fn backward, void *ctx,
+                                   void (*ctx_free)(void *));
+CG_API bool cg_node_is_custom(const cg_node *node);
+/* Record output i's metadata; a differentiable t (floating) becomes output i
+ * of node (grad_fn, output_nr, requires_grad). */
+CG_API cg_status cg_custom_node_set_output(cg_node *node, int i, cg_tensor *t, bool differentiable);
+CG_API void cg_custom_node_set_materialize_grads(cg_node *node, bool materialize);
+/* Save t in slot (after the outputs are set: an output is saved without a
+ * reference cycle); its version is recorded now. */
+CG_API cg_status cg_custom_node_save(cg_node *node, int slot, cg_tensor *t);
+/* Saved slot as a new reference, or NULL with CG_ERR_RUNTIME when it was freed
+ * by a backward without retain_graph or modified in place since. */
+CG_API cg_tensor *cg_custom_node_saved(cg_node *node, int slot);
+
 /* ------------------------------------------------------------- creation */
 
 CG_API cg_tensor *cg_zeros(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);

@@ -11,6 +11,7 @@ globals().update({k: v for k, v in vars(_C).items() if not k.startswith("_")})
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import autograd
+from . import return_types
 
 half = float16
 float = float32  # noqa: A001 - PyTorch's aliases

@@ -62,6 +62,7 @@ struct cg_node {
     cg_tensor_meta *output_meta;  /* [num_outputs] */
     cg_saved *saved;       /* [num_saved] */
     bool saved_released;   /* saved tensors freed after a backward without retain_graph */
+    bool lazy_grads;       /* custom nodes: outputs without a gradient reach backward as NULL */
     cg_node_hook *hooks;   /* tensor hooks and retain_grad of this node's outputs */
     cg_tensor *variable;   /* AccumulateGrad: the leaf (owned) */
     /* op attributes: small integers and doubles (dims, scalars, ...) */

@@ -388,6 +388,7 @@ static cg_status run_engine(int nroots, cg_tensor *const *roots, cg_tensor *cons
         if (any) {
             for (int o = 0; o < n->num_outputs; o++) {
                 if (!ni->buf[o]) {
+                    if (n->lazy_grads) continue;
                     const cg_tensor_meta *m = &n->output_meta[o];
                     ni->buf[o] = cg_zeros(m->ndim, m->shape, m->dtype, m->device);
                     if (!ni->buf[o]) { st = cg_last_error(); break; }
@@ -398,6 +399,7 @@ static cg_status run_engine(int nroots, cg_tensor *const *roots, cg_tensor *cons
             for (int c = 0; !st && c < ninputs; c++) {
                 if (caps[c].info != k) continue;
                 int nr = n->variable ? 0 : caps[c].output_nr;
+                if (!ni->buf[nr]) continue; /* lazy custom node output: no gradient */
                 cg_tensor_retain(ni->buf[nr]);
                 caps[c].grad = ni->buf[nr];
             }

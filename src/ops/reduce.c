@@ -57,6 +57,11 @@ cg_tensor *cg_sum(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim) {
 #define ANY_STEP(acc, x) ((acc) | ((x) != 0))
 #define ALL_STEP(acc, x) ((acc) & ((x) != 0))
 #define BOOL_FINAL(acc, n) (acc)
+/* floats are tested against zero before the int accumulator sees them
+ * (a plain cast would turn 0.3 into 0 and NaN into undefined behaviour) */
+#define NZ_LD(x) ((x) != 0)
+#define NZ_LD_F16(x) (CG_LD_F16(x) != 0)
+#define NZ_LD_BF16(x) (CG_LD_BF16(x) != 0)
 #define REDUCE_BOOL_LOOPS(name, INIT, STEP)                                                         \
     CG_REDUCE_LOOP(name##_b, uint8_t, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)      \
     CG_REDUCE_LOOP(name##_u8, uint8_t, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)     \
@@ -64,10 +69,10 @@ cg_tensor *cg_sum(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim) {
     CG_REDUCE_LOOP(name##_i16, int16_t, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)    \
     CG_REDUCE_LOOP(name##_i32, int32_t, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)    \
     CG_REDUCE_LOOP(name##_i64, int64_t, int64_t, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL) \
-    CG_REDUCE_LOOP(name##_f32, float, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)      \
-    CG_REDUCE_LOOP(name##_f64, double, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)     \
-    CG_REDUCE_LOOP(name##_f16, cg_f16, int, uint8_t, CG_LD_F16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL) \
-    CG_REDUCE_LOOP(name##_bf16, cg_bf16, int, uint8_t, CG_LD_BF16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)
+    CG_REDUCE_LOOP(name##_f32, float, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)      \
+    CG_REDUCE_LOOP(name##_f64, double, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)     \
+    CG_REDUCE_LOOP(name##_f16, cg_f16, int, uint8_t, NZ_LD_F16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL) \
+    CG_REDUCE_LOOP(name##_bf16, cg_bf16, int, uint8_t, NZ_LD_BF16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)
 REDUCE_BOOL_LOOPS(any, 0, ANY_STEP)
 REDUCE_BOOL_LOOPS(all, 1, ALL_STEP)
 

@@ -309,3 +309,56 @@ TEST(autograd_copy_into_view_of_plain_tensor) {
     cg_tensor *ts[] = {z, x, v, w, p, l, y, yv, l2};
     for (int i = 0; i < 9; i++) cg_tensor_release(ts[i]);
 }
+
+/* Custom nodes (src/autograd/custom.c): a callback backward computing y = x^2
+ * and a second, unused output; saved output without a cycle, lazy grads, ctx
+ * freed with the node. */
+typedef struct custom_ctx {
+    int calls, freed;
+    bool saw_null;
+} custom_ctx;
+
+static cg_status square_backward(void *p, cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    custom_ctx *c = p;
+    c->calls++;
+    c->saw_null = gout[1] == NULL;
+    cg_tensor *x = cg_custom_node_saved(node, 0);
+    if (!x) return cg_last_error();
+    cg_tensor *two = cg_scalar(2.0, CG_DTYPE_F64), *tx = cg_mul(two, x);
+    gin[0] = cg_mul(gout[0], tx);
+    cg_tensor_release(two);
+    cg_tensor_release(tx);
+    cg_tensor_release(x);
+    return gin[0] ? CG_OK : cg_last_error();
+}
+static void custom_ctx_free(void *p) { ((custom_ctx *)p)->freed++; }
+
+TEST(autograd_custom_node) {
+    custom_ctx c = {0, 0, false};
+    cg_tensor *x = leaf(3.0);
+    bool prev = cg_set_grad_enabled(false);
+    cg_tensor *y = cg_mul(x, x), *y2 = cg_add(x, x);
+    cg_set_grad_enabled(prev);
+    cg_node *n = cg_custom_node_new("SquareBackward", 1, &x, 2, 1, square_backward, &c, custom_ctx_free);
+    CHECK_NN(n);
+    CHECK_OK(cg_custom_node_set_output(n, 0, y, true));
+    CHECK_OK(cg_custom_node_set_output(n, 1, y2, true));
+    CHECK(cg_node_is_custom(n) && !cg_node_is_custom(cg_node_next(n, 0, NULL)));
+    cg_custom_node_set_materialize_grads(n, false);
+    CHECK_OK(cg_custom_node_save(n, 0, x));
+    cg_node_release(n);
+    CHECK(strcmp(cg_node_name(cg_tensor_grad_fn(y)), "SquareBackward") == 0);
+    CHECK_OK(cg_backward(y, NULL, true, false));
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 0), 6.0, 0);
+    CHECK(c.calls == 1 && c.saw_null);
+    /* an in-place write to the saved input is caught on the next backward */
+    bool p2 = cg_set_grad_enabled(false);
+    CHECK_OK(cg_add_(x, x));
+    cg_set_grad_enabled(p2);
+    CHECK_ERR(cg_backward(y, NULL, false, false) != CG_OK, CG_ERR_RUNTIME, "modified by an inplace operation");
+    CHECK(c.freed == 0);
+    cg_tensor_release(y);
+    cg_tensor_release(y2);
+    CHECK(c.freed == 1); /* the node died with its outputs and freed its context */
+    cg_tensor_release(x);
+}

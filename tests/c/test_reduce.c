@@ -360,6 +360,19 @@ TEST(reduce_nan_propagation) {
     }
 }
 
+/* all / any of floats test each value against zero: fractions and NaN are true */
+TEST(reduce_all_any_float_fractions) {
+    double v[4] = {0.3, -0.25, NAN, 0.5};
+    int64_t sh[1] = {4};
+    for (int k = 0; k < 4; k++) {
+        cg_tensor *x = tt_tensor(k_float_dtypes[k], 1, sh, v);
+        cg_tensor *al = cg_all(x, 0, NULL, false), *an = cg_any(x, 0, NULL, false);
+        CHECK(al && tt_get(al, 0) == 1 && an && tt_get(an, 0) == 1);
+        cg_tensor *ts[] = {x, al, an};
+        for (int i = 0; i < 3; i++) cg_tensor_release(ts[i]);
+    }
+}
+
 /* ---------------------------------------------------------------- 0-d and empty */
 
 TEST(reduce_zero_dim_inputs) {

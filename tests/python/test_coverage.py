@@ -9,9 +9,10 @@ NOT_OPS = {
     "is_inference_mode_enabled", "is_anomaly_enabled", "manual_seed", "initial_seed", "get_default_dtype",
     "set_default_dtype", "set_num_threads", "get_num_threads", "result_type", "promote_types", "is_tensor",
     "tensor", "grad",
-    "from_numpy", "as_tensor", "asarray", "from_dlpack",  # interop factories (tests/python/test_interop.py)
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
 }
 NOT_OPS |= {"can_cast"}  # promotion query (tests/python/test_promotion.py)
+NOT_OPS |= {"from_numpy", "as_tensor", "asarray", "from_dlpack"}  # interop factories (tests/python/test_interop.py)
 
 
 def test_every_public_op_has_a_table_entry():

@@ -322,6 +322,11 @@ PyMODINIT_FUNC PyInit__C(void) {
     }
     CGPY_OP_FAMILIES(CGPY_ADD_FUNCTIONS)
 #undef CGPY_ADD_FUNCTIONS
+    extern int cgpy_init_function(PyObject *m); /* function.c */
+    if (cgpy_init_function(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     if (cgpy_init_errors(m) < 0 || cgpy_init_dtypes(m) < 0 || cgpy_init_tensor_type(m) < 0) {
         Py_DECREF(m);
         return NULL;
