@@ -3,10 +3,12 @@ storage, operators and ops; this class adds what is not hot (repr, pickling,
 hook handles)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+import copy
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import _C
 from ._tensor_str import tensor_repr
+from .autograd.grad_mode import no_grad
 
 
 class _HookHandle:
@@ -36,33 +38,69 @@ class Tensor(_C._TensorBase):
 
     __str__ = __repr__
 
-    def __reduce_ex__(self, protocol: int) -> Any:
-        return (_rebuild_tensor, (self.detach().tolist(), self.dtype, self.requires_grad, tuple(self.shape)))
+    # ---------------------------------------------------------- views as properties (C methods, no Python frame)
+    T = property(_C._TensorBase._T, doc="The tensor with its dims reversed (an alias for 0-d and 1-d tensors).")
+    mT = property(_C._TensorBase._mT, doc="The last two dims swapped (matrices or batches of matrices).")
+    H = property(_C._TensorBase._H, doc="Conjugate transpose of a matrix (real dtypes: the transpose).")
+    mH = property(_C._TensorBase._mH, doc="Conjugate transpose of the last two dims (real dtypes: mT).")
 
-    def __iter__(self):
-        if self.dim() == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.shape[0]))
+    # ---------------------------------------------------------- pickling and copying
+    def __reduce_ex__(self, protocol: int) -> Any:
+        t = self.detach()
+        state = dict(self.__dict__) or None
+        return (_rebuild_tensor, (t._to_bytes(), t.dtype, tuple(t.shape), self.requires_grad, t.device, type(self), state))
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Tensor":
+        if id(self) in memo:
+            return memo[id(self)]
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.")
+        with no_grad():
+            new = self.clone()
+        if type(self) is not Tensor:
+            new = _C._make_subclass(type(self), new, self.requires_grad)
+        elif self.requires_grad:
+            new.requires_grad_(True)
+        memo[id(self)] = new
+        if self.grad is not None:
+            new.grad = copy.deepcopy(self.grad, memo)
+        if self.__dict__:
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
+
+    # ---------------------------------------------------------- NumPy protocol (numpy is imported only when used)
+    __array_priority__ = 1000  # NumPy defers `ndarray op tensor` to the tensor's reflected operator
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> Any:
+        arr = self.numpy()
+        if dtype is not None and arr.dtype != dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> "Tensor":
+        return _C.from_numpy(array)
 
     def __format__(self, spec: str) -> str:
         if self.dim() == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
-    def __hash__(self) -> int:
-        return id(self)
-
     def register_hook(self, hook: Callable[["Tensor"], Optional["Tensor"]]) -> _HookHandle:
         """Register a hook run with this tensor's gradient; it may return a replacement."""
         return super().register_hook(hook)
 
 
-def _rebuild_tensor(data: Any, dtype: Any, requires_grad: bool, shape: tuple) -> Tensor:
-    t = _C.tensor(data, dtype=dtype)
-    if tuple(t.shape) != shape:  # empty tensors lose their shape in tolist()
-        t = _C.zeros(shape, dtype=dtype)
-    if requires_grad:
+def _rebuild_tensor(data: bytes, dtype: Any, shape: Tuple[int, ...], requires_grad: bool, device: Any = "cpu",
+                   cls: Optional[type] = None, state: Optional[Dict[str, Any]] = None) -> Tensor:
+    """Inverse of Tensor.__reduce_ex__: the elements' bytes back into a tensor of that dtype, shape and class."""
+    t = _C._from_bytes(data, dtype, shape, device)
+    if cls is not None and cls is not Tensor:
+        t = _C._make_subclass(cls, t, requires_grad)
+    elif requires_grad:
         t.requires_grad_(True)
+    if state:
+        t.__dict__.update(state)
     return t
 
 

@@ -13,6 +13,7 @@ NOT_OPS = {
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
 }
 NOT_OPS |= {"can_cast"}  # promotion query (tests/python/test_promotion.py)
+NOT_OPS |= {"from_numpy", "as_tensor", "asarray", "from_dlpack"}  # interop factories (tests/python/test_interop.py)
 
 
 def test_every_public_op_has_a_table_entry():

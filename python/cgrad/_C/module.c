@@ -18,7 +18,7 @@ PyObject *cgpy_make_hook_handle(PyObject *tensor, int64_t id) {
 
 /* apply requires_grad to a fresh factory result */
 static PyObject *finish(cg_tensor *t, int requires_grad) {
-    if (!t) return cgpy_raise();
+    if (!t) return PyErr_Occurred() ? NULL : cgpy_raise();
     if (requires_grad && cgpy_check(cg_tensor_set_requires_grad(t, true))) {
         cg_tensor_release(t);
         return NULL;

@@ -249,6 +249,8 @@ typedef struct {
     int64_t shape[CG_MAX_DIMS];
     int kind; /* 0 bool, 1 int, 2 float */
     int seen; /* any scalar seen */
+    int np_dtype; /* promoted dtype of the NumPy scalars seen, -1 none */
+    int py_seen;  /* any Python number / tensor element seen */
 } infer_state;
 
 static int infer(PyObject *o, int depth, infer_state *st) {
@@ -262,12 +264,25 @@ static int infer(PyObject *o, int depth, infer_state *st) {
         int k = dt == CG_DTYPE_BOOL ? 0 : cg_dtype_is_floating(dt) ? 2 : 1;
         if (k > st->kind) st->kind = k;
         st->seen = 1;
+        st->py_seen = 1;
+        goto leaf;
+    }
+    extern int cgpy_numpy_scalar_dtype(PyObject *o); /* interop.c */
+    int nd = cgpy_numpy_scalar_dtype(o); /* a NumPy scalar keeps its dtype (as in PyTorch) */
+    if (nd == -2) return -1;
+    if (nd >= 0) {
+        cg_dtype d = (cg_dtype)nd;
+        int k = d == CG_DTYPE_BOOL ? 0 : cg_dtype_is_floating(d) ? 2 : 1;
+        if (k > st->kind) st->kind = k;
+        st->np_dtype = st->np_dtype < 0 ? nd : (int)cgpy_promote_types((cg_dtype)st->np_dtype, d);
+        st->seen = 1;
         goto leaf;
     }
     if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {
         int k = PyBool_Check(o) ? 0 : PyLong_Check(o) ? 1 : 2;
         if (k > st->kind) st->kind = k;
         st->seen = 1;
+        st->py_seen = 1;
     leaf:
         if (depth != st->ndim && st->ndim >= 0) {
             PyErr_SetString(PyExc_ValueError, "expected a sequence of equal-length sequences (ragged nested sequence)");
@@ -313,25 +328,38 @@ static int infer(PyObject *o, int depth, infer_state *st) {
     return 0;
 }
 
-static int fill(PyObject *o, int depth, int ndim, char **p, cg_dtype dt) {
-    if (depth == ndim) {
-        double v;
-        if (cgpy_is_tensor(o)) {
-            if (cgpy_check(cg_tensor_item(cgpy_t(o), &v))) return -1;
-        } else if (dt == CG_DTYPE_I64 && PyLong_Check(o)) {
-            int64_t x = PyLong_AsLongLong(o);
-            if (x == -1 && PyErr_Occurred()) return -1;
-            memcpy(*p, &x, 8);
-            *p += 8;
-            return 0;
-        } else {
-            v = PyFloat_AsDouble(o);
-            if (v == -1.0 && PyErr_Occurred()) return -1;
-        }
-        double *d = (double *)*p;
-        *d = v;
+static int fill_leaf(PyObject *o, char **p, cg_dtype dt) {
+    double v;
+    if (cgpy_is_tensor(o) && dt == CG_DTYPE_I64) { /* exact int64 staging */
+        if (cgpy_check(cg_tensor_copy_to_buffer(cgpy_t(o), *p, CG_DTYPE_I64))) return -1;
         *p += 8;
         return 0;
+    }
+    if (cgpy_is_tensor(o)) {
+        if (cgpy_check(cg_tensor_item(cgpy_t(o), &v))) return -1;
+    } else if (dt == CG_DTYPE_I64 && PyLong_Check(o)) {
+        int64_t x = PyLong_AsLongLong(o);
+        if (x == -1 && PyErr_Occurred()) return -1;
+        memcpy(*p, &x, 8);
+        *p += 8;
+        return 0;
+    } else {
+        v = PyFloat_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred()) return -1;
+    }
+    double *d = (double *)*p;
+    *d = v;
+    *p += 8;
+    return 0;
+}
+
+static int fill(PyObject *o, int depth, int ndim, char **p, cg_dtype dt) {
+    if (depth == ndim) {
+        if (cgpy_is_tensor(o) || cgpy_is_scalar(o)) return fill_leaf(o, p, dt);
+        PyObject *num = PyObject_CallMethod(o, "item", NULL); /* a NumPy scalar (see infer) */
+        int r = num ? fill_leaf(num, p, dt) : -1;
+        Py_XDECREF(num);
+        return r;
     }
     Py_ssize_t n = PySequence_Size(o);
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -346,6 +374,15 @@ static int fill(PyObject *o, int depth, int ndim, char **p, cg_dtype dt) {
 
 /* Build a tensor from nested Python data; dtype -1 infers. New reference or NULL (raised). */
 cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev) {
+    extern int cgpy_numpy_kind(PyObject *o); /* interop.c: NumPy arrays and scalars are copied through memory */
+    extern cg_tensor *cgpy_tensor_from_numpy(PyObject *o, int dtype, int copy);
+    if (!PyList_Check(data) && !PyTuple_Check(data) && !cgpy_is_scalar(data) && !cgpy_is_tensor(data) &&
+        cgpy_numpy_kind(data) > 0) {
+        cg_tensor *r = cgpy_tensor_from_numpy(data, dtype, 1), *m = r && dev.type != CG_DEVICE_CPU ? cg_to_device(r, dev) : r;
+        if (m != r) cg_tensor_release(r);
+        if (r && !m) cgpy_raise();
+        return m;
+    }
     if (cgpy_is_tensor(data)) {
         cg_tensor *src = cgpy_t(data);
         cg_dtype dt = dtype < 0 ? cg_tensor_dtype(src) : (cg_dtype)dtype;
@@ -360,6 +397,8 @@ cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev) {
     st.ndim = -1;
     st.kind = 0;
     st.seen = 0;
+    st.np_dtype = -1;
+    st.py_seen = 0;
     for (int i = 0; i < CG_MAX_DIMS; i++) st.shape[i] = -1;
     if (infer(data, 0, &st)) return NULL;
     int ndim = st.ndim < 0 ? 0 : st.ndim;
@@ -367,6 +406,8 @@ cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev) {
                   : !st.seen ? cgpy_default_dtype
                   : st.kind == 0 ? CG_DTYPE_BOOL
                   : st.kind == 1 ? CG_DTYPE_I64 : cgpy_default_dtype;
+    if (dtype < 0 && st.np_dtype >= 0) /* NumPy scalars: their dtypes promoted with the Python numbers' */
+        dt = st.py_seen ? cgpy_promote_types((cg_dtype)st.np_dtype, dt) : (cg_dtype)st.np_dtype;
     int64_t numel = 1;
     for (int i = 0; i < ndim; i++) numel *= st.shape[i];
     /* staging buffer in float64 (or int64 when all values are ints, to stay exact) */

@@ -1,8 +1,11 @@
 /* tensor_methods.c — Tensor methods that are not ops: metadata (size,
- * stride, ...), conversion (item, tolist, to, float, ...), autograd
- * (backward, register_hook, retain_grad, detach, requires_grad_) and the
- * basic in-place writers (zero_, fill_, copy_). */
+ * stride, ...), conversion (item, tolist, to, float, type, ...), autograd
+ * (backward, register_hook, retain_grad, detach, requires_grad_), the
+ * basic in-place writers (zero_, fill_, copy_), the *_as / new_* helpers,
+ * the transposed views behind T / mT / H / mH, and __iter__ / __contains__. */
 #include "bind.h"
+
+#include <string.h>
 
 #define T_OF(self) (((CgTensorObject *)(self))->t)
 
@@ -389,6 +392,260 @@ CAST_METHOD(char, CG_DTYPE_I8)
 CAST_METHOD(byte, CG_DTYPE_U8)
 CAST_METHOD(bool, CG_DTYPE_BOOL)
 
+
+/* ------------------------------------------------------------- type(), *_as, new_* */
+
+extern const char *cgpy_torch_type_name(cg_dtype dt); /* number.c */
+extern cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev); /* tensor.c */
+
+/* "cgrad.FloatTensor" / "torch.FloatTensor" -> dtype; 0 or -1 (ValueError) */
+static int dtype_of_type_string(PyObject *s, cg_dtype *out) {
+    const char *str = PyUnicode_AsUTF8(s);
+    if (!str) return -1;
+    const char *name = strncmp(str, "cgrad.", 6) == 0 ? str + 6 : strncmp(str, "torch.", 6) == 0 ? str + 6 : NULL;
+    for (int d = 0; name && d < CG_DTYPE_COUNT; d++) {
+        const char *tn = cgpy_torch_type_name((cg_dtype)d);
+        size_t n = strlen(tn);
+        if (strncmp(name, tn, n) == 0 && strcmp(name + n, "Tensor") == 0) {
+            *out = (cg_dtype)d;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_ValueError, "invalid type: '%s'", str);
+    return -1;
+}
+
+/* self, or self cast to dt (a new tensor; self itself when already dt) */
+static PyObject *as_dtype(PyObject *self, cg_dtype dt) {
+    if (cg_tensor_dtype(T_OF(self)) == dt) return Py_NewRef(self);
+    return cgpy_wrap(cg_to_dtype(T_OF(self), dt));
+}
+
+/* type() -> 'cgrad.FloatTensor'; type(dtype or type string) -> cast */
+static PyObject *m_type(PyObject *self, PyObject *args, PyObject *kw) {
+    PyObject *dtype = Py_None;
+    int non_blocking = 0;
+    static char *kwlist[] = {"dtype", "non_blocking", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|Op:type", kwlist, &dtype, &non_blocking)) return NULL;
+    cg_dtype dt = cg_tensor_dtype(T_OF(self));
+    if (dtype == Py_None) return PyUnicode_FromFormat("cgrad.%sTensor", cgpy_torch_type_name(dt));
+    if (PyUnicode_Check(dtype)) {
+        if (dtype_of_type_string(dtype, &dt)) return NULL;
+    } else if (!cgpy_dtype_conv(dtype, &dt)) {
+        return NULL;
+    }
+    return as_dtype(self, dt);
+}
+
+static PyObject *tensor_arg(PyObject *o, const char *fn) {
+    if (!cgpy_is_tensor(o)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'other' (position 1) must be Tensor, not %.100s", fn,
+                     Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    return o;
+}
+static PyObject *m_type_as(PyObject *self, PyObject *other) {
+    if (!tensor_arg(other, "type_as")) return NULL;
+    return as_dtype(self, cg_tensor_dtype(cgpy_t(other)));
+}
+static PyObject *m_view_as(PyObject *self, PyObject *other) {
+    if (!tensor_arg(other, "view_as")) return NULL;
+    cg_tensor *o = cgpy_t(other);
+    return cgpy_wrap(cg_view(T_OF(self), cg_tensor_ndim(o), cg_tensor_shape(o)));
+}
+static PyObject *m_reshape_as(PyObject *self, PyObject *other) {
+    if (!tensor_arg(other, "reshape_as")) return NULL;
+    cg_tensor *o = cgpy_t(other);
+    return cgpy_wrap(cg_reshape(T_OF(self), cg_tensor_ndim(o), cg_tensor_shape(o)));
+}
+static PyObject *m_expand_as(PyObject *self, PyObject *other) {
+    if (!tensor_arg(other, "expand_as")) return NULL;
+    cg_tensor *o = cgpy_t(other);
+    return cgpy_wrap(cg_expand(T_OF(self), cg_tensor_ndim(o), cg_tensor_shape(o)));
+}
+
+/* keyword arguments of the new_* family; dtype / device default to self's */
+static int new_kwargs(PyObject *self, PyObject *kw, cg_dtype *dt, cg_device *dev, int *rg) {
+    *dt = cg_tensor_dtype(T_OF(self));
+    *dev = cg_tensor_device(T_OF(self));
+    *rg = 0;
+    if (!kw) return 0;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kw, &pos, &k, &v)) {
+        const char *name = PyUnicode_AsUTF8(k);
+        if (!name) return -1;
+        if (strcmp(name, "dtype") == 0) {
+            if (!cgpy_dtype_conv(v, dt)) return -1;
+        } else if (strcmp(name, "device") == 0) {
+            if (v != Py_None && !cgpy_device_conv(v, dev)) return -1;
+        } else if (strcmp(name, "requires_grad") == 0) {
+            if ((*rg = PyObject_IsTrue(v)) < 0) return -1;
+        } else if (strcmp(name, "layout") && strcmp(name, "pin_memory")) {
+            PyErr_Format(PyExc_TypeError, "new_*() got an unexpected keyword argument '%s'", name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *new_result(cg_tensor *t, int rg) {
+    if (!t) return cgpy_raise();
+    if (rg && cgpy_check(cg_tensor_set_requires_grad(t, true))) {
+        cg_tensor_release(t);
+        return NULL;
+    }
+    return cgpy_wrap(t);
+}
+
+enum { NEW_ZEROS, NEW_ONES, NEW_EMPTY, NEW_FULL };
+static PyObject *new_factory(PyObject *self, PyObject *args, PyObject *kw, int kind) {
+    cg_dtype dt;
+    cg_device dev;
+    int rg, nd;
+    int64_t shape[CG_MAX_DIMS];
+    double fill = 0;
+    PyObject *size = NULL, *fv = NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (kind == NEW_FULL) {
+        if (n != 2) {
+            PyErr_Format(PyExc_TypeError, "new_full() takes 2 positional arguments (size, fill_value) but %zd were given", n);
+            return NULL;
+        }
+        size = PyTuple_GetSlice(args, 0, 1);
+        fv = PyTuple_GET_ITEM(args, 1);
+    } else if (n == 0 && kw && (size = PyDict_GetItemString(kw, "size"))) {
+        size = PyTuple_Pack(1, size);
+    } else {
+        size = Py_NewRef(args);
+    }
+    if (!size) return NULL;
+    PyObject *kwc = kw ? PyDict_Copy(kw) : NULL;
+    if (kwc && PyDict_GetItemString(kwc, "size") && PyDict_DelItemString(kwc, "size")) goto fail;
+    int bad = cgpy_parse_shape(size, 0, &nd, shape) || new_kwargs(self, kwc, &dt, &dev, &rg);
+    if (bad) goto fail;
+    Py_CLEAR(size);
+    Py_CLEAR(kwc);
+    if (fv) {
+        if (cgpy_is_tensor(fv)) {
+            if (cgpy_check(cg_tensor_item(cgpy_t(fv), &fill))) return NULL;
+        } else if ((fill = PyFloat_AsDouble(fv)) == -1.0 && PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    cg_tensor *t = kind == NEW_ZEROS ? cg_zeros(nd, shape, dt, dev)
+                   : kind == NEW_ONES ? cg_ones(nd, shape, dt, dev)
+                   : kind == NEW_EMPTY ? cg_empty(nd, shape, dt, dev)
+                   : cg_full(nd, shape, fill, dt, dev);
+    return new_result(t, rg);
+fail:
+    Py_XDECREF(size);
+    Py_XDECREF(kwc);
+    return NULL;
+}
+static PyObject *m_new_zeros(PyObject *s, PyObject *a, PyObject *k) { return new_factory(s, a, k, NEW_ZEROS); }
+static PyObject *m_new_ones(PyObject *s, PyObject *a, PyObject *k) { return new_factory(s, a, k, NEW_ONES); }
+static PyObject *m_new_empty(PyObject *s, PyObject *a, PyObject *k) { return new_factory(s, a, k, NEW_EMPTY); }
+static PyObject *m_new_full(PyObject *s, PyObject *a, PyObject *k) { return new_factory(s, a, k, NEW_FULL); }
+
+/* new_tensor(data): a copy of data with self's dtype and device by default */
+static PyObject *m_new_tensor(PyObject *self, PyObject *args, PyObject *kw) {
+    if (PyTuple_GET_SIZE(args) != 1) {
+        PyErr_SetString(PyExc_TypeError, "new_tensor() takes exactly one positional argument (data)");
+        return NULL;
+    }
+    cg_dtype dt;
+    cg_device dev;
+    int rg;
+    if (new_kwargs(self, kw, &dt, &dev, &rg)) return NULL;
+    cg_tensor *t = cgpy_tensor_from_data(PyTuple_GET_ITEM(args, 0), (int)dt, dev);
+    if (!t) return NULL;
+    return new_result(t, rg);
+}
+
+static PyObject *m_is_floating_point(PyObject *self, PyObject *u) {
+    (void)u;
+    return PyBool_FromLong(cg_dtype_is_floating(cg_tensor_dtype(T_OF(self))));
+}
+static PyObject *m_is_signed(PyObject *self, PyObject *u) {
+    (void)u;
+    cg_dtype dt = cg_tensor_dtype(T_OF(self));
+    return PyBool_FromLong(dt != CG_DTYPE_BOOL && dt != CG_DTYPE_U8);
+}
+static PyObject *m_data_ptr(PyObject *self, PyObject *u) {
+    (void)u;
+    return PyLong_FromVoidPtr(cg_tensor_data(T_OF(self)));
+}
+
+/* ------------------------------------------------------------- T / mT / H / mH (properties in _tensor.py) */
+
+/* T: all dims reversed (a 0-d or 1-d tensor is returned as an alias) */
+static PyObject *m_T(PyObject *self, PyObject *u) {
+    (void)u;
+    cg_tensor *t = T_OF(self);
+    int nd = cg_tensor_ndim(t);
+    int64_t perm[CG_MAX_DIMS];
+    for (int i = 0; i < nd; i++) perm[i] = nd - 1 - i;
+    return cgpy_wrap(cg_permute(t, perm));
+}
+/* mT / mH: the last two dims swapped; H: 2-D (or 0-d) only. Real dtypes: H == T. */
+static PyObject *matrix_transpose(PyObject *self, const char *name, int exact2d) {
+    cg_tensor *t = T_OF(self);
+    int nd = cg_tensor_ndim(t);
+    if (exact2d ? (nd != 2 && nd != 0) : nd < 2) {
+        if (exact2d)
+            PyErr_Format(PyExc_RuntimeError, "tensor.%s is only supported on matrices (2-D tensors). Got %d-D tensor.%s",
+                         name, nd, nd > 2 ? " For batches of matrices, consider using tensor.mH" : "");
+        else
+            PyErr_Format(PyExc_RuntimeError, "tensor.%s is only supported on matrices or batches of matrices. Got %d-D tensor.",
+                         name, nd);
+        return NULL;
+    }
+    if (nd == 0) return cgpy_wrap(cg_permute(t, NULL));
+    return cgpy_wrap(cg_transpose(t, -2, -1));
+}
+static PyObject *m_mT(PyObject *self, PyObject *u) { (void)u; return matrix_transpose(self, "mT", 0); }
+static PyObject *m_mH(PyObject *self, PyObject *u) { (void)u; return matrix_transpose(self, "mH", 0); }
+static PyObject *m_H(PyObject *self, PyObject *u) { (void)u; return matrix_transpose(self, "H", 1); }
+
+/* ------------------------------------------------------------- iteration, membership */
+
+/* iter(t): the sub-tensors along dim 0 (unbind) */
+static PyObject *m_iter(PyObject *self, PyObject *u) {
+    (void)u;
+    cg_tensor *t = T_OF(self);
+    if (cg_tensor_ndim(t) == 0) {
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+        return NULL;
+    }
+    int64_t n = cg_tensor_shape(t)[0];
+    cg_tensor **parts = PyMem_Calloc((size_t)(n ? n : 1), sizeof(cg_tensor *));
+    if (!parts) return PyErr_NoMemory();
+    PyObject *tup = NULL;
+    if (n > 0 && cg_unbind(t, 0, parts) < 0) {
+        cgpy_raise();
+    } else if ((tup = PyTuple_New(n))) {
+        for (int64_t i = 0; i < n; i++) {
+            PyObject *e = cgpy_wrap(parts[i]);
+            parts[i] = NULL;
+            if (!e) {
+                Py_CLEAR(tup);
+                break;
+            }
+            PyTuple_SET_ITEM(tup, i, e);
+        }
+    }
+    for (int64_t i = 0; i < n; i++) cg_tensor_release(parts[i]);
+    PyMem_Free(parts);
+    if (!tup) return NULL;
+    PyObject *it = PyObject_GetIter(tup);
+    Py_DECREF(tup);
+    return it;
+}
+
+extern PyObject *cgpy_tensor_contains(PyObject *self, PyObject *el); /* number.c */
+
 PyMethodDef cgpy_tensor_core_methods[] = {
     {"size", m_size, METH_VARARGS, NULL},
     {"stride", m_stride, METH_VARARGS, NULL},
@@ -424,5 +681,24 @@ PyMethodDef cgpy_tensor_core_methods[] = {
     {"char", (PyCFunction)(void (*)(void))m_char, METH_VARARGS | METH_KEYWORDS, NULL},
     {"byte", (PyCFunction)(void (*)(void))m_byte, METH_VARARGS | METH_KEYWORDS, NULL},
     {"bool", (PyCFunction)(void (*)(void))m_bool, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"type", (PyCFunction)(void (*)(void))m_type, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"type_as", m_type_as, METH_O, NULL},
+    {"view_as", m_view_as, METH_O, NULL},
+    {"reshape_as", m_reshape_as, METH_O, NULL},
+    {"expand_as", m_expand_as, METH_O, NULL},
+    {"new_zeros", (PyCFunction)(void (*)(void))m_new_zeros, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"new_ones", (PyCFunction)(void (*)(void))m_new_ones, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"new_empty", (PyCFunction)(void (*)(void))m_new_empty, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"new_full", (PyCFunction)(void (*)(void))m_new_full, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"new_tensor", (PyCFunction)(void (*)(void))m_new_tensor, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"is_floating_point", m_is_floating_point, METH_NOARGS, NULL},
+    {"is_signed", m_is_signed, METH_NOARGS, NULL},
+    {"data_ptr", m_data_ptr, METH_NOARGS, NULL},
+    {"_T", m_T, METH_NOARGS, NULL},
+    {"_mT", m_mT, METH_NOARGS, NULL},
+    {"_mH", m_mH, METH_NOARGS, NULL},
+    {"_H", m_H, METH_NOARGS, NULL},
+    {"__iter__", m_iter, METH_NOARGS, NULL},
+    {"__contains__", cgpy_tensor_contains, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
