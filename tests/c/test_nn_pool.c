@@ -1,0 +1,2 @@
+/* test_nn_pool.c */
+#include "test.h"
