@@ -412,3 +412,30 @@ TEST(conv_errors) {
     cg_tensor *all[] = {x, w, x2, w3, xd, xi, wi, bb, wg, wbig, wt};
     for (int i = 0; i < 11; i++) cg_tensor_release(all[i]);
 }
+
+/* Autocast runs conv in the autocast dtype; an empty batch still backpropagates (zero weight grad). */
+TEST(conv_autocast_and_empty_backward) {
+    cg_tensor *x = tt_rand(CG_DTYPE_F32, 4, SH(2, 2, 5, 5), -1, 1, 11), *w = tt_rand(CG_DTYPE_F32, 4, SH(3, 2, 3, 3), -1, 1, 12);
+    cg_set_autocast(true, CG_DTYPE_BF16);
+    cg_tensor *y = cg_conv2d(x, w, NULL, NULL, NULL, NULL, 1);
+    cg_set_autocast(false, CG_DTYPE_BF16);
+    CHECK(y && cg_tensor_dtype(y) == CG_DTYPE_BF16);
+    cg_tensor_release(y);
+    cg_tensor_release(x);
+    x = cg_zeros(4, SH(0, 2, 5, 5), CG_DTYPE_F64, cg_cpu());
+    cg_tensor_release(w);
+    w = tt_rand(CG_DTYPE_F64, 4, SH(3, 2, 3, 3), -1, 1, 13);
+    cg_tensor *b = cg_ones(1, SH(3), CG_DTYPE_F64, cg_cpu());
+    cg_tensor_set_requires_grad(x, true);
+    cg_tensor_set_requires_grad(w, true);
+    cg_tensor_set_requires_grad(b, true);
+    y = cg_conv2d(x, w, b, NULL, SH(1, 1), NULL, 1);
+    cg_tensor *s = y ? cg_sum(y, 0, NULL, false) : NULL;
+    CHECK_NN(s);
+    if (s) CHECK_OK(cg_backward(s, NULL, false, false));
+    cg_tensor *gw = cg_tensor_grad(w), *gx = cg_tensor_grad(x), *gb = cg_tensor_grad(b);
+    CHECK(gw && gx && gb && cg_tensor_numel(gx) == 0 && tt_get(gb, 0) == 0);
+    for (int64_t i = 0; gw && i < cg_tensor_numel(gw); i++) CHECK(tt_get(gw, i) == 0);
+    cg_tensor *all[] = {x, w, b, y, s};
+    for (int i = 0; i < 5; i++) cg_tensor_release(all[i]);
+}

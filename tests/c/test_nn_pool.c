@@ -276,3 +276,18 @@ TEST(pool_errors) {
     cg_tensor *all[] = {x, x2, xi, xe};
     for (int i = 0; i < 4; i++) cg_tensor_release(all[i]);
 }
+
+/* An empty batch pools and backpropagates to an empty gradient. */
+TEST(pool_empty_batch) {
+    cg_tensor *x = cg_zeros(4, SH(0, 2, 4, 4), CG_DTYPE_F64, cg_cpu()), *y = NULL, *ix = NULL;
+    cg_tensor_set_requires_grad(x, true);
+    CHECK_OK(cg_max_pool2d(x, SH(2, 2), NULL, NULL, NULL, false, &y, &ix));
+    cg_tensor *a = cg_avg_pool2d(x, SH(2, 2), NULL, NULL, false, true, 0);
+    cg_tensor *s1 = y ? cg_sum(y, 0, NULL, false) : NULL, *s2 = a ? cg_sum(a, 0, NULL, false) : NULL;
+    cg_tensor *t = s1 && s2 ? cg_add(s1, s2) : NULL;
+    CHECK_NN(t);
+    if (t) CHECK_OK(cg_backward(t, NULL, false, false));
+    CHECK(cg_tensor_grad(x) && cg_tensor_numel(cg_tensor_grad(x)) == 0 && cg_tensor_size(y, 2) == 2);
+    cg_tensor *all[] = {x, y, ix, a, s1, s2, t};
+    for (int i = 0; i < 7; i++) cg_tensor_release(all[i]);
+}
