@@ -275,9 +275,11 @@ static cg_tensor *avg_apply(bool back, const char *name, const pool_geom *g, cg_
              cg_dtype_name(t->dtype));
     const int64_t *from = back ? g->out : g->in, *to = back ? g->in : g->out;
     int64_t expect[CG_MAX_DIMS], shape[CG_MAX_DIMS];
-    int nd = with_spatial(t, g->nsp, from, expect);
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR];
-    CG_CHECK(t->ndim > g->nsp && cg_shape_eq(nd, expect, t->ndim, t->shape), CG_ERR_SHAPE,
+    CG_CHECK(t->ndim > g->nsp, CG_ERR_SHAPE, "[%s] operand of shape %s has too few dims", name,
+             cg_shape_str(s1, t->ndim, t->shape));
+    int nd = with_spatial(t, g->nsp, from, expect);
+    CG_CHECK(cg_shape_eq(nd, expect, t->ndim, t->shape), CG_ERR_SHAPE,
              "[%s] operand of shape %s doesn't match the pooling geometry (expected %s)", name,
              cg_shape_str(s1, t->ndim, t->shape), cg_shape_str(s2, nd, expect));
     with_spatial(t, g->nsp, to, shape);
