@@ -538,6 +538,69 @@ CG_API cg_status cg_leaky_relu_(cg_tensor *self, double negative_slope);
 
 /* ------------------------------------------------------------- nn: convolution and pooling */
 
+/* Convolutions (PyTorch conv1d/2d/3d): input (N, C_in, *spatial) or unbatched
+ * (C_in, *spatial), weight (C_out, C_in/groups, *kernel), bias (C_out) or NULL.
+ * stride, padding, dilation: one entry per spatial dim (NULL = all 1 / 0 / 1).
+ * The _same variants are padding='same' (output spatial size = input's; stride
+ * must be all 1, else CG_ERR_VALUE; an odd total padding puts the extra element
+ * on the right, as PyTorch). Other padding modes: pad first, then padding 0.
+ * Floating dtypes only (float16 / bfloat16 compute in float32). */
+CG_API cg_tensor *cg_conv1d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                            const int64_t *padding, const int64_t *dilation, int64_t groups);
+CG_API cg_tensor *cg_conv2d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                            const int64_t *padding, const int64_t *dilation, int64_t groups);
+CG_API cg_tensor *cg_conv3d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                            const int64_t *padding, const int64_t *dilation, int64_t groups);
+CG_API cg_tensor *cg_conv1d_same(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                                 const int64_t *dilation, int64_t groups);
+CG_API cg_tensor *cg_conv2d_same(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                                 const int64_t *dilation, int64_t groups);
+CG_API cg_tensor *cg_conv3d_same(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                                 const int64_t *dilation, int64_t groups);
+/* Transposed convolutions: weight (C_in, C_out/groups, *kernel), bias (C_out) or
+ * NULL; output size (in-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1.
+ * output_padding (NULL = 0) must be smaller than stride or dilation. */
+CG_API cg_tensor *cg_conv_transpose1d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                                      const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                                      const int64_t *dilation);
+CG_API cg_tensor *cg_conv_transpose2d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                                      const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                                      const int64_t *dilation);
+CG_API cg_tensor *cg_conv_transpose3d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                                      const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                                      const int64_t *dilation);
+
+/* Pooling over the last 1 / 2 dims of input (N, C, *spatial) or (C, *spatial).
+ * kernel_size, stride, padding, dilation: one entry per spatial dim; stride NULL
+ * means stride = kernel_size, padding NULL = 0, dilation NULL = 1; padding must
+ * be at most half the kernel size. ceil_mode rounds the output size up (a
+ * window must still start inside the input or its left padding).
+ * max_pool: *out receives the values; indices (may be NULL) receives int64 flat
+ * indices into each input (H*W) plane, like PyTorch. NaN propagates. */
+CG_API cg_status cg_max_pool1d(cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+                               const int64_t *padding, const int64_t *dilation, bool ceil_mode, cg_tensor **out,
+                               cg_tensor **indices);
+CG_API cg_status cg_max_pool2d(cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+                               const int64_t *padding, const int64_t *dilation, bool ceil_mode, cg_tensor **out,
+                               cg_tensor **indices);
+/* avg_pool: count_include_pad counts padded positions in the divisor;
+ * divisor_override > 0 replaces the divisor (0 = none; PyTorch's avg_pool1d
+ * has no such argument: pass 0). */
+CG_API cg_tensor *cg_avg_pool1d(cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+                                const int64_t *padding, bool ceil_mode, bool count_include_pad,
+                                int64_t divisor_override);
+CG_API cg_tensor *cg_avg_pool2d(cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+                                const int64_t *padding, bool ceil_mode, bool count_include_pad,
+                                int64_t divisor_override);
+/* Adaptive pooling: output_size one entry per spatial dim; window o of a dim
+ * of size I covers [floor(o*I/O), ceil((o+1)*I/O)). */
+CG_API cg_tensor *cg_adaptive_avg_pool1d(cg_tensor *input, const int64_t *output_size);
+CG_API cg_tensor *cg_adaptive_avg_pool2d(cg_tensor *input, const int64_t *output_size);
+CG_API cg_status cg_adaptive_max_pool1d(cg_tensor *input, const int64_t *output_size, cg_tensor **out,
+                                        cg_tensor **indices);
+CG_API cg_status cg_adaptive_max_pool2d(cg_tensor *input, const int64_t *output_size, cg_tensor **out,
+                                        cg_tensor **indices);
+
 /* ------------------------------------------------------------- nn: normalization, losses, embedding, misc */
 
 #ifdef __cplusplus

@@ -1,0 +1,48 @@
+/* conv_internal.h — internal: the geometry of an N-d convolution and the CPU
+ * convolution kernels (im2col / col2im + BLAS GEMM) behind conv, its
+ * transpose and its weight gradient (Note [Conv geometry]). */
+#ifndef CG_CONV_INTERNAL_H
+#define CG_CONV_INTERNAL_H
+
+#include "../../core/core_internal.h"
+
+/* Note [Conv geometry]: every convolution is described as the forward conv
+ *   x (N, cin, in...) * w (cout, cin/groups, k...) -> y (N, cout, out...)
+ * with output position o reading input position o*stride - pad + j*dil
+ * (positions outside [0, in) read zero). `out` is stored, not derived from
+ * the other fields, so asymmetric padding ('same' with an odd total: the
+ * extra on the right) and the transposed conv's output_padding need no
+ * padded copy. Spatial dims are canonicalised to 3 (leading 1s: a 1-D conv
+ * is (1,1,L), a 2-D conv (1,H,W)); nsp keeps the user-visible count. The
+ * three kernels below are the linear maps of this one geometry:
+ *   conv:        y  = conv(x, w)                  (N,cout,out) from x, w
+ *   transpose:   x' = conv^T(y', w)               (N,cin,in)   from y', w
+ *   weight grad: w' = sum_n y'_n (x) col(x_n)     (cout,cin/g,k) from x, y'
+ * and each one's derivative is another of the three. */
+typedef struct cg_conv_geom {
+    int nsp;         /* 1, 2 or 3 user-visible spatial dims */
+    int64_t n;       /* batch */
+    int64_t cin, cout, groups;
+    int64_t in[3], out[3], k[3], stride[3], pad[3] /* before */, dil[3];
+} cg_conv_geom;
+
+static inline int64_t cg_conv_vol(const int64_t v[3]) { return v[0] * v[1] * v[2]; }
+
+/* im2col of one sample for channels [c0, c1):
+ *   x is (cin, in0, in1, in2) contiguous, col is (cin * kvol, L = out0*out1*out2),
+ * row (c, j0, j1, j2) holding x at the positions read by kernel tap j. */
+void cg_im2col(cg_dtype dt, const cg_conv_geom *g, int64_t c0, int64_t c1, const void *x, void *col);
+/* The adjoint: x[c, ...] += col rows of channel c, for channels [c0, c1). */
+void cg_col2im(cg_dtype dt, const cg_conv_geom *g, int64_t c0, int64_t c1, const void *col, void *x);
+
+/* The kernels; dt is float32 or float64, all buffers contiguous:
+ *   x (N, cin, in...), w (cout, cin/groups, k...), y (N, cout, out...),
+ *   bias (channels of the result) or NULL.
+ * The result never depends on the thread count. CG_ERR_OOM on failure. */
+cg_status cg_conv_cpu_forward(cg_dtype dt, const cg_conv_geom *g, const void *x, const void *w, const void *bias,
+                              void *y);
+cg_status cg_conv_cpu_transpose(cg_dtype dt, const cg_conv_geom *g, const void *y, const void *w, const void *bias,
+                                void *x);
+cg_status cg_conv_cpu_weight_grad(cg_dtype dt, const cg_conv_geom *g, const void *x, const void *y, void *w);
+
+#endif

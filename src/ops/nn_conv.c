@@ -1,0 +1,433 @@
+/* nn_conv.c — convolution ops: conv1d/2d/3d (explicit or 'same' padding)
+ * and conv_transpose1d/2d/3d. All are one N-d geometry (Note [Conv geometry])
+ * run by three differentiable ops — conv, its transpose and its weight
+ * gradient — whose backwards are each other (Note [Conv backward]), so
+ * convolutions support gradients of any order. Kernels: conv_gemm.c. */
+#include "../backend/cpu/conv_internal.h"
+#include "../kernel/kernel_internal.h"
+
+#include <limits.h>
+#include <string.h>
+
+/* Note [Conv backward]: with one geometry, the three ops are linear maps
+ *   conv(x, w) -> y,   conv_t(y, w) -> x,   wgrad(x, y) -> w
+ * satisfying <conv(x,w), y> = <x, conv_t(y,w)> = <w, wgrad(x,y)>. Hence
+ *   conv:    gx = conv_t(g, w)   gw = wgrad(x, g)   gbias = sum(g over N, spatial)
+ *   conv_t:  gy = conv(g, w)     gw = wgrad(g, y)   gbias = sum(g ...)
+ *   wgrad:   gx = conv_t(y, g)   gy = conv(x, g)
+ * Each formula calls the ops themselves, so a backward run with grad mode on
+ * records a differentiable graph. */
+typedef enum conv_kind { CONV_FWD = 0, CONV_TRANSPOSE = 1, CONV_WGRAD = 2 } conv_kind;
+
+static const cg_op_schema k_conv_schema[3] = {
+    {"convolution", "ConvolutionBackward0", 1, CG_AMP_LOWER, false, true, false},
+    {"conv_transpose", "ConvTransposeBackward0", 1, CG_AMP_LOWER, false, true, false},
+    {"conv_weight_grad", "ConvWeightGradBackward0", 1, CG_AMP_KEEP, false, true, false},
+};
+
+/* ---------------------------------------------------------------- geometry in node attrs */
+
+static void geom_pack(const cg_conv_geom *g, int64_t *ia) {
+    ia[0] = g->nsp;
+    ia[1] = g->cin;
+    ia[2] = g->cout;
+    ia[3] = g->groups;
+    for (int d = 0; d < 3; d++) {
+        ia[4 + d] = g->in[d];
+        ia[7 + d] = g->out[d];
+        ia[10 + d] = g->k[d];
+        ia[13 + d] = g->stride[d];
+        ia[16 + d] = g->pad[d];
+        ia[19 + d] = g->dil[d];
+    }
+}
+
+static void geom_unpack(const int64_t *ia, cg_conv_geom *g) {
+    memset(g, 0, sizeof *g);
+    g->nsp = (int)ia[0];
+    g->cin = ia[1];
+    g->cout = ia[2];
+    g->groups = ia[3];
+    for (int d = 0; d < 3; d++) {
+        g->in[d] = ia[4 + d];
+        g->out[d] = ia[7 + d];
+        g->k[d] = ia[10 + d];
+        g->stride[d] = ia[13 + d];
+        g->pad[d] = ia[16 + d];
+        g->dil[d] = ia[19 + d];
+    }
+}
+
+/* Shapes of the three tensors of a geometry: x (N,cin,in..), w (cout,cin/g,k..), y (N,cout,out..). */
+static int geom_shape(const cg_conv_geom *g, int which, int64_t n, int64_t *shape) {
+    const int64_t *sp = which == 0 ? g->in : which == 1 ? g->k : g->out;
+    shape[0] = which == 1 ? g->cout : n;
+    shape[1] = which == 0 ? g->cin : which == 1 ? g->cin / g->groups : g->cout;
+    for (int d = 0; d < g->nsp; d++) shape[2 + d] = sp[3 - g->nsp + d];
+    return g->nsp + 2;
+}
+
+/* ---------------------------------------------------------------- the op core */
+
+static cg_status conv_fwd_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin);
+static cg_status conv_transpose_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin);
+static cg_status conv_wgrad_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin);
+static const cg_backward_fn k_conv_backward[3] = {conv_fwd_backward, conv_transpose_backward, conv_wgrad_backward};
+
+/* A history-free contiguous copy (or alias) of t in dtype dt. */
+static cg_tensor *contig_as(cg_tensor *t, cg_dtype dt) {
+    cg_tensor *a = cg_tensor_alias(t);
+    if (a && a->dtype != dt) {
+        cg_tensor *c = cg_to_dtype(a, dt);
+        cg_tensor_release(a);
+        a = c;
+    }
+    cg_tensor *c = a ? cg_contiguous(a) : NULL;
+    cg_tensor_release(a);
+    return c;
+}
+
+/* Run kernel `kind` into out (allocated, not meta); half types compute in float32. */
+static cg_status conv_compute(conv_kind kind, const cg_conv_geom *g, cg_tensor *a, cg_tensor *b, cg_tensor *bias,
+                              cg_tensor *out) {
+    cg_dtype dt = out->dtype, cdt = (dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16) ? CG_DTYPE_F32 : dt;
+    bool prev = cg_set_grad_enabled(false);
+    cg_status st = CG_OK;
+    cg_tensor *ac = contig_as(a, cdt), *bc = ac ? contig_as(b, cdt) : NULL;
+    cg_tensor *biasc = bc && bias ? contig_as(bias, cdt) : NULL, *ow = NULL;
+    if (!ac || !bc || (bias && !biasc)) goto fail;
+    if (cdt == dt) {
+        cg_tensor_retain(out);
+        ow = out;
+    } else if (!(ow = cg_new_output(k_conv_schema[kind].name, out->ndim, out->shape, cdt, out->device))) {
+        goto fail;
+    }
+    const void *bp = biasc ? cg_tensor_ptr(biasc) : NULL;
+    if (kind == CONV_FWD) st = cg_conv_cpu_forward(cdt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), bp, cg_tensor_ptr(ow));
+    else if (kind == CONV_TRANSPOSE)
+        st = cg_conv_cpu_transpose(cdt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), bp, cg_tensor_ptr(ow));
+    else st = cg_conv_cpu_weight_grad(cdt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), cg_tensor_ptr(ow));
+    if (!st && ow != out) st = cg_copy_(out, ow);
+    goto done;
+fail:
+    st = cg_last_error();
+done:
+    cg_tensor_release(ac);
+    cg_tensor_release(bc);
+    cg_tensor_release(biasc);
+    cg_tensor_release(ow);
+    cg_set_grad_enabled(prev);
+    return st;
+}
+
+/* One of the three ops on geometry g0 (g0->n is ignored: a's batch is used).
+ * Operands (Note [Conv geometry]):
+ *   CONV_FWD:       a = x (N,cin,in..),  b = w (cout,cin/g,k..), bias (cout) or NULL -> (N,cout,out..)
+ *   CONV_TRANSPOSE: a = y (N,cout,out..), b = w,                  bias (cin) or NULL  -> (N,cin,in..)
+ *   CONV_WGRAD:     a = x (N,cin,in..),  b = y (N,cout,out..)                        -> (cout,cin/g,k..) */
+static cg_tensor *conv_apply(conv_kind kind, const char *name, const cg_conv_geom *g0, cg_tensor *a, cg_tensor *b,
+                             cg_tensor *bias) {
+    static const int a_which[3] = {0, 2, 0}, b_which[3] = {1, 1, 2}, o_which[3] = {2, 0, 1};
+    cg_tensor *args[3] = {a, b, bias};
+    int nargs = bias ? 3 : 2;
+    if (cg_check_same(name, nargs, args, 0)) return NULL;
+    CG_CHECK(cg_dtype_is_floating(a->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
+             cg_dtype_name(a->dtype));
+    cg_conv_geom g = *g0;
+    g.n = a->ndim > 0 ? a->shape[0] : 0;
+    int64_t sa[5], sb[5], so[5];
+    int na = geom_shape(&g, a_which[kind], g.n, sa), nb = geom_shape(&g, b_which[kind], g.n, sb);
+    int no = geom_shape(&g, o_which[kind], g.n, so);
+    char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR], s3[CG_SHAPE_STR], s4[CG_SHAPE_STR];
+    if (!cg_shape_eq(a->ndim, a->shape, na, sa) || !cg_shape_eq(b->ndim, b->shape, nb, sb))
+        CG_CHECK(false, CG_ERR_SHAPE, "[%s] operands of shapes %s and %s don't match the geometry (expected %s and %s)",
+                 name, cg_shape_str(s1, a->ndim, a->shape), cg_shape_str(s2, b->ndim, b->shape),
+                 cg_shape_str(s3, na, sa), cg_shape_str(s4, nb, sb));
+    int64_t lim = INT_MAX, kvol = cg_conv_vol(g.k);
+    CG_CHECK(g.cin * kvol <= lim && g.cout <= lim && cg_conv_vol(g.out) <= lim && cg_conv_vol(g.in) <= lim,
+             CG_ERR_NOT_IMPLEMENTED, "[%s] sizes exceed the BLAS index range", name);
+    cg_tensor *in[3];
+    bool owned;
+    if (cg_schema_guard(&k_conv_schema[kind], nargs, args, in, &owned)) return NULL;
+    cg_tensor *out = cg_new_output(name, no, so, in[0]->dtype, in[0]->device);
+    if (out && !cg_is_meta(out) && conv_compute(kind, &g, in[0], in[1], bias ? in[2] : NULL, out)) {
+        cg_tensor_release(out);
+        out = NULL;
+    }
+    if (out) {
+        bool failed;
+        cg_node *node = cg_wire_unary_output(k_conv_schema[kind].node_name, k_conv_backward[kind], &k_conv_schema[kind],
+                                             nargs, in, out, 2, &failed);
+        if (node) {
+            geom_pack(&g, node->iattr);
+            failed = cg_node_save(node, 0, in[0], false, 0) || cg_node_save(node, 1, in[1], false, 0);
+        }
+        if (failed) {
+            cg_tensor_release(out);
+            out = NULL;
+        }
+    }
+    if (owned) cg_release_all(nargs, in);
+    return out;
+}
+
+/* ---------------------------------------------------------------- backward (Note [Conv backward]) */
+
+/* Sum of g (N, C, spatial...) over every dim but the channel: the bias gradient. */
+static cg_tensor *bias_grad(cg_tensor *g) {
+    int64_t dims[CG_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < g->ndim; d++)
+        if (d != 1) dims[n++] = d;
+    return cg_sum(g, n, dims, false);
+}
+
+/* gin[i] = apply(kinds[i], ops[i][0], ops[i][1]) for the weight-less inputs
+ * i = 0, 1, where operand index s >= 0 is saved slot s and -1 the incoming
+ * gradient; the bias (input 2, when present) gets bias_grad. */
+static cg_status run_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin, const conv_kind kinds[2],
+                              const int ops[2][2], const char *const names[2]) {
+    cg_conv_geom geo;
+    geom_unpack(node->iattr, &geo);
+    cg_tensor *saved[2] = {NULL, NULL};
+    cg_status st = CG_OK;
+    for (int i = 0; i < 2 && !st; i++) {
+        if (!cg_node_needs_grad(node, i)) continue;
+        cg_tensor *opnd[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++) {
+            int s = ops[i][k];
+            if (s < 0) {
+                opnd[k] = gout[0];
+            } else {
+                if (!saved[s] && !(saved[s] = cg_node_saved(node, s))) {
+                    st = cg_last_error();
+                    break;
+                }
+                opnd[k] = saved[s];
+            }
+        }
+        if (!st && !(gin[i] = conv_apply(kinds[i], names[i], &geo, opnd[0], opnd[1], NULL))) st = cg_last_error();
+    }
+    if (!st && node->num_inputs == 3 && cg_node_needs_grad(node, 2) && !(gin[2] = bias_grad(gout[0])))
+        st = cg_last_error();
+    cg_tensor_release(saved[0]);
+    cg_tensor_release(saved[1]);
+    return st;
+}
+
+/* conv(x, w, bias): gx = conv_t(g, w), gw = wgrad(x, g) */
+static cg_status conv_fwd_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    static const conv_kind kinds[2] = {CONV_TRANSPOSE, CONV_WGRAD};
+    static const int ops[2][2] = {{-1, 1}, {0, -1}};
+    static const char *const names[2] = {"conv_input_grad", "conv_weight_grad"};
+    return run_backward(node, gout, gin, kinds, ops, names);
+}
+
+/* conv_t(y, w, bias): gy = conv(g, w), gw = wgrad(g, y) */
+static cg_status conv_transpose_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    static const conv_kind kinds[2] = {CONV_FWD, CONV_WGRAD};
+    static const int ops[2][2] = {{-1, 1}, {-1, 0}};
+    static const char *const names[2] = {"conv_transpose_input_grad", "conv_transpose_weight_grad"};
+    return run_backward(node, gout, gin, kinds, ops, names);
+}
+
+/* wgrad(x, y): gx = conv_t(y, g), gy = conv(x, g) */
+static cg_status conv_wgrad_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    static const conv_kind kinds[2] = {CONV_TRANSPOSE, CONV_FWD};
+    static const int ops[2][2] = {{1, -1}, {0, -1}};
+    static const char *const names[2] = {"conv_weight_grad_backward", "conv_weight_grad_backward"};
+    return run_backward(node, gout, gin, kinds, ops, names);
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+static const char *const k_layouts[4][2] = {
+    {"", ""}, {"(N,C,L)", "(C,L)"}, {"(N,C,H,W)", "(C,H,W)"}, {"(N,C,D,H,W)", "(C,D,H,W)"}};
+static const char *const k_kernels[4] = {"", "kL", "kH,kW", "kD,kH,kW"};
+
+static int64_t arg_at(const int64_t *v, int d, int64_t dflt) { return v ? v[d] : dflt; }
+
+/* Shared checks of conv and conv_transpose: non-NULL, dtypes, ranks, groups,
+ * per-dim arguments. *batched tells whether input has its batch dim. */
+static cg_status check_common(const char *name, int nsp, cg_tensor *input, cg_tensor *weight, cg_tensor *bias,
+                              const int64_t *stride, const int64_t *padding, const int64_t *dilation, int64_t groups,
+                              bool *batched) {
+    char s1[CG_SHAPE_STR];
+    CG_CHECK_S(input && weight, CG_ERR_VALUE, "[%s] input and weight must not be NULL", name);
+    cg_tensor *args[3] = {input, weight, bias};
+    if (cg_check_same(name, bias ? 3 : 2, args, 0)) return cg_last_error();
+    CG_CHECK_S(cg_dtype_is_floating(input->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
+               cg_dtype_name(input->dtype));
+    CG_CHECK_S(input->ndim == nsp + 2 || input->ndim == nsp + 1, CG_ERR_SHAPE,
+               "[%s] expected input with %d dims %s or %d %s, got %s", name, nsp + 2, k_layouts[nsp][0], nsp + 1,
+               k_layouts[nsp][1], cg_shape_str(s1, input->ndim, input->shape));
+    *batched = input->ndim == nsp + 2;
+    CG_CHECK_S(weight->ndim == nsp + 2, CG_ERR_SHAPE, "[%s] expected weight with %d dims (out,in/groups,%s), got %s",
+               name, nsp + 2, k_kernels[nsp], cg_shape_str(s1, weight->ndim, weight->shape));
+    CG_CHECK_S(groups > 0, CG_ERR_VALUE, "[%s] groups must be positive, got %lld", name, (long long)groups);
+    for (int d = 0; d < nsp; d++) {
+        CG_CHECK_S(arg_at(stride, d, 1) > 0, CG_ERR_VALUE, "[%s] stride must be positive, got %lld in dim %d", name,
+                   (long long)arg_at(stride, d, 1), d);
+        CG_CHECK_S(arg_at(padding, d, 0) >= 0, CG_ERR_VALUE, "[%s] padding must be non-negative, got %lld in dim %d",
+                   name, (long long)arg_at(padding, d, 0), d);
+        CG_CHECK_S(arg_at(dilation, d, 1) > 0, CG_ERR_VALUE, "[%s] dilation must be positive, got %lld in dim %d",
+                   name, (long long)arg_at(dilation, d, 1), d);
+    }
+    return CG_OK;
+}
+
+static cg_status check_bias(const char *name, cg_tensor *bias, int64_t channels) {
+    char s1[CG_SHAPE_STR];
+    if (!bias || (bias->ndim == 1 && bias->shape[0] == channels)) return CG_OK;
+    return cg_set_error(CG_ERR_SHAPE, "[%s] expected bias of shape (%lld), got %s", name, (long long)channels,
+                        cg_shape_str(s1, bias->ndim, bias->shape));
+}
+
+/* Run op `kind` on input with a batch dim added when it has none. */
+static cg_tensor *run_batched(conv_kind kind, const char *name, const cg_conv_geom *g, cg_tensor *input,
+                              cg_tensor *weight, cg_tensor *bias, bool batched) {
+    if (batched) return conv_apply(kind, name, g, input, weight, bias);
+    cg_tensor *x = cg_unsqueeze(input, 0);
+    cg_tensor *y = x ? conv_apply(kind, name, g, x, weight, bias) : NULL;
+    cg_tensor *r = y ? cg_squeeze_dim(y, 0) : NULL;
+    cg_tensor_release(x);
+    cg_tensor_release(y);
+    return r;
+}
+
+/* conv{1,2,3}d; same: padding 'same' (stride must be 1; padding ignored). */
+static cg_tensor *conv_nd(const char *name, int nsp, cg_tensor *input, cg_tensor *weight, cg_tensor *bias,
+                          const int64_t *stride, const int64_t *padding, const int64_t *dilation, int64_t groups,
+                          bool same) {
+    bool batched = true;
+    char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR], s3[CG_SHAPE_STR], s4[CG_SHAPE_STR];
+    if (check_common(name, nsp, input, weight, bias, stride, same ? NULL : padding, dilation, groups, &batched))
+        return NULL;
+    int off = batched ? 1 : 0;
+    int64_t cin = input->shape[off], cout = weight->shape[0];
+    CG_CHECK(cout % groups == 0, CG_ERR_VALUE, "[%s] out_channels (weight size 0 = %lld) must be divisible by groups = %lld",
+             name, (long long)cout, (long long)groups);
+    CG_CHECK(weight->shape[1] * groups == cin, CG_ERR_SHAPE,
+             "[%s] given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels "
+             "instead",
+             name, (long long)groups, cg_shape_str(s1, weight->ndim, weight->shape),
+             cg_shape_str(s2, input->ndim, input->shape), (long long)(weight->shape[1] * groups), (long long)cin);
+    if (check_bias(name, bias, cout)) return NULL;
+    cg_conv_geom g = {.nsp = nsp, .cin = cin, .cout = cout, .groups = groups};
+    for (int d = 0; d < 3; d++) g.in[d] = g.out[d] = g.k[d] = g.stride[d] = g.dil[d] = 1;
+    for (int d = 0; d < nsp; d++) {
+        int c = 3 - nsp + d;
+        g.in[c] = input->shape[off + 1 + d];
+        g.k[c] = weight->shape[2 + d];
+        g.stride[c] = arg_at(stride, d, 1);
+        g.dil[c] = arg_at(dilation, d, 1);
+        int64_t ext = g.dil[c] * (g.k[c] - 1) + 1; /* dilated kernel extent */
+        if (same) {
+            CG_CHECK(g.stride[c] == 1, CG_ERR_VALUE, "[%s] padding='same' is not supported for strided convolutions",
+                     name);
+            g.pad[c] = (ext - 1) / 2; /* an odd total puts the extra element on the right */
+            g.out[c] = g.in[c];
+        } else {
+            g.pad[c] = arg_at(padding, d, 0);
+            int64_t padded = g.in[c] + 2 * g.pad[c];
+            if (ext > padded) {
+                int64_t ks[3], ps[3];
+                for (int e = 0; e < nsp; e++) {
+                    ks[e] = arg_at(dilation, e, 1) * (weight->shape[2 + e] - 1) + 1;
+                    ps[e] = input->shape[off + 1 + e] + 2 * arg_at(padding, e, 0);
+                }
+                CG_CHECK(false, CG_ERR_SHAPE,
+                         "[%s] kernel size (dilated) %s can't be greater than the padded input size %s (input %s, "
+                         "weight %s)",
+                         name, cg_shape_str(s1, nsp, ks), cg_shape_str(s2, nsp, ps),
+                         cg_shape_str(s3, input->ndim, input->shape), cg_shape_str(s4, weight->ndim, weight->shape));
+            }
+            g.out[c] = (padded - ext) / g.stride[c] + 1;
+        }
+    }
+    return run_batched(CONV_FWD, name, &g, input, weight, bias, batched);
+}
+
+cg_tensor *cg_conv1d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                     const int64_t *padding, const int64_t *dilation, int64_t groups) {
+    return conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups, false);
+}
+cg_tensor *cg_conv2d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                     const int64_t *padding, const int64_t *dilation, int64_t groups) {
+    return conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups, false);
+}
+cg_tensor *cg_conv3d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                     const int64_t *padding, const int64_t *dilation, int64_t groups) {
+    return conv_nd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups, false);
+}
+cg_tensor *cg_conv1d_same(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                          const int64_t *dilation, int64_t groups) {
+    return conv_nd("conv1d", 1, input, weight, bias, stride, NULL, dilation, groups, true);
+}
+cg_tensor *cg_conv2d_same(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                          const int64_t *dilation, int64_t groups) {
+    return conv_nd("conv2d", 2, input, weight, bias, stride, NULL, dilation, groups, true);
+}
+cg_tensor *cg_conv3d_same(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                          const int64_t *dilation, int64_t groups) {
+    return conv_nd("conv3d", 3, input, weight, bias, stride, NULL, dilation, groups, true);
+}
+
+static cg_tensor *conv_transpose_nd(const char *name, int nsp, cg_tensor *input, cg_tensor *weight, cg_tensor *bias,
+                                    const int64_t *stride, const int64_t *padding, const int64_t *output_padding,
+                                    int64_t groups, const int64_t *dilation) {
+    bool batched = true;
+    char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR];
+    if (check_common(name, nsp, input, weight, bias, stride, padding, dilation, groups, &batched)) return NULL;
+    int off = batched ? 1 : 0;
+    int64_t cin = input->shape[off], cout = weight->shape[1] * groups;
+    CG_CHECK(weight->shape[0] % groups == 0, CG_ERR_VALUE,
+             "[%s] in_channels (weight size 0 = %lld) must be divisible by groups = %lld", name,
+             (long long)weight->shape[0], (long long)groups);
+    CG_CHECK(weight->shape[0] == cin, CG_ERR_SHAPE,
+             "[%s] given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels "
+             "instead",
+             name, (long long)groups, cg_shape_str(s1, weight->ndim, weight->shape),
+             cg_shape_str(s2, input->ndim, input->shape), (long long)weight->shape[0], (long long)cin);
+    if (check_bias(name, bias, cout)) return NULL;
+    /* the geometry of the conv this op transposes: its input is our output */
+    cg_conv_geom g = {.nsp = nsp, .cin = cout, .cout = cin, .groups = groups};
+    for (int d = 0; d < 3; d++) g.in[d] = g.out[d] = g.k[d] = g.stride[d] = g.dil[d] = 1;
+    for (int d = 0; d < nsp; d++) {
+        int c = 3 - nsp + d;
+        int64_t op = arg_at(output_padding, d, 0);
+        g.out[c] = input->shape[off + 1 + d];
+        g.k[c] = weight->shape[2 + d];
+        g.stride[c] = arg_at(stride, d, 1);
+        g.dil[c] = arg_at(dilation, d, 1);
+        g.pad[c] = arg_at(padding, d, 0);
+        CG_CHECK(op >= 0 && (op < g.stride[c] || op < g.dil[c]), CG_ERR_VALUE,
+                 "[%s] output padding must be non-negative and smaller than either stride or dilation, got "
+                 "output_padding=%lld, stride=%lld, dilation=%lld in dim %d",
+                 name, (long long)op, (long long)g.stride[c], (long long)g.dil[c], d);
+        g.in[c] = (g.out[c] - 1) * g.stride[c] - 2 * g.pad[c] + g.dil[c] * (g.k[c] - 1) + op + 1;
+        CG_CHECK(g.in[c] > 0, CG_ERR_SHAPE, "[%s] computed output size %lld is too small in dim %d (input %s, weight %s)",
+                 name, (long long)g.in[c], d, cg_shape_str(s1, input->ndim, input->shape),
+                 cg_shape_str(s2, weight->ndim, weight->shape));
+    }
+    return run_batched(CONV_TRANSPOSE, name, &g, input, weight, bias, batched);
+}
+
+cg_tensor *cg_conv_transpose1d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                               const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                               const int64_t *dilation) {
+    return conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                             dilation);
+}
+cg_tensor *cg_conv_transpose2d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                               const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                               const int64_t *dilation) {
+    return conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                             dilation);
+}
+cg_tensor *cg_conv_transpose3d(cg_tensor *input, cg_tensor *weight, cg_tensor *bias, const int64_t *stride,
+                               const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                               const int64_t *dilation) {
+    return conv_transpose_nd("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+                             dilation);
+}
