@@ -26,3 +26,8 @@ __version__ = "0.1.0"
 def is_tensor(obj: object) -> bool:
     """True when obj is a cgrad Tensor."""
     return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    """Number of elements of `input` (torch.numel)."""
+    return input.numel()

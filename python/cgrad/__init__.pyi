@@ -275,6 +275,7 @@ from .autograd.grad_mode import enable_grad as enable_grad
 from .autograd.grad_mode import inference_mode as inference_mode
 def is_tensor(*args: object, **kwargs: object) -> object: ...
 from .autograd.grad_mode import no_grad as no_grad
+def numel(*args: object, **kwargs: object) -> object: ...
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from . import autograd as autograd
 from . import return_types as return_types

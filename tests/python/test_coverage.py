@@ -9,7 +9,7 @@ NOT_OPS = {
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "is_anomaly_enabled", "manual_seed", "initial_seed", "get_default_dtype",
     "set_default_dtype", "set_num_threads", "get_num_threads", "result_type", "promote_types", "is_tensor",
-    "tensor", "grad",
+    "tensor", "grad", "numel",
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
 }
 NOT_OPS |= {"can_cast"}  # promotion query (tests/python/test_promotion.py)
