@@ -57,7 +57,7 @@ test-py: py-install
 	$(VBIN)/python -m pytest -q tests/python
 
 build-asan/build.ninja: | deps
-	$(MESON) setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+	$(MESON) setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dpython=false
 
 test-asan: deps build-asan/build.ninja
 	$(NINJA) -C build-asan
