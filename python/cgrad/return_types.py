@@ -14,3 +14,15 @@ cummax = _types["cummax"]
 aminmax = _types["aminmax"]
 
 __all__ = ["max", "min", "sort", "topk", "cummax", "aminmax"]
+
+
+def _repr(self: tuple) -> str:
+    """PyTorch's layout: one field per line."""
+    fields = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
+    return f"{type(self).__module__}.{type(self).__name__}(\n{fields})"
+
+
+for _t in (max, min, sort, topk, cummax, aminmax):
+    if not hasattr(_t, "_fields"):
+        _t._fields = tuple(_t.__match_args__)
+    _t.__repr__ = _repr

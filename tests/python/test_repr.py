@@ -84,3 +84,11 @@ def test_repr_default_dtype_float64():
     finally:
         cgrad.set_default_dtype(prev)
         torch.set_default_dtype(torch.float32)
+
+
+def test_named_tuple_repr_matches_torch():
+    import torch
+    t = cgrad.arange(12).reshape(3, 4)
+    tt = torch.arange(12).reshape(3, 4)
+    assert repr(t.max(dim=1)).replace("cgrad", "torch") == repr(tt.max(dim=1))
+    assert repr(t.topk(2)).replace("cgrad", "torch") == repr(tt.topk(2))
