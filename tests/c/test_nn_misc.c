@@ -496,3 +496,26 @@ TEST(nn_pixel_shuffle) {
     CHECK_ERR(cg_pixel_shuffle(x2, 2) == NULL, CG_ERR_SHAPE, "(*, C, H, W)");
     RELEASE(x, y, back, x2);
 }
+
+/* ------------------------------------------------------------- meta device */
+
+TEST(nn_meta_shapes) {
+    int64_t sh[4] = {2, 4, 3, 3}, C = 4, ts[3] = {2, 3, 3}, e2[2] = {5, 3};
+    cg_tensor *x = cg_empty(4, sh, CG_DTYPE_F32, cg_meta()), *t = cg_empty(3, ts, CG_DTYPE_I64, cg_meta());
+    cg_tensor *w = cg_empty(1, &C, CG_DTYPE_F32, cg_meta()), *emb = cg_empty(2, e2, CG_DTYPE_F32, cg_meta());
+    cg_tensor *r[6];
+    r[0] = cg_cross_entropy(x, t, w, -100, 0.1, CG_REDUCTION_NONE);
+    r[1] = cg_batch_norm(x, NULL, NULL, w, w, true, 0.1, 1e-5);
+    int64_t ns[2] = {3, 3}, pads[4] = {1, 1, 2, 2};
+    r[2] = cg_layer_norm(x, 2, ns, NULL, NULL, 1e-5);
+    r[3] = cg_dropout(x, 0.5, true);
+    r[4] = cg_embedding(emb, t, -1);
+    r[5] = cg_pad(x, 4, pads, CG_PAD_REFLECT, 0);
+    int64_t want_nd[6] = {3, 4, 4, 4, 4, 4};
+    for (int i = 0; i < 6; i++) {
+        CHECK_MSG(r[i] && cg_device_eq(cg_tensor_device(r[i]), cg_meta()) && cg_tensor_ndim(r[i]) == want_nd[i],
+                  "meta op %d: %s", i, r[i] ? "wrong result" : cg_last_error_message());
+        cg_tensor_release(r[i]);
+    }
+    RELEASE(x, t, w, emb);
+}
