@@ -603,6 +603,115 @@ CG_API cg_status cg_adaptive_max_pool2d(cg_tensor *input, const int64_t *output_
 
 /* ------------------------------------------------------------- nn: normalization, losses, embedding, misc */
 
+/* Optional tensor arguments (weight, bias, running stats, masks) may be NULL.
+ * Gradients of every op below are built from cg ops, so they are differentiable
+ * again (double backward). */
+
+/* Normalization. input is (N, C, *) for batch / instance / group norm.
+ * batch_norm: training uses the batch statistics (mean and biased variance over
+ * every dim but C) and, when running_mean / running_var (C) are given, updates
+ * them in place (no grad): r = (1 - momentum) * r + momentum * stat, with the
+ * unbiased variance for running_var. Eval (training = false) normalizes with
+ * the running stats (then required). weight, bias: (C). */
+CG_API cg_tensor *cg_batch_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var,
+                                cg_tensor *weight, cg_tensor *bias, bool training, double momentum, double eps);
+/* instance_norm: statistics per (n, c) over the spatial dims when
+ * use_input_stats (running stats, if given, are updated with the stats averaged
+ * over N); else the running stats normalize. */
+CG_API cg_tensor *cg_instance_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var,
+                                   cg_tensor *weight, cg_tensor *bias, bool use_input_stats, double momentum,
+                                   double eps);
+/* layer_norm over the last ndims dims, which must equal normalized_shape;
+ * weight and bias have normalized_shape. */
+CG_API cg_tensor *cg_layer_norm(cg_tensor *input, int ndims, const int64_t *normalized_shape, cg_tensor *weight,
+                                cg_tensor *bias, double eps);
+/* group_norm: C split into num_groups groups; weight, bias: (C). */
+CG_API cg_tensor *cg_group_norm(cg_tensor *input, int64_t num_groups, cg_tensor *weight, cg_tensor *bias, double eps);
+/* rms_norm over the last ndims dims: x * rsqrt(mean(x^2) + eps) * weight;
+ * eps < 0 means the dtype's machine epsilon (PyTorch's eps=None). */
+CG_API cg_tensor *cg_rms_norm(cg_tensor *input, int ndims, const int64_t *normalized_shape, cg_tensor *weight,
+                              double eps);
+
+/* Dropout (0 <= p <= 1). The mask is drawn from the global generator like
+ * cg_rand (ceil(numel(mask) / 2) counters), so results depend only on the
+ * generator state, never on the thread count. Not training (or p == 0): the
+ * input itself is returned (a new reference). Kept elements are scaled by
+ * 1 / (1 - p); the backward multiplies by the same mask. */
+CG_API cg_tensor *cg_dropout(cg_tensor *input, double p, bool training);
+/* Feature dropout (dropout1d / 2d / 3d): input (N, C, *) (ndim >= 2); zeroes
+ * whole channels, one draw per (n, c). */
+CG_API cg_tensor *cg_feature_dropout(cg_tensor *input, double p, bool training);
+/* Alpha dropout (for SELU networks): keeps mean and variance. */
+CG_API cg_tensor *cg_alpha_dropout(cg_tensor *input, double p, bool training);
+
+/* Embedding: weight (V, D), indices int64 of any shape -> indices.shape + (D).
+ * Indices are bounds-checked (CG_ERR_INDEX). padding_idx < 0: none; else the
+ * rows equal to padding_idx get no gradient. */
+CG_API cg_tensor *cg_embedding(cg_tensor *weight, cg_tensor *indices, int64_t padding_idx);
+/* In place, no grad: every row of weight referenced by indices whose
+ * norm_type-norm exceeds max_norm is scaled to max_norm / (norm + 1e-7). */
+CG_API cg_status cg_embedding_renorm_(cg_tensor *weight, cg_tensor *indices, double max_norm, double norm_type);
+
+/* Losses. Class targets are int64 and bounds-checked (CG_ERR_INDEX naming the
+ * value); ignore_index entries contribute nothing. reduction MEAN of a weighted
+ * class loss divides by the sum of the weights of the non-ignored targets. */
+/* cross_entropy = nll_loss(log_softmax(input, class dim)): input (N, C, *) or
+ * (C); target int64 (N, *) or () of class indices, or class probabilities
+ * (floating, input's shape). weight: (C). label_smoothing in [0, 1]. */
+CG_API cg_tensor *cg_cross_entropy(cg_tensor *input, cg_tensor *target, cg_tensor *weight, int64_t ignore_index,
+                                   double label_smoothing, cg_reduction reduction);
+CG_API cg_tensor *cg_nll_loss(cg_tensor *log_probs, cg_tensor *target, cg_tensor *weight, int64_t ignore_index,
+                              cg_reduction reduction);
+/* Pointwise regression losses (input and target broadcast). */
+CG_API cg_tensor *cg_mse_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction);
+CG_API cg_tensor *cg_l1_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction);
+CG_API cg_tensor *cg_smooth_l1_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction, double beta);
+CG_API cg_tensor *cg_huber_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction, double delta);
+/* input: probabilities in [0, 1] (checked); target: input's shape; logs are
+ * clamped at -100. weight broadcasts to input. */
+CG_API cg_tensor *cg_binary_cross_entropy(cg_tensor *input, cg_tensor *target, cg_tensor *weight,
+                                          cg_reduction reduction);
+/* pos_weight broadcasts along the last (class) dim. */
+CG_API cg_tensor *cg_binary_cross_entropy_with_logits(cg_tensor *input, cg_tensor *target, cg_tensor *weight,
+                                                      cg_tensor *pos_weight, cg_reduction reduction);
+/* input: log-probabilities; target: probabilities (log-probabilities when
+ * log_target). MEAN averages over every element: "batchmean" is the caller's
+ * SUM divided by the batch size. */
+CG_API cg_tensor *cg_kl_div(cg_tensor *input, cg_tensor *target, cg_reduction reduction, bool log_target);
+/* sum(x1/max(|x1|,eps) * x2/max(|x2|,eps)) along dim (x1, x2 broadcast). */
+CG_API cg_tensor *cg_cosine_similarity(cg_tensor *x1, cg_tensor *x2, int64_t dim, double eps);
+/* p-norm of (x1 - x2 + eps) along the last dim. */
+CG_API cg_tensor *cg_pairwise_distance(cg_tensor *x1, cg_tensor *x2, double p, double eps, bool keepdim);
+
+/* Padding: pads holds npad (even) entries, last dim first as in PyTorch:
+ * (left, right) of the last dim, then of the one before, ... Negative pads
+ * crop. reflect needs pads < the dim's size, circular pads <= size. The
+ * backward of reflect / replicate / circular accumulates. */
+typedef enum cg_pad_mode { CG_PAD_CONSTANT = 0, CG_PAD_REFLECT, CG_PAD_REPLICATE, CG_PAD_CIRCULAR } cg_pad_mode;
+CG_API cg_tensor *cg_pad(cg_tensor *input, int npad, const int64_t *pads, cg_pad_mode mode, double value);
+/* Resampling of input (N, C, *spatial) (1 to 3 spatial dims). Give the output
+ * size (size, ndim-2 entries) or scale factors (ndim-2 entries; output size
+ * floor(in * scale), and the scale itself maps coordinates as in PyTorch with
+ * recompute_scale_factor=False), the other NULL. LINEAR is linear / bilinear /
+ * trilinear by rank; BICUBIC needs 2 spatial dims; align_corners is for
+ * LINEAR and BICUBIC only. */
+typedef enum cg_interp_mode { CG_INTERP_NEAREST = 0, CG_INTERP_LINEAR, CG_INTERP_BICUBIC } cg_interp_mode;
+CG_API cg_tensor *cg_interpolate(cg_tensor *input, cg_interp_mode mode, const int64_t *size,
+                                 const double *scale_factors, bool align_corners);
+/* (*, C*r*r, H, W) <-> (*, C, H*r, W*r) */
+CG_API cg_tensor *cg_pixel_shuffle(cg_tensor *input, int64_t upscale_factor);
+CG_API cg_tensor *cg_pixel_unshuffle(cg_tensor *input, int64_t downscale_factor);
+/* int64 indices (any shape) -> int64 indices.shape + (num_classes);
+ * num_classes < 0: max(indices) + 1. */
+CG_API cg_tensor *cg_one_hot(cg_tensor *indices, int64_t num_classes);
+/* softmax(q k^T * scale + mask) v. q (*, L, E), k (*, S, E), v (*, S, Ev)
+ * (batch dims broadcast). attn_mask broadcasts to (*, L, S): bool (true =
+ * attend) or additive of q's dtype. is_causal masks j > i (no attn_mask then).
+ * scale <= 0: 1/sqrt(E). Rows with every position masked give zeros.
+ * dropout_p > 0 applies dropout to the attention weights. */
+CG_API cg_tensor *cg_scaled_dot_product_attention(cg_tensor *q, cg_tensor *k, cg_tensor *v, cg_tensor *attn_mask,
+                                                  double dropout_p, bool is_causal, double scale);
+
 #ifdef __cplusplus
 }
 #endif

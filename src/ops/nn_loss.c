@@ -1,0 +1,397 @@
+/* nn_loss.c — loss functions (cross_entropy, nll_loss, mse / l1 / smooth_l1 /
+ * huber, binary cross-entropy with and without logits, kl_div) and the
+ * similarity measures cosine_similarity and pairwise_distance.
+ *
+ * Every loss is composed from cg ops (log_softmax, gather, index_select,
+ * where, the reductions, ...), so its gradient is built by those ops' own
+ * backward formulas and is differentiable again. The log-softmax of
+ * cross_entropy is the fused, numerically stable kernel of softmax.c; the only
+ * loops here validate user data (class targets, probabilities). */
+#include "nn_internal.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------- shared helpers */
+
+cg_status nn_check_opt(const char *op, const char *what, const cg_tensor *t, const cg_tensor *ref) {
+    if (!t) return CG_OK;
+    CG_CHECK_S(cg_device_eq(t->device, ref->device), CG_ERR_DEVICE, "[%s] %s is on %s but input is on %s", op, what,
+               cg_device_name(t->device), cg_device_name(ref->device));
+    CG_CHECK_S(t->dtype == ref->dtype, CG_ERR_DTYPE,
+               "[%s] %s has dtype %s but input has dtype %s (the engine never promotes; cast first)", op, what,
+               cg_dtype_name(t->dtype), cg_dtype_name(ref->dtype));
+    return CG_OK;
+}
+
+cg_tensor *nn_reduce_loss(const char *op, cg_tensor *l, cg_reduction reduction) {
+    switch (reduction) {
+    case CG_REDUCTION_NONE: cg_tensor_retain(l); return l;
+    case CG_REDUCTION_MEAN: return cg_mean(l, 0, NULL, false);
+    case CG_REDUCTION_SUM: return cg_sum(l, 0, NULL, false);
+    }
+    cg_set_error(CG_ERR_VALUE, "[%s] invalid reduction %d (expected NONE, MEAN or SUM)", op, (int)reduction);
+    return NULL;
+}
+
+static cg_status check_reduction(const char *op, cg_reduction r) {
+    CG_CHECK_S(r == CG_REDUCTION_NONE || r == CG_REDUCTION_MEAN || r == CG_REDUCTION_SUM, CG_ERR_VALUE,
+               "[%s] invalid reduction %d (expected NONE, MEAN or SUM)", op, (int)r);
+    return CG_OK;
+}
+
+/* A contiguous copy without autograd history (new reference). */
+static cg_tensor *contig_nograd(cg_tensor *t) {
+    bool prev = cg_set_grad_enabled(false);
+    cg_tensor *c = cg_contiguous(t);
+    cg_set_grad_enabled(prev);
+    return c;
+}
+
+/* Every class target must be ignore_index or in [0, C). */
+static cg_status check_class_targets(const char *op, cg_tensor *target, int64_t C, int64_t ignore_index) {
+    if (cg_is_meta(target)) return CG_OK;
+    cg_tensor *c = contig_nograd(target);
+    if (!c) return cg_last_error();
+    const int64_t *t = (const int64_t *)cg_tensor_ptr(c);
+    int64_t n = cg_tensor_numel(c);
+    cg_status st = CG_OK;
+    for (int64_t i = 0; i < n; i++)
+        if (t[i] != ignore_index && (t[i] < 0 || t[i] >= C)) {
+            st = cg_set_error(CG_ERR_INDEX, "[%s] target %lld is out of bounds for %lld classes", op,
+                              (long long)t[i], (long long)C);
+            break;
+        }
+    cg_tensor_release(c);
+    return st;
+}
+
+/* Shapes of a class loss: input (N, C, *) with target (N, *), or input (C)
+ * with a 0-d target. */
+static cg_status check_class_shapes(const char *op, const cg_tensor *input, const cg_tensor *target) {
+    char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
+    CG_CHECK_S(input->ndim >= 1, CG_ERR_SHAPE, "[%s] input must have at least 1 dim (C), got a 0-d tensor", op);
+    bool ok = target->ndim == input->ndim - 1;
+    if (ok && input->ndim >= 2) {
+        ok = target->shape[0] == input->shape[0];
+        for (int k = 2; ok && k < input->ndim; k++) ok = target->shape[k - 1] == input->shape[k];
+    }
+    CG_CHECK_S(ok, CG_ERR_SHAPE, "[%s] input %s and target %s: expected target of shape (N, *) for input (N, C, *)",
+               op, cg_shape_str(a, input->ndim, input->shape), cg_shape_str(b, target->ndim, target->shape));
+    return CG_OK;
+}
+
+static cg_status check_class_weight(const char *op, const cg_tensor *weight, const cg_tensor *input, int64_t C) {
+    if (!weight) return CG_OK;
+    if (nn_check_opt(op, "weight", weight, input)) return cg_last_error();
+    CG_CHECK_S(weight->ndim == 1 && weight->shape[0] == C, CG_ERR_SHAPE,
+               "[%s] weight must be a 1-D tensor of %lld elements (one per class), got %d dims with %lld elements",
+               op, (long long)C, weight->ndim, (long long)cg_tensor_numel(weight));
+    return CG_OK;
+}
+
+/* Weight reshaped to broadcast along dim 1 of an nd-dim tensor (new ref). */
+static cg_tensor *class_weight_view(cg_tensor *weight, int nd) {
+    int64_t sh[CG_MAX_DIMS];
+    for (int k = 0; k < nd; k++) sh[k] = 1;
+    sh[nd >= 2 ? 1 : 0] = weight->shape[0];
+    return cg_reshape(weight, nd, sh);
+}
+
+/* ------------------------------------------------------------- class-index losses */
+
+/* The class-target loss on log-probabilities logp (N, C, *) and int64
+ * target (N, *): nll (weighted, 0 at ignored targets) plus, when
+ * label_smoothing > 0, PyTorch's smoothing term
+ *   (1 - ls) * nll + ls / C * (-sum_c w_c logp_c, 0 at ignored targets),
+ * reduced; MEAN divides both terms by the sum of the weights of the
+ * non-ignored targets. A 1-D logp (C) with a 0-d target is treated as a batch
+ * of one (the NONE result is 0-d). */
+static cg_tensor *class_loss(cg_tensor *logp, cg_tensor *target, cg_tensor *weight,
+                             int64_t ignore_index, double ls, cg_reduction reduction) {
+    NN_ARENA;
+    bool unbatched = logp->ndim == 1;
+    if (unbatched) {
+        logp = TK(cg_unsqueeze(logp, 0));
+        target = TK(cg_unsqueeze(target, 0));
+        if (A_->failed) return nn_finish(A_, NULL);
+    }
+    int64_t C = logp->shape[1];
+    cg_tensor *keep = TK(cg_cmp_scalar(cg_ne, target, (double)ignore_index)); /* bool (N, *) */
+    cg_tensor *zi = TK(nn_scalar(0, target));
+    cg_tensor *safe = WHERE(keep, target, zi);
+    cg_tensor *idx = TK(safe ? cg_unsqueeze(safe, 1) : NULL);
+    cg_tensor *picked = TK(idx ? cg_gather(logp, 1, idx) : NULL);
+    picked = TK(picked ? cg_squeeze_dim(picked, 1) : NULL);
+    cg_tensor *wt = TK(keep ? cg_to_dtype(keep, logp->dtype) : NULL); /* weight of each target, 0 if ignored */
+    if (weight && !A_->failed) {
+        int64_t n = cg_tensor_numel(safe);
+        cg_tensor *flat = TK(cg_reshape(safe, 1, &n));
+        cg_tensor *ws = TK(flat ? cg_index_select(weight, 0, flat) : NULL);
+        ws = TK(ws ? cg_reshape(ws, target->ndim, target->shape) : NULL);
+        wt = MUL(ws, wt);
+    }
+    cg_tensor *zf = TK(nn_scalar(0, logp));
+    cg_tensor *loss = WHERE(keep, NEG(MUL(picked, wt)), zf);
+    cg_tensor *smooth = NULL;
+    if (ls > 0 && !A_->failed) {
+        int64_t one = 1;
+        cg_tensor *lw = logp;
+        if (weight) lw = MUL(logp, TK(class_weight_view(weight, logp->ndim)));
+        smooth = TK(lw ? cg_sum(lw, 1, &one, false) : NULL);
+        smooth = WHERE(keep, NEG(smooth), zf);
+    }
+    cg_tensor *r = NULL;
+    if (!A_->failed) {
+        if (reduction == CG_REDUCTION_NONE) {
+            r = loss;
+            if (smooth) r = ADD(SCALE(loss, 1 - ls), SCALE(smooth, ls / (double)C));
+            if (unbatched) r = TK(r ? cg_reshape(r, 0, NULL) : NULL);
+        } else {
+            r = TK(cg_sum(loss, 0, NULL, false));
+            if (smooth) r = ADD(SCALE(r, 1 - ls), SCALE(TK(cg_sum(smooth, 0, NULL, false)), ls / (double)C));
+            if (reduction == CG_REDUCTION_MEAN) r = DIV(r, TK(cg_sum(wt, 0, NULL, false)));
+        }
+    }
+    return nn_finish(A_, r);
+}
+
+static cg_status check_class_args(const char *op, cg_tensor *input, cg_tensor *target, cg_tensor *weight,
+                                  int64_t ignore_index, cg_reduction reduction) {
+    CG_CHECK_S(input && target, CG_ERR_VALUE, "[%s] input and target must not be NULL", op);
+    if (nn_check_float(op, "input", input)) return cg_last_error();
+    CG_CHECK_S(target->dtype == CG_DTYPE_I64, CG_ERR_DTYPE,
+               "[%s] class targets must be int64, got %s", op, cg_dtype_name(target->dtype));
+    CG_CHECK_S(cg_device_eq(target->device, input->device), CG_ERR_DEVICE, "[%s] target is on %s but input is on %s",
+               op, cg_device_name(target->device), cg_device_name(input->device));
+    if (check_reduction(op, reduction) || check_class_shapes(op, input, target)) return cg_last_error();
+    int64_t C = input->shape[input->ndim >= 2 ? 1 : 0];
+    if (check_class_weight(op, weight, input, C)) return cg_last_error();
+    return check_class_targets(op, target, C, ignore_index);
+}
+
+cg_tensor *cg_nll_loss(cg_tensor *log_probs, cg_tensor *target, cg_tensor *weight, int64_t ignore_index,
+                       cg_reduction reduction) {
+    if (check_class_args("nll_loss", log_probs, target, weight, ignore_index, reduction)) return NULL;
+    return class_loss(log_probs, target, weight, ignore_index, 0.0, reduction);
+}
+
+/* Probability targets: loss_i = -sum_c w_c t_ic logp_ic with t smoothed to
+ * t (1 - ls) + ls / C; MEAN divides by the number of samples (numel / C). */
+static cg_tensor *prob_loss(cg_tensor *logp, cg_tensor *target, cg_tensor *weight, double ls,
+                            cg_reduction reduction) {
+    NN_ARENA;
+    int cdim = logp->ndim >= 2 ? 1 : 0;
+    int64_t C = logp->shape[cdim], cd = cdim;
+    cg_tensor *t = target;
+    if (ls > 0) t = SHIFT(SCALE(target, 1 - ls), ls / (double)C);
+    cg_tensor *prod = MUL(logp, t);
+    if (weight) prod = MUL(prod, TK(class_weight_view(weight, logp->ndim)));
+    cg_tensor *r = NULL;
+    if (!A_->failed) {
+        if (reduction == CG_REDUCTION_NONE) r = NEG(TK(cg_sum(prod, 1, &cd, false)));
+        else {
+            r = NEG(TK(cg_sum(prod, 0, NULL, false)));
+            if (reduction == CG_REDUCTION_MEAN) {
+                double ns = C ? (double)(cg_tensor_numel(logp) / C) : 0.0;
+                r = DIV(r, TK(nn_scalar(ns, r)));
+            }
+        }
+    }
+    return nn_finish(A_, r);
+}
+
+cg_tensor *cg_cross_entropy(cg_tensor *input, cg_tensor *target, cg_tensor *weight, int64_t ignore_index,
+                            double label_smoothing, cg_reduction reduction) {
+    const char *op = "cross_entropy";
+    CG_CHECK(input && target, CG_ERR_VALUE, "[%s] input and target must not be NULL", op);
+    CG_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, CG_ERR_VALUE,
+             "[%s] label_smoothing must be between 0.0 and 1.0, got %g", op, label_smoothing);
+    int cdim = input->ndim >= 2 ? 1 : 0;
+    if (cg_dtype_is_floating(target->dtype)) { /* class probabilities */
+        if (nn_check_float(op, "input", input) || check_reduction(op, reduction)) return NULL;
+        if (nn_check_opt(op, "target", target, input)) return NULL;
+        char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
+        CG_CHECK(input->ndim >= 1, CG_ERR_SHAPE, "[%s] input must have at least 1 dim (C), got a 0-d tensor", op);
+        CG_CHECK(cg_shape_eq(input->ndim, input->shape, target->ndim, target->shape), CG_ERR_SHAPE,
+                 "[%s] probability target %s must have the input's shape %s", op,
+                 cg_shape_str(b, target->ndim, target->shape), cg_shape_str(a, input->ndim, input->shape));
+        if (check_class_weight(op, weight, input, input->shape[cdim])) return NULL;
+        cg_tensor *logp = cg_log_softmax(input, cdim);
+        if (!logp) return NULL;
+        cg_tensor *r = prob_loss(logp, target, weight, label_smoothing, reduction);
+        cg_tensor_release(logp);
+        return r;
+    }
+    if (check_class_args(op, input, target, weight, ignore_index, reduction)) return NULL;
+    cg_tensor *logp = cg_log_softmax(input, cdim);
+    if (!logp) return NULL;
+    cg_tensor *r = class_loss(logp, target, weight, ignore_index, label_smoothing, reduction);
+    cg_tensor_release(logp);
+    return r;
+}
+
+/* ------------------------------------------------------------- regression losses */
+
+static cg_status check_pair(const char *op, cg_tensor *input, cg_tensor *target, cg_reduction reduction) {
+    cg_tensor *it[2] = {input, target};
+    if (cg_check_same(op, 2, it, 0)) return cg_last_error();
+    if (nn_check_float(op, "input", input) || check_reduction(op, reduction)) return cg_last_error();
+    return CG_OK;
+}
+
+typedef enum { PW_MSE, PW_L1, PW_SMOOTH_L1, PW_HUBER } pw_kind;
+
+static cg_tensor *pointwise_loss(const char *op, pw_kind kind, cg_tensor *input, cg_tensor *target,
+                                 cg_reduction reduction, double c) {
+    if (check_pair(op, input, target, reduction)) return NULL;
+    NN_ARENA;
+    cg_tensor *d = SUB(input, target), *l = NULL;
+    switch (kind) {
+    case PW_MSE: l = SQ(d); break;
+    case PW_L1: l = TK(d ? cg_abs(d) : NULL); break;
+    case PW_SMOOTH_L1: { /* |d| < beta ? 0.5 d^2 / beta : |d| - 0.5 beta */
+        cg_tensor *ad = TK(d ? cg_abs(d) : NULL);
+        if (c == 0) l = ad;
+        else l = WHERE(LT(ad, c), SCALE(SQ(d), 0.5 / c), SHIFT(ad, -0.5 * c));
+        break;
+    }
+    case PW_HUBER: { /* |d| < delta ? 0.5 d^2 : delta (|d| - 0.5 delta) */
+        cg_tensor *ad = TK(d ? cg_abs(d) : NULL);
+        l = WHERE(LT(ad, c), SCALE(SQ(d), 0.5), SCALE(SHIFT(ad, -0.5 * c), c));
+        break;
+    }
+    }
+    cg_tensor *r = l ? TK(nn_reduce_loss(op, l, reduction)) : NULL;
+    return nn_finish(A_, r);
+}
+
+cg_tensor *cg_mse_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction) {
+    return pointwise_loss("mse_loss", PW_MSE, input, target, reduction, 0);
+}
+cg_tensor *cg_l1_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction) {
+    return pointwise_loss("l1_loss", PW_L1, input, target, reduction, 0);
+}
+cg_tensor *cg_smooth_l1_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction, double beta) {
+    CG_CHECK(beta >= 0, CG_ERR_VALUE, "[smooth_l1_loss] beta must be non-negative, got %g", beta);
+    return pointwise_loss("smooth_l1_loss", PW_SMOOTH_L1, input, target, reduction, beta);
+}
+cg_tensor *cg_huber_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction, double delta) {
+    CG_CHECK(delta > 0, CG_ERR_VALUE, "[huber_loss] delta must be positive, got %g", delta);
+    return pointwise_loss("huber_loss", PW_HUBER, input, target, reduction, delta);
+}
+
+/* ------------------------------------------------------------- binary cross-entropy */
+
+static cg_status check_same_shape(const char *op, const cg_tensor *input, const cg_tensor *target) {
+    char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
+    CG_CHECK_S(cg_shape_eq(input->ndim, input->shape, target->ndim, target->shape), CG_ERR_SHAPE,
+               "[%s] target size %s must be the same as input size %s", op,
+               cg_shape_str(b, target->ndim, target->shape), cg_shape_str(a, input->ndim, input->shape));
+    return CG_OK;
+}
+
+/* log(x) clamped at -100 as PyTorch does; x is clamped first so that a zero
+ * probability gives a zero (not NaN) gradient. */
+static cg_tensor *clamped_log(nn_tmp *A_, cg_tensor *x) {
+    double tiny = exp(-100.0), lo = -100.0;
+    cg_tensor *xc = TK(cg_clamp_scalar(x, &tiny, NULL));
+    cg_tensor *l = TK(xc ? cg_log(xc) : NULL);
+    return TK(l ? cg_clamp_scalar(l, &lo, NULL) : NULL);
+}
+
+cg_tensor *cg_binary_cross_entropy(cg_tensor *input, cg_tensor *target, cg_tensor *weight, cg_reduction reduction) {
+    const char *op = "binary_cross_entropy";
+    if (check_pair(op, input, target, reduction) || check_same_shape(op, input, target)) return NULL;
+    if (nn_check_opt(op, "weight", weight, input)) return NULL;
+    if (!cg_is_meta(input)) {
+        cg_tensor *c = contig_nograd(input);
+        if (!c) return NULL;
+        int64_t n = cg_tensor_numel(c);
+        const char *p = cg_tensor_ptr(c);
+        size_t es = cg_dtype_size(c->dtype);
+        double bad = 0;
+        bool ok = true;
+        for (int64_t i = 0; i < n && ok; i++) {
+            double v = cg_load_f64(p + (size_t)i * es, c->dtype);
+            if (!(v >= 0.0 && v <= 1.0)) ok = false, bad = v;
+        }
+        cg_tensor_release(c);
+        CG_CHECK(ok, CG_ERR_VALUE, "[%s] all elements of input should be between 0 and 1, found %g", op, bad);
+    }
+    NN_ARENA;
+    /* -(t log x + (1 - t) log(1 - x)) */
+    cg_tensor *l = NEG(ADD(MUL(target, clamped_log(A_, input)),
+                           MUL(RSUB(1.0, target), clamped_log(A_, RSUB(1.0, input)))));
+    if (weight) l = MUL(l, weight);
+    cg_tensor *r = l ? TK(nn_reduce_loss(op, l, reduction)) : NULL;
+    return nn_finish(A_, r);
+}
+
+cg_tensor *cg_binary_cross_entropy_with_logits(cg_tensor *input, cg_tensor *target, cg_tensor *weight,
+                                               cg_tensor *pos_weight, cg_reduction reduction) {
+    const char *op = "binary_cross_entropy_with_logits";
+    if (check_pair(op, input, target, reduction) || check_same_shape(op, input, target)) return NULL;
+    if (nn_check_opt(op, "weight", weight, input) || nn_check_opt(op, "pos_weight", pos_weight, input)) return NULL;
+    NN_ARENA;
+    /* (1 - t) x - lw logsigmoid(x), lw = 1 + (pos_weight - 1) t; -logsigmoid
+     * is log(1 + exp(-|x|)) + max(-x, 0), stable for any x */
+    cg_tensor *ls = TK(cg_logsigmoid(input));
+    cg_tensor *lw = pos_weight ? SHIFT(MUL(SHIFT(pos_weight, -1.0), target), 1.0) : NULL;
+    cg_tensor *l = SUB(MUL(RSUB(1.0, target), input), lw ? MUL(lw, ls) : ls);
+    if (weight) l = MUL(l, weight);
+    cg_tensor *r = l ? TK(nn_reduce_loss(op, l, reduction)) : NULL;
+    return nn_finish(A_, r);
+}
+
+/* ------------------------------------------------------------- kl_div */
+
+cg_tensor *cg_kl_div(cg_tensor *input, cg_tensor *target, cg_reduction reduction, bool log_target) {
+    const char *op = "kl_div";
+    if (check_pair(op, input, target, reduction)) return NULL;
+    NN_ARENA;
+    cg_tensor *l;
+    if (log_target) { /* exp(t) (t - x) */
+        l = MUL(TK(cg_exp(target)), SUB(target, input));
+    } else { /* t (log t - x), 0 where t == 0 (xlogy) */
+        cg_tensor *pos = GT(target, 0.0);
+        cg_tensor *safe = WHERE(pos, target, TK(nn_scalar(1.0, target)));
+        cg_tensor *logt = TK(safe ? cg_log(safe) : NULL);
+        l = WHERE(pos, MUL(target, SUB(logt, input)), MUL(target, NEG(input)));
+    }
+    cg_tensor *r = l ? TK(nn_reduce_loss(op, l, reduction)) : NULL;
+    return nn_finish(A_, r);
+}
+
+/* ------------------------------------------------------------- similarity */
+
+cg_tensor *cg_cosine_similarity(cg_tensor *x1, cg_tensor *x2, int64_t dim, double eps) {
+    const char *op = "cosine_similarity";
+    cg_tensor *xs[2] = {x1, x2};
+    if (cg_check_same(op, 2, xs, 0) || nn_check_float(op, "input", x1)) return NULL;
+    int nd;
+    int64_t sh[CG_MAX_DIMS], d;
+    if (cg_broadcast_shapes(op, x1->ndim, x1->shape, x2->ndim, x2->shape, &nd, sh)) return NULL;
+    if (cg_wrap_dim(op, dim, nd, &d)) return NULL;
+    NN_ARENA;
+    cg_tensor *a = TK(cg_expand(x1, nd, sh)), *b = TK(cg_expand(x2, nd, sh));
+    double lo = eps;
+    cg_tensor *na = TK(a ? cg_norm(a, 2.0, 1, &d, true) : NULL);
+    cg_tensor *nb = TK(b ? cg_norm(b, 2.0, 1, &d, true) : NULL);
+    na = TK(na ? cg_clamp_scalar(na, &lo, NULL) : NULL);
+    nb = TK(nb ? cg_clamp_scalar(nb, &lo, NULL) : NULL);
+    cg_tensor *p = MUL(DIV(a, na), DIV(b, nb));
+    cg_tensor *r = TK(p ? cg_sum(p, 1, &d, false) : NULL);
+    return nn_finish(A_, r);
+}
+
+cg_tensor *cg_pairwise_distance(cg_tensor *x1, cg_tensor *x2, double p, double eps, bool keepdim) {
+    const char *op = "pairwise_distance";
+    cg_tensor *xs[2] = {x1, x2};
+    if (cg_check_same(op, 2, xs, 0) || nn_check_float(op, "input", x1)) return NULL;
+    int nd = x1->ndim > x2->ndim ? x1->ndim : x2->ndim;
+    int64_t d = nd > 0 ? nd - 1 : 0;
+    NN_ARENA;
+    cg_tensor *diff = SHIFT(SUB(x1, x2), eps);
+    cg_tensor *r = TK(diff ? cg_norm(diff, p, nd > 0 ? 1 : 0, &d, keepdim) : NULL);
+    return nn_finish(A_, r);
+}

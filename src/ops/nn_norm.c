@@ -1,0 +1,435 @@
+/* nn_norm.c — normalization layers: batch_norm, instance_norm, layer_norm,
+ * group_norm (one fused statistics kernel) and rms_norm (composed).
+ *
+ * Note [Normalization as (P, Q, R)]: each of the first four normalizes a view
+ * of the input as (P, Q, R) with one mean / variance per q, taken over P and R:
+ *   batch_norm     (N, C, *)  ->  (N, C, S)        P = N, Q = C, R = S
+ *   instance_norm  (N, C, *)  ->  (1, N*C, S)
+ *   layer_norm     (*, norm)  ->  (1, lead, norm)
+ *   group_norm     (N, C, *)  ->  (1, N*G, C/G*S)
+ * The fused kernel writes xhat = (x - mean) * invstd (statistics in double,
+ * biased variance) and records one node; the affine part (weight, bias) is
+ * cg ops on top. The node's backward is the usual formula in cg ops
+ *   gx = invstd * (g - mean_PR(g) - xhat * mean_PR(g * xhat))
+ * using the saved statistics; when it runs with grad mode on (create_graph)
+ * the statistics are recomputed from x with cg ops (mean, var, rsqrt), so the
+ * gradient is differentiable again with respect to x. */
+#include "nn_internal.h"
+
+#include <float.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- the fused kernel */
+
+typedef struct norm_job {
+    const char *x; /* (P, Q, R) contiguous */
+    char *y;       /* (P, Q, R) contiguous */
+    double *mean, *var; /* (Q) */
+    int64_t P, Q, R;
+    double eps;
+    void (*unit)(const struct norm_job *j, int64_t q);
+} norm_job;
+
+#define NORM_UNIT(sfx, T, LD, ST)                                                    \
+    static void norm_unit_##sfx(const norm_job *j, int64_t q) {                      \
+        const T *x = (const T *)j->x;                                                \
+        T *y = (T *)j->y;                                                            \
+        const int64_t Q = j->Q, R = j->R;                                            \
+        double s = 0;                                                                \
+        for (int64_t p = 0; p < j->P; p++) {                                         \
+            const T *xr = x + (p * Q + q) * R;                                       \
+            for (int64_t r = 0; r < R; r++) s += (double)LD(xr[r]);                  \
+        }                                                                            \
+        double n = (double)(j->P * R), m = s / n, v = 0;                             \
+        for (int64_t p = 0; p < j->P; p++) {                                         \
+            const T *xr = x + (p * Q + q) * R;                                       \
+            for (int64_t r = 0; r < R; r++) {                                        \
+                double d = (double)LD(xr[r]) - m;                                    \
+                v += d * d;                                                          \
+            }                                                                        \
+        }                                                                            \
+        v /= n;                                                                      \
+        double is = 1.0 / sqrt(v + j->eps);                                          \
+        for (int64_t p = 0; p < j->P; p++) {                                         \
+            const T *xr = x + (p * Q + q) * R;                                       \
+            T *yr = y + (p * Q + q) * R;                                             \
+            for (int64_t r = 0; r < R; r++) yr[r] = ST(((double)LD(xr[r]) - m) * is); \
+        }                                                                            \
+        j->mean[q] = m;                                                              \
+        j->var[q] = v;                                                               \
+    }
+#define LD_F16(x) cg_f16_to_f32(x)
+#define ST_F16(x) cg_f32_to_f16((float)(x))
+#define LD_BF16(x) cg_bf16_to_f32(x)
+#define ST_BF16(x) cg_f32_to_bf16((float)(x))
+#define ST_F32(x) ((float)(x))
+NORM_UNIT(f32, float, CG_ID, ST_F32)
+NORM_UNIT(f64, double, CG_ID, CG_ID)
+NORM_UNIT(f16, cg_f16, LD_F16, ST_F16)
+NORM_UNIT(bf16, cg_bf16, LD_BF16, ST_BF16)
+
+static void norm_range(int64_t b, int64_t e, void *ctx) {
+    const norm_job *j = ctx;
+    for (int64_t q = b; q < e; q++) j->unit(j, q);
+}
+
+/* ------------------------------------------------------------- the node */
+
+/* Statistics over dims 0 and 2 of x (P, Q, R), keepdim: mean and invstd. */
+static cg_status stats_ops(nn_tmp *A_, cg_tensor *x, double eps, cg_tensor **mean, cg_tensor **invstd) {
+    int64_t dims[2] = {0, 2};
+    *mean = TK(cg_mean(x, 2, dims, true));
+    cg_tensor *var = TK(cg_var(x, 2, dims, 0.0, true));
+    *invstd = TK(var ? cg_rsqrt(TK(cg_shifted(var, eps))) : NULL);
+    return A_->failed ? cg_last_error() : CG_OK;
+}
+
+/* Saved: 0 = x (P, Q, R), 1 = mean (1, Q, 1), 2 = invstd (1, Q, 1); dattr[0] = eps. */
+static cg_status norm_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    if (!cg_node_needs_grad(node, 0)) return CG_OK;
+    NN_ARENA;
+    cg_tensor *x = TK(cg_node_saved(node, 0)), *mean = NULL, *invstd = NULL;
+    if (x && cg_is_grad_enabled()) stats_ops(A_, x, node->dattr[0], &mean, &invstd);
+    else if (x) {
+        mean = TK(cg_node_saved(node, 1));
+        invstd = TK(cg_node_saved(node, 2));
+    }
+    int64_t dims[2] = {0, 2};
+    cg_tensor *xhat = MUL(SUB(x, mean), invstd);
+    cg_tensor *mg = TK(cg_mean(g[0], 2, dims, true));
+    cg_tensor *gx = MUL(g[0], xhat);
+    cg_tensor *mgx = TK(gx ? cg_mean(gx, 2, dims, true) : NULL);
+    cg_tensor *r = MUL(invstd, SUB(SUB(g[0], mg), MUL(xhat, mgx)));
+    gin[0] = nn_finish(A_, r);
+    return gin[0] ? CG_OK : cg_last_error();
+}
+
+/* A 1-D double array as a (1, n, 1) tensor of dtype dt. */
+static cg_tensor *stat_tensor(const double *v, int64_t n, cg_dtype dt, cg_device dev) {
+    int64_t sh[3] = {1, n, 1};
+    cg_tensor *t = cg_new_output("norm", 3, sh, dt, dev);
+    if (t && !cg_is_meta(t)) {
+        char *p = cg_tensor_ptr(t);
+        size_t es = cg_dtype_size(dt);
+        for (int64_t i = 0; i < n; i++) cg_store_f64(p + (size_t)i * es, dt, v[i]);
+    }
+    return t;
+}
+
+/* xhat of x3 (P, Q, R) (new reference, graph recorded under `node_name`).
+ * mean / var (Q doubles, biased variance) receive the statistics when non-NULL. */
+static cg_tensor *normalize_pqr(const char *node_name, cg_tensor *x3, double eps, double *mean_out, double *var_out) {
+    int64_t P = x3->shape[0], Q = x3->shape[1], R = x3->shape[2];
+    cg_tensor *out = cg_new_output(node_name, 3, x3->shape, x3->dtype, x3->device);
+    if (!out) return NULL;
+    double *mean = malloc(sizeof(double) * (size_t)(Q ? Q : 1)), *var = malloc(sizeof(double) * (size_t)(Q ? Q : 1));
+    cg_tensor *xc = NULL, *tm = NULL, *ti = NULL;
+    if (!mean || !var) {
+        cg_set_error(CG_ERR_OOM, "[%s] out of memory for %lld statistics", node_name, (long long)Q);
+        goto fail;
+    }
+    for (int64_t q = 0; q < Q; q++) mean[q] = NAN, var[q] = NAN;
+    if (!cg_is_meta(out) && Q > 0) {
+        xc = cg_contiguous(x3);
+        if (!xc) goto fail;
+        norm_job j = {.x = cg_tensor_ptr(xc), .y = cg_tensor_ptr(out), .mean = mean, .var = var, .P = P, .Q = Q,
+                      .R = R, .eps = eps};
+        switch (x3->dtype) {
+        case CG_DTYPE_F32: j.unit = norm_unit_f32; break;
+        case CG_DTYPE_F64: j.unit = norm_unit_f64; break;
+        case CG_DTYPE_F16: j.unit = norm_unit_f16; break;
+        default: j.unit = norm_unit_bf16; break;
+        }
+        if (P * R > 0) {
+            int64_t per = P * R, grain = CG_GRAIN / per > 0 ? CG_GRAIN / per : 1;
+            cg_parallel_for(Q, grain, norm_range, &j);
+        }
+    }
+    bool failed;
+    cg_node *node = cg_wire_unary_output(node_name, norm_backward, NULL, 1, &x3, out, 3, &failed);
+    if (failed) goto fail;
+    if (node) {
+        node->dattr[0] = eps;
+        double *is = malloc(sizeof(double) * (size_t)(Q ? Q : 1));
+        if (!is) {
+            cg_set_error(CG_ERR_OOM, "[%s] out of memory", node_name);
+            goto fail;
+        }
+        for (int64_t q = 0; q < Q; q++) is[q] = 1.0 / sqrt(var[q] + eps);
+        tm = stat_tensor(mean, Q, x3->dtype, x3->device);
+        ti = stat_tensor(is, Q, x3->dtype, x3->device);
+        free(is);
+        if (!tm || !ti || cg_node_save(node, 0, x3, false, 0) || cg_node_save(node, 1, tm, false, 0) ||
+            cg_node_save(node, 2, ti, false, 0))
+            goto fail;
+    }
+    if (mean_out) memcpy(mean_out, mean, sizeof(double) * (size_t)Q);
+    if (var_out) memcpy(var_out, var, sizeof(double) * (size_t)Q);
+    free(mean), free(var);
+    cg_tensor_release(xc), cg_tensor_release(tm), cg_tensor_release(ti);
+    return out;
+fail:
+    free(mean), free(var);
+    cg_tensor_release(xc), cg_tensor_release(tm), cg_tensor_release(ti);
+    cg_tensor_release(out);
+    return NULL;
+}
+
+/* ------------------------------------------------------------- shared checks */
+
+static cg_status check_input(const char *op, cg_tensor *x, int min_dims) {
+    CG_CHECK_S(x, CG_ERR_VALUE, "[%s] input is NULL", op);
+    if (nn_check_float(op, "input", x)) return cg_last_error();
+    char b[CG_SHAPE_STR];
+    CG_CHECK_S(x->ndim >= min_dims, CG_ERR_SHAPE, "[%s] expected an input with at least %d dims, got %s", op,
+               min_dims, cg_shape_str(b, x->ndim, x->shape));
+    return CG_OK;
+}
+
+/* An optional per-channel tensor: 1-D of C elements. same_dtype: must match x's dtype. */
+static cg_status check_channel(const char *op, const char *what, cg_tensor *t, cg_tensor *x, int64_t C,
+                               bool same_dtype) {
+    if (!t) return CG_OK;
+    CG_CHECK_S(cg_device_eq(t->device, x->device), CG_ERR_DEVICE, "[%s] %s is on %s but input is on %s", op, what,
+               cg_device_name(t->device), cg_device_name(x->device));
+    if (same_dtype && nn_check_opt(op, what, t, x)) return cg_last_error();
+    if (!same_dtype && nn_check_float(op, what, t)) return cg_last_error();
+    CG_CHECK_S(t->ndim == 1 && t->shape[0] == C, CG_ERR_SHAPE,
+               "[%s] %s must be a 1-D tensor of %lld elements (one per channel), got %d dims with %lld elements", op,
+               what, (long long)C, t->ndim, (long long)cg_tensor_numel(t));
+    return CG_OK;
+}
+
+/* t (C) reshaped to broadcast along dim 1 of an nd-dim tensor (new reference). */
+static cg_tensor *channel_view(cg_tensor *t, int nd) {
+    int64_t sh[CG_MAX_DIMS];
+    for (int k = 0; k < nd; k++) sh[k] = 1;
+    sh[1] = t->shape[0];
+    return cg_reshape(t, nd, sh);
+}
+
+/* y * w + b for per-channel w, b (either may be NULL); new reference. */
+static cg_tensor *channel_affine(cg_tensor *y, cg_tensor *w, cg_tensor *b) {
+    NN_ARENA;
+    cg_tensor *r = y;
+    if (w) r = MUL(r, TK(channel_view(w, y->ndim)));
+    if (b) r = ADD(r, TK(channel_view(b, y->ndim)));
+    return nn_finish(A_, r);
+}
+
+/* r <- (1 - m) r + m v, elementwise over C entries (no grad, version bumped). */
+static void update_running(cg_tensor *r, const double *v, double m) {
+    if (!r || cg_is_meta(r)) return;
+    char *p = cg_tensor_ptr(r);
+    size_t es = cg_dtype_size(r->dtype);
+    for (int64_t c = 0; c < r->shape[0]; c++) {
+        char *e = p + (size_t)(c * r->strides[0]) * es;
+        cg_store_f64(e, r->dtype, (1 - m) * cg_load_f64(e, r->dtype) + m * v[c]);
+    }
+    cg_storage_bump_version(r->storage);
+}
+
+/* Normalize with given (running) statistics: (x - rm) * rsqrt(rv + eps),
+ * the stats broadcast along dim 1 and cast to x's dtype. New reference. */
+static cg_tensor *normalize_with_stats(cg_tensor *x, cg_tensor *rm, cg_tensor *rv, double eps) {
+    NN_ARENA;
+    cg_tensor *m = rm->dtype == x->dtype ? rm : TK(cg_to_dtype(rm, x->dtype));
+    cg_tensor *v = rv->dtype == x->dtype ? rv : TK(cg_to_dtype(rv, x->dtype));
+    m = TK(m ? channel_view(m, x->ndim) : NULL);
+    v = TK(v ? channel_view(v, x->ndim) : NULL);
+    cg_tensor *r = MUL(SUB(x, m), TK(v ? cg_rsqrt(TK(cg_shifted(v, eps))) : NULL));
+    return nn_finish(A_, r);
+}
+
+/* ------------------------------------------------------------- batch_norm, instance_norm */
+
+static cg_status check_bn_args(const char *op, cg_tensor *x, cg_tensor *rm, cg_tensor *rv, cg_tensor *w,
+                               cg_tensor *b, double eps) {
+    if (check_input(op, x, 2)) return cg_last_error();
+    int64_t C = x->shape[1];
+    if (check_channel(op, "weight", w, x, C, true) || check_channel(op, "bias", b, x, C, true) ||
+        check_channel(op, "running_mean", rm, x, C, false) || check_channel(op, "running_var", rv, x, C, false))
+        return cg_last_error();
+    CG_CHECK_S((rm == NULL) == (rv == NULL), CG_ERR_VALUE,
+               "[%s] running_mean and running_var must be given together", op);
+    CG_CHECK_S(eps >= 0, CG_ERR_VALUE, "[%s] eps must be non-negative, got %g", op, eps);
+    return CG_OK;
+}
+
+cg_tensor *cg_batch_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var, cg_tensor *weight,
+                         cg_tensor *bias, bool training, double momentum, double eps) {
+    const char *op = "batch_norm";
+    if (check_bn_args(op, input, running_mean, running_var, weight, bias, eps)) return NULL;
+    int64_t N = input->shape[0], C = input->shape[1], S = 1;
+    for (int k = 2; k < input->ndim; k++) S *= input->shape[k];
+    cg_tensor *y;
+    if (training) {
+        char b[CG_SHAPE_STR];
+        CG_CHECK(N * S != 1, CG_ERR_VALUE, "[%s] expected more than 1 value per channel when training, got input %s",
+                 op, cg_shape_str(b, input->ndim, input->shape));
+        int64_t sh3[3] = {N, C, S};
+        cg_tensor *x3 = cg_reshape(input, 3, sh3);
+        if (!x3) return NULL;
+        double *mean = malloc(sizeof(double) * (size_t)(C + 1)), *var = malloc(sizeof(double) * (size_t)(C + 1));
+        cg_tensor *y3 = mean && var ? normalize_pqr("NativeBatchNormBackward0", x3, eps, mean, var) : NULL;
+        if (!mean || !var) cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
+        cg_tensor_release(x3);
+        if (y3 && running_mean && N * S > 0) {
+            double n = (double)(N * S);
+            for (int64_t c = 0; c < C; c++) var[c] *= n / (n - 1);
+            update_running(running_mean, mean, momentum);
+            update_running(running_var, var, momentum);
+        }
+        free(mean), free(var);
+        if (!y3) return NULL;
+        y = cg_reshape(y3, input->ndim, input->shape);
+        cg_tensor_release(y3);
+    } else {
+        CG_CHECK(running_mean, CG_ERR_VALUE, "[%s] running_mean and running_var are required when not training", op);
+        y = normalize_with_stats(input, running_mean, running_var, eps);
+    }
+    if (!y) return NULL;
+    cg_tensor *r = channel_affine(y, weight, bias);
+    cg_tensor_release(y);
+    return r;
+}
+
+cg_tensor *cg_instance_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var, cg_tensor *weight,
+                            cg_tensor *bias, bool use_input_stats, double momentum, double eps) {
+    const char *op = "instance_norm";
+    if (check_bn_args(op, input, running_mean, running_var, weight, bias, eps)) return NULL;
+    int64_t N = input->shape[0], C = input->shape[1], S = 1;
+    for (int k = 2; k < input->ndim; k++) S *= input->shape[k];
+    cg_tensor *y;
+    if (use_input_stats) {
+        char b[CG_SHAPE_STR];
+        CG_CHECK(S != 1, CG_ERR_VALUE, "[%s] expected more than 1 spatial element when training, got input %s", op,
+                 cg_shape_str(b, input->ndim, input->shape));
+        int64_t sh3[3] = {1, N * C, S};
+        cg_tensor *x3 = cg_reshape(input, 3, sh3);
+        if (!x3) return NULL;
+        int64_t nq = N * C + 1;
+        double *mean = malloc(sizeof(double) * (size_t)nq), *var = malloc(sizeof(double) * (size_t)nq);
+        double *am = calloc((size_t)C + 1, sizeof(double)), *av = calloc((size_t)C + 1, sizeof(double));
+        bool mem = mean && var && am && av;
+        if (!mem) cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
+        cg_tensor *y3 = mem ? normalize_pqr("NativeBatchNormBackward0", x3, eps, mean, var) : NULL;
+        cg_tensor_release(x3);
+        if (y3 && running_mean && N > 0 && S > 0) {
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t c = 0; c < C; c++) {
+                    am[c] += mean[n * C + c] / (double)N;
+                    av[c] += var[n * C + c] * (double)S / (double)(S - 1) / (double)N;
+                }
+            update_running(running_mean, am, momentum);
+            update_running(running_var, av, momentum);
+        }
+        free(mean), free(var), free(am), free(av);
+        if (!y3) return NULL;
+        y = cg_reshape(y3, input->ndim, input->shape);
+        cg_tensor_release(y3);
+    } else {
+        CG_CHECK(running_mean, CG_ERR_VALUE,
+                 "[%s] running_mean and running_var are required when use_input_stats is false", op);
+        y = normalize_with_stats(input, running_mean, running_var, eps);
+    }
+    if (!y) return NULL;
+    cg_tensor *r = channel_affine(y, weight, bias);
+    cg_tensor_release(y);
+    return r;
+}
+
+/* ------------------------------------------------------------- layer_norm, group_norm */
+
+/* The trailing ndims dims of x must equal normalized_shape; *lead and *inner
+ * receive the products of the leading and normalized sizes. */
+static cg_status check_normalized_shape(const char *op, cg_tensor *x, int ndims, const int64_t *ns, int64_t *lead,
+                                        int64_t *inner) {
+    CG_CHECK_S(ndims >= 1 && ns, CG_ERR_VALUE, "[%s] normalized_shape must have at least 1 dim", op);
+    char a[CG_SHAPE_STR], b[CG_SHAPE_STR], c[CG_SHAPE_STR];
+    bool ok = ndims <= x->ndim;
+    for (int k = 0; ok && k < ndims; k++) ok = x->shape[x->ndim - ndims + k] == ns[k];
+    CG_CHECK_S(ok, CG_ERR_SHAPE, "[%s] given normalized_shape=%s, expected input with shape (*, %s), but got input %s",
+               op, cg_shape_str(a, ndims, ns), cg_shape_str(b, ndims, ns) + 1,
+               cg_shape_str(c, x->ndim, x->shape));
+    *lead = 1, *inner = 1;
+    for (int k = 0; k < x->ndim; k++) {
+        if (k < x->ndim - ndims) *lead *= x->shape[k];
+        else *inner *= x->shape[k];
+    }
+    return CG_OK;
+}
+
+static cg_status check_elem_param(const char *op, const char *what, cg_tensor *t, cg_tensor *x, int ndims,
+                                  const int64_t *ns) {
+    if (!t) return CG_OK;
+    if (nn_check_opt(op, what, t, x)) return cg_last_error();
+    char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
+    CG_CHECK_S(cg_shape_eq(t->ndim, t->shape, ndims, ns), CG_ERR_SHAPE, "[%s] %s of shape %s must have shape %s", op,
+               what, cg_shape_str(a, t->ndim, t->shape), cg_shape_str(b, ndims, ns));
+    return CG_OK;
+}
+
+cg_tensor *cg_layer_norm(cg_tensor *input, int ndims, const int64_t *normalized_shape, cg_tensor *weight,
+                         cg_tensor *bias, double eps) {
+    const char *op = "layer_norm";
+    int64_t lead, inner;
+    if (check_input(op, input, 0) || check_normalized_shape(op, input, ndims, normalized_shape, &lead, &inner) ||
+        check_elem_param(op, "weight", weight, input, ndims, normalized_shape) ||
+        check_elem_param(op, "bias", bias, input, ndims, normalized_shape))
+        return NULL;
+    NN_ARENA;
+    int64_t sh3[3] = {1, lead, inner};
+    cg_tensor *x3 = TK(cg_reshape(input, 3, sh3));
+    cg_tensor *y = TK(x3 ? normalize_pqr("NativeLayerNormBackward0", x3, eps, NULL, NULL) : NULL);
+    y = TK(y ? cg_reshape(y, input->ndim, input->shape) : NULL);
+    if (weight) y = MUL(y, weight);
+    if (bias) y = ADD(y, bias);
+    return nn_finish(A_, y);
+}
+
+cg_tensor *cg_group_norm(cg_tensor *input, int64_t num_groups, cg_tensor *weight, cg_tensor *bias, double eps) {
+    const char *op = "group_norm";
+    if (check_input(op, input, 2)) return NULL;
+    int64_t N = input->shape[0], C = input->shape[1], S = 1;
+    for (int k = 2; k < input->ndim; k++) S *= input->shape[k];
+    CG_CHECK(num_groups > 0 && C % num_groups == 0, CG_ERR_VALUE,
+             "[%s] expected the number of channels (%lld) to be divisible by num_groups (%lld)", op, (long long)C,
+             (long long)num_groups);
+    if (check_channel(op, "weight", weight, input, C, true) || check_channel(op, "bias", bias, input, C, true))
+        return NULL;
+    NN_ARENA;
+    int64_t sh3[3] = {1, N * num_groups, C / num_groups * S};
+    cg_tensor *x3 = TK(cg_reshape(input, 3, sh3));
+    cg_tensor *y = TK(x3 ? normalize_pqr("NativeGroupNormBackward0", x3, eps, NULL, NULL) : NULL);
+    y = TK(y ? cg_reshape(y, input->ndim, input->shape) : NULL);
+    y = TK(y ? channel_affine(y, weight, bias) : NULL);
+    return nn_finish(A_, y);
+}
+
+/* ------------------------------------------------------------- rms_norm */
+
+static double dtype_eps(cg_dtype dt) {
+    switch (dt) {
+    case CG_DTYPE_F64: return DBL_EPSILON;
+    case CG_DTYPE_F16: return 0.0009765625;
+    case CG_DTYPE_BF16: return 0.0078125;
+    default: return FLT_EPSILON;
+    }
+}
+
+cg_tensor *cg_rms_norm(cg_tensor *input, int ndims, const int64_t *normalized_shape, cg_tensor *weight, double eps) {
+    const char *op = "rms_norm";
+    int64_t lead, inner;
+    if (check_input(op, input, 0) || check_normalized_shape(op, input, ndims, normalized_shape, &lead, &inner) ||
+        check_elem_param(op, "weight", weight, input, ndims, normalized_shape))
+        return NULL;
+    if (eps < 0) eps = dtype_eps(input->dtype);
+    int64_t dims[CG_MAX_DIMS];
+    for (int k = 0; k < ndims; k++) dims[k] = input->ndim - ndims + k;
+    NN_ARENA;
+    cg_tensor *ms = TK(cg_mean(TK(cg_square(input)), ndims, dims, true));
+    cg_tensor *y = MUL(input, TK(ms ? cg_rsqrt(TK(cg_shifted(ms, eps))) : NULL));
+    if (weight) y = MUL(y, weight);
+    return nn_finish(A_, y);
+}
