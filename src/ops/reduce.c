@@ -7,8 +7,28 @@
 /* ---------------------------------------------------------------- sum */
 #define SUM_STEP(acc, x) ((acc) + (x))
 #define SUM_FINAL(acc, n) (acc)
-CG_REDUCE_LOOP(sum_f32, float, double, float, CG_ID, CG_ID, 0.0, SUM_STEP, SUM_FINAL)
-CG_REDUCE_LOOP(sum_f64, double, double, double, CG_ID, CG_ID, 0.0, SUM_STEP, SUM_FINAL)
+/* float32 / float64 sums: the contiguous path keeps eight independent double
+ * accumulators (combined in a fixed order) so the adds pipeline and vectorise
+ * instead of waiting on one dependency chain; strided input folds serially. */
+#define SUM_FLOAT_LOOP(fname, T)                                                                     \
+    static void fname(char *out, char *out2, const char *in, int64_t n, int64_t s, const double *p) { \
+        (void)out2, (void)p;                                                                          \
+        double acc = 0.0;                                                                             \
+        int64_t k = 0;                                                                                \
+        if (s == (int64_t)sizeof(T)) {                                                                \
+            const T *x = (const T *)in;                                                               \
+            double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                   \
+            for (; k + 8 <= n; k += 8)                                                                \
+                for (int j = 0; j < 8; j++) a[j] += (double)x[k + j];                                 \
+            acc = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));                 \
+            for (; k < n; k++) acc += (double)x[k];                                                   \
+        } else {                                                                                      \
+            for (; k < n; k++) acc += (double)*(const T *)(in + k * s);                              \
+        }                                                                                             \
+        *(T *)out = (T)acc;                                                                           \
+    }
+SUM_FLOAT_LOOP(sum_f32, float)
+SUM_FLOAT_LOOP(sum_f64, double)
 CG_REDUCE_LOOP(sum_f16, cg_f16, double, cg_f16, CG_LD_F16, CG_ST_F16, 0.0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(sum_bf16, cg_bf16, double, cg_bf16, CG_LD_BF16, CG_ST_BF16, 0.0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(sum_b, uint8_t, int64_t, int64_t, CG_LD_BOOL, CG_ID, 0, SUM_STEP, SUM_FINAL)
