@@ -274,11 +274,14 @@ from ._tensor import Tensor as Tensor
 from .autograd.grad_mode import enable_grad as enable_grad
 from .autograd.grad_mode import inference_mode as inference_mode
 def is_tensor(*args: object, **kwargs: object) -> object: ...
+from .serialization import load as load
 from .autograd.grad_mode import no_grad as no_grad
 def numel(*args: object, **kwargs: object) -> object: ...
+from .serialization import save as save
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from . import autograd as autograd
 from . import return_types as return_types
+from . import serialization as serialization
 double: dtype
 float: dtype
 half: dtype
