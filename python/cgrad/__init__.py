@@ -12,6 +12,7 @@ from ._tensor import Tensor
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import autograd
 from . import return_types
+from . import utils, datasets
 
 half = float16
 float = float32  # noqa: A001 - PyTorch's aliases

@@ -278,7 +278,9 @@ from .autograd.grad_mode import no_grad as no_grad
 def numel(*args: object, **kwargs: object) -> object: ...
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from . import autograd as autograd
+from . import datasets as datasets
 from . import return_types as return_types
+from . import utils as utils
 double: dtype
 float: dtype
 half: dtype

@@ -3,11 +3,8 @@ and how an exception inside a worker travels back to the main process."""
 from __future__ import annotations
 
 import os
-import pickle
 import queue
-import random
 import sys
-import traceback
 from typing import Any, Callable, Optional
 
 import cgrad
@@ -50,6 +47,8 @@ class _ExceptionWrapper:
     """An exception raised in a worker, with its traceback as text (exceptions themselves may not pickle)."""
 
     def __init__(self, where: str) -> None:
+        import pickle
+        import traceback
         exc_type, exc, tb = sys.exc_info()
         try:
             pickle.dumps(exc_type)
@@ -104,6 +103,7 @@ def _worker_loop(is_iterable: bool, dataset: Any, index_queue: Any, data_queue: 
                  batch_size: Optional[int], collate_fn: Callable[[Any], Any], drop_last: bool, base_seed: int,
                  init_fn: Optional[Callable[[int], None]], worker_id: int, num_workers: int) -> None:
     global _worker_info
+    import random
     seed = base_seed + worker_id
     random.seed(seed)
     cgrad.manual_seed(seed)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import queue
 import os
 import time
@@ -66,6 +65,7 @@ class DataLoader:
         self.worker_init_fn = worker_init_fn
         self.in_order = in_order
         if isinstance(multiprocessing_context, str):
+            import multiprocessing
             multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
         self.multiprocessing_context = multiprocessing_context
 
@@ -182,6 +182,7 @@ class _MultiProcessingIter:
     """Batches fetched by worker processes, returned in sampler order."""
 
     def __init__(self, loader: DataLoader) -> None:
+        import multiprocessing  # only loaders with workers need it
         ctx = loader.multiprocessing_context or multiprocessing.get_context()
         self._num_workers = loader.num_workers
         self._prefetch = loader.prefetch_factor or 0
