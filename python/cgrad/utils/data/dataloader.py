@@ -103,7 +103,7 @@ class DataLoader:
             else:
                 sampler = SequentialSampler(dataset)  # type: ignore[arg-type]
         if batch_size is not None and batch_sampler is None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)  # type: ignore[arg-type]
 
         self.batch_size = batch_size
         self.drop_last = drop_last

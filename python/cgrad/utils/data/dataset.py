@@ -131,8 +131,8 @@ def random_split(dataset: Dataset[T_co], lengths: Sequence[Union[int, float]],
         indices = cgrad.randperm(n, generator=generator).tolist()
     out: List[Subset[T_co]] = []
     offset = 0
-    for length in lengths:
-        length = int(length)
-        out.append(Subset(dataset, indices[offset:offset + length]))
-        offset += length
+    for size in lengths:
+        stop = offset + int(size)
+        out.append(Subset(dataset, indices[offset:stop]))
+        offset = stop
     return out
