@@ -157,6 +157,13 @@ def test_loader_argument_errors():
         cud.DataLoader(Stream(4), sampler=[0])
 
 
+def test_chain_dataset():
+    chained = Stream(3) + Stream(2)
+    assert isinstance(chained, cud.ChainDataset)
+    assert list(chained) == [0, 1, 2, 0, 1] and len(chained) == 5
+    assert [b.tolist() for b in cud.DataLoader(chained, batch_size=2)] == [[0, 1], [2, 0], [1]]
+
+
 def test_iterable_dataset():
     for kw in [dict(batch_size=3), dict(batch_size=3, drop_last=True), dict(batch_size=None)]:
         c = [x.tolist() if hasattr(x, "tolist") else x for x in cud.DataLoader(Stream(10), **kw)]
@@ -225,8 +232,9 @@ def test_workers(context):
         got = sorted(x for b in dl for x in b)
         assert got == [2 * i for i in range(9)]
     # an exception inside a worker comes back with its type and the worker's traceback
-    with pytest.raises(KeyError, match="worker process"):
+    with pytest.raises(KeyError, match="worker process") as info:
         list(cud.DataLoader(Failing(), batch_size=2, num_workers=2, multiprocessing_context=context))
+    assert "Original Traceback" in str(info.value) and "bad index 5" in str(info.value)
 
 
 # ------------------------------------------------------------------ FashionMNIST / IDX

@@ -60,11 +60,20 @@ class _ExceptionWrapper:
 
     def reraise(self) -> None:
         msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        if self.exc_type is KeyError:
+            msg = _KeyErrorMessage(msg)  # KeyError shows its argument with repr(): keep the newlines
         try:
             exc = self.exc_type(msg)
         except Exception:
             raise RuntimeError(msg) from None
         raise exc
+
+
+class _KeyErrorMessage(str):
+    """A message whose repr is itself, so a KeyError's traceback text stays readable."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 class _IterableEnd:

@@ -28,8 +28,8 @@ class IterableDataset(Dataset[T_co], Iterable[T_co]):
     def __iter__(self) -> Iterator[T_co]:
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
-    def __add__(self, other: Dataset[T_co]) -> Any:
-        raise TypeError("cannot concatenate IterableDatasets with +; chain them instead")
+    def __add__(self, other: Dataset[T_co]) -> "ChainDataset":
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset[Tuple[Any, ...]]):
@@ -81,6 +81,27 @@ class ConcatDataset(Dataset[T_co]):
         dataset_idx = bisect.bisect_right(self.cumulative_sizes, idx)
         sample_idx = idx if dataset_idx == 0 else idx - self.cumulative_sizes[dataset_idx - 1]
         return self.datasets[dataset_idx][sample_idx]
+
+
+class ChainDataset(IterableDataset[Any]):
+    """The samples of several iterable datasets, one after the other."""
+
+    def __init__(self, datasets: Iterable[Dataset[Any]]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)  # type: ignore[arg-type]
+        return total
 
 
 class Subset(Dataset[T_co]):
