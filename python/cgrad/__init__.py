@@ -13,6 +13,7 @@ from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inferenc
 from . import autograd
 from . import return_types
 from .serialization import save, load
+from . import utils, datasets
 
 half = float16
 float = float32  # noqa: A001 - PyTorch's aliases

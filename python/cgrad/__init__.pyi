@@ -280,8 +280,10 @@ def numel(*args: object, **kwargs: object) -> object: ...
 from .serialization import save as save
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from . import autograd as autograd
+from . import datasets as datasets
 from . import return_types as return_types
 from . import serialization as serialization
+from . import utils as utils
 double: dtype
 float: dtype
 half: dtype
