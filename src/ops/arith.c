@@ -201,7 +201,7 @@ const cg_binary_op cg_op_floor_divide = {
     .schema = {"floor_divide", "FloorDivideBackward0", 1, CG_AMP_KEEP, false, false, false},
     .arity = 2, .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(floor_divide), CG_INT_TABLE(floor_divide)},
-    .loop_error = "integer division by zero",
+    .loop_error = "integer division by zero (ZeroDivisionError)",
     .backward = zero_backward,
 };
 
@@ -250,7 +250,7 @@ const cg_binary_op cg_op_remainder = {
     .schema = {"remainder", "RemainderBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 2, .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(remainder), CG_INT_TABLE(remainder)},
-    .loop_error = "integer division by zero",
+    .loop_error = "integer division by zero (ZeroDivisionError)",
     .backward = remainder_backward,
 };
 
@@ -267,7 +267,7 @@ const cg_binary_op cg_op_fmod = {
     .schema = {"fmod", "FmodBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 2, .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(fmod), CG_INT_TABLE(fmod)},
-    .loop_error = "integer division by zero",
+    .loop_error = "integer division by zero (ZeroDivisionError)",
     .backward = fmod_backward,
 };
 

@@ -162,18 +162,6 @@ static cg_tensor *call1(cg_tensor *(*fn)(cg_tensor *), cg_tensor *x) {
     return r;
 }
 
-/* Result of an engine op: integer division by zero is PyTorch's
- * RuntimeError("ZeroDivisionError"), other errors map as usual. */
-static PyObject *op_result(const binop *op, cg_tensor *r) {
-    if (r) return cgpy_wrap(r);
-    if (op->kind == K_DIVMOD && cg_last_error() == CG_ERR_VALUE) {
-        PyErr_Format(PyExc_RuntimeError, "ZeroDivisionError: %s", cg_last_error_message());
-        cg_clear_error();
-        return NULL;
-    }
-    return cgpy_raise();
-}
-
 /* `a op b` on normalised operands with the computed dtype */
 static PyObject *binary_promoted(const binop *op, PyObject *a, PyObject *b) {
     cg_dtype dt;
@@ -189,14 +177,14 @@ static PyObject *binary_promoted(const binop *op, PyObject *a, PyObject *b) {
     cg_tensor *r = call2(op->fn, x, y);
     cg_tensor_release(x);
     cg_tensor_release(y);
-    return op_result(op, r);
+    return cgpy_result(r);
 }
 
 static PyObject *binary(PyObject *a, PyObject *b, const binop *op) {
     /* fast path: two tensors of one dtype */
     if (cgpy_is_tensor(a) && cgpy_is_tensor(b) && cg_tensor_dtype(cgpy_t(a)) == cg_tensor_dtype(cgpy_t(b)) &&
         fast_ok(op->kind, cg_tensor_dtype(cgpy_t(a))))
-        return op_result(op, call2(op->fn, cgpy_t(a), cgpy_t(b)));
+        return cgpy_result(call2(op->fn, cgpy_t(a), cgpy_t(b)));
     PyObject *x, *y;
     int k = norm_operand(a, &x);
     if (k <= 0) return k ? NULL : Py_NewRef(Py_NotImplemented);
@@ -241,7 +229,7 @@ static PyObject *inplace(PyObject *a, PyObject *b, const binop *op) {
     cg_status st;
     CGPY_NOGIL_IF(work_of(self, o), st = cg_binary_(op->name, self, o));
     if (st != CG_OK) {
-        op_result(op, NULL);
+        cgpy_raise();
         goto done;
     }
     res = Py_NewRef(a);

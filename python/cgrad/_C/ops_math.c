@@ -313,11 +313,9 @@ typedef struct {
 
 static const char *const k_binary_names[] = {"input", "other", "out", NULL};
 
-/* The engine reports integer division by zero as a value error; PyTorch raises RuntimeError. */
-static void raise_arith(void) {
-    if (cg_last_error() == CG_ERR_VALUE) PyErr_SetString(PyExc_RuntimeError, cg_last_error_message());
-    else cgpy_raise();
-}
+/* Engine errors of arithmetic ops: integer division by zero is cgrad.InvalidArgument,
+ * which is also the RuntimeError PyTorch raises (Note [Exception classes]). */
+static void raise_arith(void) { cgpy_raise(); }
 
 /* promote (input, other) for d and apply it; new reference or NULL (raised) */
 static cg_tensor *binary_apply(const binary_def *d, PyObject *a, PyObject *b) {
