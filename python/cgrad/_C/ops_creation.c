@@ -630,36 +630,30 @@ static PyObject *py_multinomial(PyObject *self, PyObject *args, PyObject *kw) {
 
 static int inplace_ok(cg_tensor *x, const char *op) { return opargs_check_leaf(x, op); }
 
-static PyObject *py_uniform_(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"from", "to", "generator", NULL};
-    double a = 0, b = 1;
+/* uniform_(from=0, to=1) / normal_(mean=0, std=1), both with `generator=` */
+static PyObject *two_param_sampler_(PyObject *self, PyObject *args, PyObject *kw, const char *fmt, char **kwlist,
+                                    double a, double b, cg_status (*fn)(cg_tensor *, double, double), const char *op) {
     PyObject *gen = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|dd$O&:uniform_", kwlist, &a, &b, gen_conv, &gen)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &a, &b, gen_conv, &gen)) return NULL;
     cg_tensor *t = cgpy_t(self);
-    if (inplace_ok(t, "uniform_")) return NULL;
+    if (inplace_ok(t, op)) return NULL;
     gen_scope g;
     gen_enter(&g, gen);
-    cg_status st = cg_uniform_(t, a, b);
+    cg_status st = fn(t, a, b);
     gen_exit(&g);
     if (st) return creation_raise();
     Py_INCREF(self);
     return self;
 }
 
+static PyObject *py_uniform_(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"from", "to", "generator", NULL};
+    return two_param_sampler_(self, args, kw, "|dd$O&:uniform_", kwlist, 0.0, 1.0, cg_uniform_, "uniform_");
+}
+
 static PyObject *py_normal_(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"mean", "std", "generator", NULL};
-    double m = 0, s = 1;
-    PyObject *gen = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|dd$O&:normal_", kwlist, &m, &s, gen_conv, &gen)) return NULL;
-    cg_tensor *t = cgpy_t(self);
-    if (inplace_ok(t, "normal_")) return NULL;
-    gen_scope g;
-    gen_enter(&g, gen);
-    cg_status st = cg_normal_(t, m, s);
-    gen_exit(&g);
-    if (st) return creation_raise();
-    Py_INCREF(self);
-    return self;
+    return two_param_sampler_(self, args, kw, "|dd$O&:normal_", kwlist, 0.0, 1.0, cg_normal_, "normal_");
 }
 
 /* bernoulli_(p=0.5, *, generator): p a float or a tensor of probabilities broadcast to self */
