@@ -4,6 +4,8 @@ names, arguments and defaults. Each function parses PyTorch's argument forms
 engine op bound in cgrad._C."""
 from __future__ import annotations
 
-# ---------------------------------------------------------------- linear, convolution, pooling, normalization, dropout, embedding
+# ---------------------------------------------------------------- linear layers
+
+# ---------------------------------------------------------------- convolution, pooling, normalization, dropout, embedding
 
 # ---------------------------------------------------------------- activations, losses, distances, padding, resampling, attention
