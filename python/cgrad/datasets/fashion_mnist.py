@@ -53,9 +53,7 @@ def read_idx(path: str, expected_magic: int) -> Any:
     if len(data) - header != count:
         raise ValueError(f"read_idx: {path} holds {len(data) - header} data bytes, "
                          f"its header {list(shape)} says {count}")
-    import numpy as np
-    arr = np.frombuffer(data, dtype=np.uint8, count=count, offset=header).reshape(shape)
-    return cgrad.from_numpy(arr.copy())
+    return cgrad._C._from_bytes(data[header:], cgrad.uint8, shape, "cpu")
 
 
 class FashionMNIST(Dataset[Tuple[Any, Any]]):
