@@ -5,7 +5,8 @@
 #                    package into .venv (with PyTorch as the test oracle) and run pytest
 #   make test-asan   the C tests built with AddressSanitizer + UBSan
 #   make example-c   build and run the pure-C MLP example
-#   make demo        the main job (currently: the pure-C training example)
+#   make demo        the main job: a CNN trained on Fashion-MNIST
+#                    (python -m cgrad.examples.fashion_mnist; installs the dataset)
 
 PYTHON ?= python3
 VENV := .venv
@@ -13,23 +14,29 @@ VBIN := $(VENV)/bin
 MESON := $(VBIN)/meson
 NINJA := $(VBIN)/ninja
 DEB_PACKAGES := libopenblas-dev pkg-config gcc
+DATA_PACKAGES := dataset-fashion-mnist
 
-.PHONY: all deps build test test-c test-py py-install test-asan example-c demo clean
+.PHONY: all deps data data-if-possible build test test-c test-py py-install test-asan example-c demo clean
 
 all: build
 
-# Debian packages (OpenBLAS headers + library, pkg-config, gcc).
-deps: $(VENV)/.deps-ok
-$(VENV)/.deps-ok:
-	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# $(call apt_ensure,packages,what to do when they are missing and we are not root: exit 1 or true)
+define apt_ensure
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing Debian packages:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else \
-	    echo "error: missing Debian packages:$$missing — run 'sudo apt-get install$$missing' (or run make as root)"; exit 1; \
+	    echo "missing Debian packages:$$missing — run 'sudo apt-get install$$missing' (or run make as root)"; $(2); \
 	  fi; \
 	fi
+endef
+
+# Debian packages (OpenBLAS headers + library, pkg-config, gcc).
+deps: $(VENV)/.deps-ok
+$(VENV)/.deps-ok:
+	$(call apt_ensure,$(DEB_PACKAGES),exit 1)
 	@test -x $(VBIN)/python || $(PYTHON) -m venv $(VENV)
 	$(VBIN)/python -m pip install -q --disable-pip-version-check 'meson>=1.1' 'meson-python>=0.15' ninja
 	@touch $@
@@ -53,8 +60,17 @@ $(VENV)/.py-ok: $(VENV)/.deps-ok pyproject.toml
 	  --config-settings=builddir=build-py -e '.[test]'
 	@touch $@
 
-test-py: py-install
+test-py: py-install data-if-possible
 	$(VBIN)/python -m pytest -q tests/python
+
+# The Fashion-MNIST files (Debian package dataset-fashion-mnist). The demo needs
+# them; the tests use them when they can be installed and skip the
+# integration test otherwise.
+data:
+	$(call apt_ensure,$(DATA_PACKAGES),exit 1)
+
+data-if-possible:
+	$(call apt_ensure,$(DATA_PACKAGES),true)
 
 build-asan/build.ninja: | deps
 	$(MESON) setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dpython=false
@@ -67,7 +83,8 @@ test-asan: deps build-asan/build.ninja
 example-c: build
 	./build/mlp_example
 
-demo: example-c
+demo: py-install data
+	$(VBIN)/python -m cgrad.examples.fashion_mnist
 
 clean:
 	rm -rf build build-asan build-py
