@@ -13,7 +13,21 @@
 #define FASTKW_ARGS PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
 #define PARSE(fname, names, npos, nreq, v) cgpy_parse_fastkw(self, args, nargs, kw, fname, names, npos, nreq, v)
 
-static PyObject *result(cg_tensor *r) { return r ? cgpy_wrap(r) : (PyErr_Occurred() ? NULL : cgpy_raise()); }
+/* Wrap r, or raise the engine's error; a message from an inner op (e.g.
+ * "[sub] shapes ... cannot broadcast") is prefixed with the op's name. */
+static PyObject *result_in(const char *fname, cg_tensor *r) {
+    if (r) return cgpy_wrap(r);
+    if (PyErr_Occurred()) return NULL;
+    cg_status st = cg_last_error();
+    const char *msg = cg_last_error_message();
+    if (st != CG_OK && !strstr(msg, fname)) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s: %s", fname, msg);
+        cg_set_error(st, "%s", buf);
+    }
+    return cgpy_raise();
+}
+#define result(r) result_in(fname, r)
 static int is_none(PyObject *o) { return !o || o == Py_None; }
 static int opt_double(PyObject *o, double *v, const char *what) { return is_none(o) ? 0 : cgpy_parse_double(o, v, what); }
 static int opt_int(PyObject *o, int64_t *v, const char *what) { return is_none(o) ? 0 : cgpy_parse_int(o, v, what); }
@@ -293,6 +307,21 @@ static PyObject *py_cosine_similarity(FASTKW_ARGS) {
     return result(r);
 }
 
+/* torch's broadcast error (checked first: the engine's composite ops would
+ * report it from an inner op) */
+static int check_broadcast(cg_tensor *a, cg_tensor *b, const char *fname) {
+    int na = cg_tensor_ndim(a), nb = cg_tensor_ndim(b), n = na > nb ? na : nb;
+    for (int i = 1; i <= n; i++) {
+        int64_t sa = i <= na ? cg_tensor_shape(a)[na - i] : 1, sb = i <= nb ? cg_tensor_shape(b)[nb - i] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            PyErr_Format(cgpy_ShapeMismatch, "%s: The size of tensor a (%lld) must match the size of tensor b (%lld) at "
+                         "non-singleton dimension %d", fname, (long long)sa, (long long)sb, n - i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False) */
 static PyObject *py_pairwise_distance(FASTKW_ARGS) {
     const char *fname = "pairwise_distance";
@@ -301,7 +330,7 @@ static PyObject *py_pairwise_distance(FASTKW_ARGS) {
     double p = 2.0, eps = 1e-6;
     bool keepdim = false;
     if (PARSE(fname, names, 5, 2, v) || need2(v, fname, "x1", "x2") || opt_double(v[2], &p, "p") ||
-        opt_double(v[3], &eps, "eps") || opt_bool(v[4], &keepdim))
+        opt_double(v[3], &eps, "eps") || opt_bool(v[4], &keepdim) || check_broadcast(cgpy_t(v[0]), cgpy_t(v[1]), fname))
         return NULL;
     cg_tensor *t[2];
     if (promote(2, v, true, t)) return NULL;
@@ -360,7 +389,7 @@ static int check_pads(cg_tensor *x, int n, const char *fname) {
     return 0;
 }
 
-static PyObject *do_pad(cg_tensor *x, int n, const int64_t *pads, cg_pad_mode mode, double value) {
+static PyObject *do_pad(cg_tensor *x, int n, const int64_t *pads, cg_pad_mode mode, double value, const char *fname) {
     cg_tensor *r;
     CGPY_NOGIL_IF(cg_tensor_numel(x), r = cg_pad(x, n, pads, mode, value));
     return result(r);
@@ -379,7 +408,7 @@ static PyObject *py_constant_pad_nd(FASTKW_ARGS) {
         return NULL;
     cg_tensor *x = cgpy_t(v[0]);
     if (check_pads(x, n, fname)) return NULL;
-    return do_pad(x, n, pads, CG_PAD_CONSTANT, value);
+    return do_pad(x, n, pads, CG_PAD_CONSTANT, value, fname);
 }
 
 /* _pad(input, pad, mode='constant', value=None): torch.nn.functional.pad */
@@ -427,7 +456,19 @@ static PyObject *py_pad(FASTKW_ARGS) {
             return NULL;
         }
     }
-    return do_pad(x, n, pads, mode, value);
+    bool crop = false;
+    for (int i = 0; i < n; i++) crop |= pads[i] < 0;
+    if (mode == CG_PAD_CIRCULAR && crop) {
+        /* torch crops first, then wraps around the cropped tensor */
+        int64_t neg[2 * CG_MAX_DIMS], pos[2 * CG_MAX_DIMS];
+        for (int i = 0; i < n; i++) neg[i] = pads[i] < 0 ? pads[i] : 0, pos[i] = pads[i] > 0 ? pads[i] : 0;
+        cg_tensor *c = cg_pad(x, n, neg, CG_PAD_CONSTANT, 0.0);
+        if (!c) return result(NULL);
+        PyObject *r = do_pad(c, n, pos, mode, value, fname);
+        cg_tensor_release(c);
+        return r;
+    }
+    return do_pad(x, n, pads, mode, value, fname);
 }
 
 /* ================================================================ resampling */
@@ -529,10 +570,11 @@ static PyObject *py_pixel_unshuffle(FASTKW_ARGS) { return shuffle(self, args, na
 /* ================================================================ one_hot(input, num_classes=-1) */
 
 static PyObject *py_one_hot(FASTKW_ARGS) {
+    const char *fname = "one_hot";
     static const char *const names[] = {"input", "num_classes", NULL};
     PyObject *v[2];
     int64_t nc = -1;
-    if (PARSE("one_hot", names, 2, 1, v) || cgpy_need_tensor(v[0], "one_hot", "input") ||
+    if (PARSE(fname, names, 2, 1, v) || cgpy_need_tensor(v[0], fname, "input") ||
         opt_int(v[1], &nc, "num_classes"))
         return NULL;
     return result(cg_one_hot(cgpy_t(v[0]), nc));

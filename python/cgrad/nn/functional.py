@@ -125,7 +125,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                                f" for input {tuple(input.shape)}")
         if input.dim() >= 2:
             weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
-    elif input.dim() > 0:
+    else:
         weight = weight.reshape(())
     return _C.where(input > 0, input, weight * input)
 
@@ -229,12 +229,13 @@ def nll_loss(input: Tensor, target: Tensor, weight: _Optional[Tensor] = None, si
     return _C._nll_loss(input, target, weight, reduction, ignore_index)
 
 
-def _weighted_pointwise(kernel: _Any, input: Tensor, target: Tensor, reduction: str, weight: Tensor,
+def _weighted_pointwise(fname: str, kernel: _Any, input: Tensor, target: Tensor, reduction: str, weight: Tensor,
                         divide_by_weight: bool, *extra: float) -> Tensor:
     if weight.shape != input.shape:
-        raise ValueError("Weights and input must have the same size.")
+        raise ValueError(f"{fname}: Weights and input must have the same size, got weight {tuple(weight.shape)} and "
+                         f"input {tuple(input.shape)}.")
     if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+        raise ValueError(f"{fname}: Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
     loss = kernel(input, target, "none", *extra) * weight
     return _reduce(loss, reduction, weight.sum() if divide_by_weight else None)
 
@@ -245,7 +246,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: _Optional[bool] = None
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
     if weight is not None:
-        return _weighted_pointwise(_C._mse_loss, input, target, reduction, weight, True)
+        return _weighted_pointwise("mse_loss", _C._mse_loss, input, target, reduction, weight, True)
     return _C._mse_loss(input, target, reduction)
 
 
@@ -255,7 +256,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: _Optional[bool] = None,
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
     if weight is not None:
-        return _weighted_pointwise(_C._l1_loss, input, target, reduction, weight, True)
+        return _weighted_pointwise("l1_loss", _C._l1_loss, input, target, reduction, weight, True)
     return _C._l1_loss(input, target, reduction)
 
 
@@ -271,7 +272,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
                weight: _Optional[Tensor] = None) -> Tensor:
     _warn_size(input, target)
     if weight is not None:
-        return _weighted_pointwise(_C._huber_loss, input, target, reduction, weight, False, delta)
+        return _weighted_pointwise("huber_loss", _C._huber_loss, input, target, reduction, weight, False, delta)
     return _C._huber_loss(input, target, reduction, delta)
 
 
@@ -281,7 +282,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: _Optional[Tensor
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
     if target.shape != input.shape:
-        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
+        raise ValueError(f"binary_cross_entropy: Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
                          "is deprecated. Please ensure they have the same size.")
     return _C._binary_cross_entropy(input, target, weight, reduction)
 
@@ -292,7 +293,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: _Opt
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
     if target.shape != input.shape:
-        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+        raise ValueError(f"binary_cross_entropy_with_logits: Target size ({target.shape}) must be the same as input size ({input.shape})")
     return _C._binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
