@@ -44,6 +44,7 @@ from ._C import atanh as atanh
 from ._C import baddbmm as baddbmm
 from ._C import bernoulli as bernoulli
 from ._C import bfloat16 as bfloat16
+from ._C import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
 from ._C import bitwise_and as bitwise_and
 from ._C import bitwise_left_shift as bitwise_left_shift
 from ._C import bitwise_not as bitwise_not
@@ -67,8 +68,10 @@ from ._C import clamp_min as clamp_min
 from ._C import clip as clip
 from ._C import concat as concat
 from ._C import concatenate as concatenate
+from ._C import constant_pad_nd as constant_pad_nd
 from ._C import cos as cos
 from ._C import cosh as cosh
+from ._C import cosine_similarity as cosine_similarity
 from ._C import count_nonzero as count_nonzero
 from ._C import cummax as cummax
 from ._C import cumprod as cumprod
@@ -145,6 +148,7 @@ from ._C import isinf as isinf
 from ._C import isnan as isnan
 from ._C import isneginf as isneginf
 from ._C import isposinf as isposinf
+from ._C import kl_div as kl_div
 from ._C import le as le
 from ._C import lerp as lerp
 from ._C import less as less
@@ -195,7 +199,10 @@ from ._C import not_equal as not_equal
 from ._C import ones as ones
 from ._C import ones_like as ones_like
 from ._C import outer as outer
+from ._C import pairwise_distance as pairwise_distance
 from ._C import permute as permute
+from ._C import pixel_shuffle as pixel_shuffle
+from ._C import pixel_unshuffle as pixel_unshuffle
 from ._C import positive as positive
 from ._C import pow as pow
 from ._C import prod as prod
@@ -281,6 +288,7 @@ from .serialization import save as save
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from . import autograd as autograd
 from . import datasets as datasets
+from . import nn as nn
 from . import return_types as return_types
 from . import serialization as serialization
 from . import utils as utils
