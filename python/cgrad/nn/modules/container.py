@@ -400,7 +400,7 @@ class ParameterList(Module):
             if isinstance(p, _C._TensorBase):
                 size_str = "x".join(str(size) for size in p.size())
                 parastr = "{} containing: [{} of size {}{}]".format(
-                    "Parameter" if isinstance(p, Parameter) else "Tensor", _tensor_type_name(p), size_str,
+                    "Parameter" if isinstance(p, Parameter) else "Tensor", p.dtype, size_str,
                     "" if p.device.type == "cpu" else f" ({p.device})")
                 child_lines.append("  (" + str(k) + "): " + parastr)
             else:
@@ -555,11 +555,12 @@ class ParameterDict(Module):
         return self
 
 
+
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
 def _tensor_type_name(t: Any) -> str:
-    """torch.typename of a tensor: 'torch.FloatTensor', ..."""
-    return "torch." + _TYPE_NAMES.get(str(t.dtype).replace("torch.", "").replace("cgrad.", ""), "Tensor")
+    """torch.typename of a tensor with cgrad's prefix: 'cgrad.FloatTensor', ..."""
+    return "cgrad." + _TYPE_NAMES.get(str(t.dtype).split(".")[-1], "Tensor")

@@ -636,7 +636,7 @@ class Module:
 
     def cpu(self: T) -> T:
         """Move parameters and buffers to the CPU."""
-        return self._apply(lambda t: t.cpu())
+        return self._apply(lambda t: t.to(device="cpu"))
 
     def cuda(self: T, device: Any = None) -> T:
         """cgrad has no CUDA backend yet."""
@@ -844,8 +844,8 @@ class Module:
 
 
 def _size_str(shape: Any) -> str:
-    """torch.Size's repr, as torch's load_state_dict messages print shapes."""
-    return f"torch.Size({list(shape)})"
+    """The Size repr torch's load_state_dict messages print (cgrad.Size([...]))."""
+    return repr(shape)
 
 
 def _parse_to(*args: Any, **kwargs: Any) -> Tuple[Any, Any, bool]:
