@@ -44,6 +44,7 @@ from ._C import atanh as atanh
 from ._C import baddbmm as baddbmm
 from ._C import bernoulli as bernoulli
 from ._C import bfloat16 as bfloat16
+from ._C import bilinear as bilinear
 from ._C import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
 from ._C import bitwise_and as bitwise_and
 from ._C import bitwise_left_shift as bitwise_left_shift

@@ -1,9 +1,11 @@
 /* ops_linalg.c — bindings of the matrix products (matmul, mm, bmm, mv, dot,
  * vdot, inner, outer/ger, addmm, baddbmm, einsum) as Tensor methods, in-place
- * methods, the @ operator and module functions. As in PyTorch, the products
+ * methods, the @ operator and module functions, and the layers' products:
+ * the private `_linear` (nn.functional.linear) and `bilinear`. As in PyTorch, the products
  * need operands of one dtype (RuntimeError otherwise: no promotion), except
  * outer, which PyTorch computes as a broadcast multiply and so promotes. */
 #include "opargs.h"
+#include "ops_math.h"
 
 /* PyTorch's dtype check for products: same dtype, RuntimeError otherwise. */
 static int same_dtype(const char *op, int n, cg_tensor *const *ts) {
@@ -198,6 +200,66 @@ static PyObject *py_dunder_rmatmul(PyObject *self, PyObject *other) {
     return opargs_result(cg_matmul(ts[0], ts[1]), false);
 }
 
+/* ---------------------------------------------------------------- linear layers */
+
+/* Tensor or None argument `o` of fname: *t is its tensor or NULL. */
+static int opt_tensor(PyObject *o, const char *fname, const char *arg, cg_tensor **t) {
+    *t = NULL;
+    if (!o || o == Py_None) return 0;
+    if (cgpy_need_tensor(o, fname, arg)) return -1;
+    *t = cgpy_t(o);
+    return 0;
+}
+
+/* A 1-D weight (in_features,): torch computes matmul(input, weight) + bias. */
+static cg_tensor *linear_vector_weight(cg_tensor *x, cg_tensor *w, cg_tensor *b) {
+    cg_tensor *p = cg_matmul(x, w);
+    if (!p || !b) return p;
+    cg_tensor *r = cg_add(p, b);
+    cg_tensor_release(p);
+    return r;
+}
+
+/* _linear(input, weight, bias=None): nn.functional.linear, one engine call.
+ * The positional form is parsed without building a keyword table (the hot path). */
+static PyObject *py_linear(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    static const char *const names[] = {"input", "weight", "bias", NULL};
+    PyObject *v[3];
+    if (!kw && nargs >= 2 && nargs <= 3) {
+        v[0] = args[0], v[1] = args[1], v[2] = nargs == 3 ? args[2] : NULL;
+    } else if (cgpy_parse_fastkw(self, args, nargs, kw, "linear", names, 3, 2, v)) {
+        return NULL;
+    }
+    cg_tensor *b;
+    if (cgpy_need_tensor(v[0], "linear", "input") || cgpy_need_tensor(v[1], "linear", "weight") ||
+        opt_tensor(v[2], "linear", "bias", &b))
+        return NULL;
+    cg_tensor *ts[3] = {cgpy_t(v[0]), cgpy_t(v[1]), b};
+    if (same_dtype("linear", b ? 3 : 2, ts)) return NULL;
+    cg_tensor *r;
+    if (cg_tensor_ndim(ts[1]) == 1) {
+        r = linear_vector_weight(ts[0], ts[1], b);
+    } else {
+        int64_t work = cg_tensor_numel(ts[0]) * (cg_tensor_ndim(ts[1]) == 2 ? cg_tensor_shape(ts[1])[0] : 1);
+        CGPY_NOGIL_IF(work, r = cg_linear(ts[0], ts[1], b));
+    }
+    return opargs_result(r, false);
+}
+
+/* bilinear(input1, input2, weight, bias=None) */
+static PyObject *py_bilinear(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
+    static const char *const names[] = {"input1", "input2", "weight", "bias", NULL};
+    PyObject *v[4];
+    cg_tensor *b;
+    if (cgpy_parse_fastkw(self, args, nargs, kw, "bilinear", names, 4, 3, v) ||
+        cgpy_need_tensor(v[0], "bilinear", "input1") || cgpy_need_tensor(v[1], "bilinear", "input2") ||
+        cgpy_need_tensor(v[2], "bilinear", "weight") || opt_tensor(v[3], "bilinear", "bias", &b))
+        return NULL;
+    cg_tensor *ts[4] = {cgpy_t(v[0]), cgpy_t(v[1]), cgpy_t(v[2]), b};
+    if (same_dtype("bilinear", b ? 4 : 3, ts)) return NULL;
+    return opargs_result(cg_bilinear(ts[0], ts[1], ts[2], b), false);
+}
+
 #define LINALG_ENTRIES                                                                                            \
     CGPY_KW("matmul", py_matmul), CGPY_KW("mm", py_mm), CGPY_KW("bmm", py_bmm), CGPY_KW("mv", py_mv),             \
         CGPY_KW("dot", py_dot), CGPY_KW("vdot", py_vdot), CGPY_KW("inner", py_inner), CGPY_KW("outer", py_outer), \
@@ -214,5 +276,7 @@ PyMethodDef cgpy_linalg_methods[] = {
 PyMethodDef cgpy_linalg_functions[] = {
     LINALG_ENTRIES,
     {"einsum", py_einsum, METH_VARARGS, NULL},
+    CGPY_FASTKW("_linear", py_linear),
+    CGPY_FASTKW("bilinear", py_bilinear),
     CGPY_TABLE_END,
 };

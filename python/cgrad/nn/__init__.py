@@ -2,3 +2,11 @@
 (cgrad.nn.functional), parameter initialisation (cgrad.nn.init) and helpers
 (cgrad.nn.utils), mirroring torch.nn."""
 from . import functional  # noqa: F401
+from . import init  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
+from .modules.module import Module  # noqa: F401
+from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from .modules.linear import Bilinear, Identity, LazyLinear, Linear  # noqa: F401
+from .modules.flatten import Flatten, Unflatten  # noqa: F401
+from . import modules  # noqa: F401
+from . import utils  # noqa: F401

@@ -1,5 +1,5 @@
 """Op table: matrix products (matmul, mm, bmm, mv, dot, vdot, inner, outer,
-ger, addmm, baddbmm, einsum)."""
+ger, addmm, baddbmm, einsum) and bilinear."""
 import numpy as np
 
 from .core import OpInfo, SampleInput, rand_array
@@ -63,6 +63,17 @@ def _einsum_samples(dtype):
     return out
 
 
+_BILINEAR = [[(3, 4), (3, 2), (5, 4, 2), (5,)], [(2, 3, 4), (2, 3, 2), (2, 4, 2), (2,)], [(4,), (2,), (3, 4, 2), (3,)],
+             [(3, 4), (3, 2), (5, 4, 2)], [(0, 4), (0, 2), (3, 4, 2), (3,)]]
+
+
+def _bilinear_samples(dtype):
+    rng = np.random.default_rng(101)
+    out = [SampleInput(tuple(rand_array(s, dtype, rng=rng) for s in shapes)) for shapes in _BILINEAR]
+    out.append(SampleInput(tuple(rand_array(s, dtype, rng=rng) for s in _BILINEAR[0]), noncontig=True))
+    return out
+
+
 OPS = [
     OpInfo("matmul", _pairs(_MATMUL, noncontig=((3, 4), (4, 3))), dtypes=PROD_DTYPES),
     OpInfo("mm", _pairs([((3, 4), (4, 5)), ((0, 4), (4, 2)), ((2, 0), (0, 3)), ((1, 1), (1, 1))], noncontig=((3, 4), (4, 3))),
@@ -79,4 +90,5 @@ OPS = [
     OpInfo("addmm", _addmm_samples, dtypes=PROD_DTYPES, inplace=True),
     OpInfo("baddbmm", _baddbmm_samples, dtypes=PROD_DTYPES, inplace=True),
     OpInfo("einsum", _einsum_samples, dtypes=("float32", "float64"), method=False),
+    OpInfo("bilinear", _bilinear_samples, dtypes=("float32", "float64"), method=False),
 ]
