@@ -1,0 +1,559 @@
+"""The recurrent layers, as torch.nn: RNN (tanh / relu), LSTM, GRU and their
+single-step cells RNNCell, LSTMCell, GRUCell, with torch's constructor
+arguments, parameter names and shapes, default init and repr.
+
+Speed (Note [Recurrent loop]): per layer and direction the whole input
+sequence is projected with one F.linear (T*B rows in one GEMM); the time loop
+then runs only the recurrent GEMM (addmm into the projected step, so the input
+projection and both biases cost nothing per step) and the gate math. The
+projected sequence is cut into its T steps by one autograd node (_Steps) whose
+backward stacks the T step gradients into one tensor; slicing it step by step
+with views would give each step a full-size scatter in backward (T^2 work)."""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from typing import Any, List, Optional, Sequence, Tuple
+
+from ... import _C
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+def _is_packed(input: Any) -> bool:
+    return type(input).__name__ == "PackedSequence" and hasattr(input, "batch_sizes")
+
+
+class _Steps(Function):
+    """x (T, B, G) -> T*k tensors: for each step t the pieces of x[t] (B, G) split
+    along the last dim by `sizes`. Backward: one stack (and cat) of all step gradients."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, sizes: Sequence[int]) -> Tuple[Tensor, ...]:
+        ctx.sizes = sizes
+        ctx.shape = tuple(x.shape)
+        out: List[Tensor] = []
+        for step in x.unbind(0):
+            if len(sizes) == 1:
+                out.append(step.clone())
+            else:
+                out.extend(p.clone() for p in step.split(list(sizes), -1))
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> Tuple[Optional[Tensor], None]:
+        k = len(ctx.sizes)
+        if k == 1:
+            return _C.stack(grads, 0), None
+        steps = [_C.cat(grads[i:i + k], -1) for i in range(0, len(grads), k)]
+        return _C.stack(steps, 0), None
+
+
+def _steps(x: Tensor, sizes: Sequence[int]) -> Sequence[Tensor]:
+    if x.requires_grad:
+        return _Steps.apply(x, sizes)
+    out: List[Tensor] = []
+    for step in x.unbind(0):
+        out.extend(step.split(list(sizes), -1) if len(sizes) > 1 else (step,))
+    return out
+
+
+# ---------------------------------------------------------------- one layer, one direction
+# x: (T, B, I) time-major; h, c: (B, H); returns the T outputs (B, H) in time order and the last states.
+
+def _run_rnn(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Optional[Tensor], b_hh: Optional[Tensor],
+             relu: bool, reverse: bool) -> Tuple[List[Tensor], Tensor]:
+    b = b_ih + b_hh if b_ih is not None else None
+    xs = _steps(F.linear(x, w_ih, b), (w_hh.shape[0],))
+    w_t = w_hh.t()
+    act = _C.relu if relu else _C.tanh
+    addmm = _C.addmm
+    outs: List[Tensor] = []
+    for xt in (reversed(xs) if reverse else xs):
+        h = act(addmm(xt, h, w_t))
+        outs.append(h)
+    if reverse:
+        outs.reverse()
+    return outs, h
+
+
+def _run_lstm(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Optional[Tensor],
+              b_hh: Optional[Tensor], reverse: bool) -> Tuple[List[Tensor], Tensor, Tensor]:
+    b = b_ih + b_hh if b_ih is not None else None
+    xs = _steps(F.linear(x, w_ih, b), (w_hh.shape[0],))
+    w_t = w_hh.t()
+    addmm, sigmoid, tanh, addcmul = _C.addmm, _C.sigmoid, _C.tanh, _C.addcmul
+    outs: List[Tensor] = []
+    for xt in (reversed(xs) if reverse else xs):
+        i, f, g, o = addmm(xt, h, w_t).chunk(4, 1)
+        c = addcmul(sigmoid(f) * c, sigmoid(i), tanh(g))
+        h = sigmoid(o) * tanh(c)
+        outs.append(h)
+    if reverse:
+        outs.reverse()
+    return outs, h, c
+
+
+def _run_gru(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Optional[Tensor], b_hh: Optional[Tensor],
+             reverse: bool) -> Tuple[List[Tensor], Tensor]:
+    hs = w_hh.shape[1]
+    xs = _steps(F.linear(x, w_ih, b_ih), (2 * hs, hs))
+    linear, sigmoid, tanh = F.linear, _C.sigmoid, _C.tanh
+    outs: List[Tensor] = []
+    n_steps = len(xs) // 2
+    order = range(n_steps - 1, -1, -1) if reverse else range(n_steps)
+    for t in order:
+        x_rz, x_n = xs[2 * t], xs[2 * t + 1]
+        h_rz, h_n = linear(h, w_hh, b_hh).split([2 * hs, hs], 1)
+        r, z = sigmoid(x_rz + h_rz).chunk(2, 1)
+        n = tanh(_C.addcmul(x_n, r, h_n))
+        h = _C.addcmul(n, z, h - n)
+        outs.append(h)
+    if reverse:
+        outs.reverse()
+    return outs, h
+
+
+class RNNBase(Module):
+    """Base class of RNN, LSTM and GRU: the stacked, optionally bidirectional parameters
+    weight_ih_l{k}[_reverse], weight_hh_l{k}[_reverse], bias_ih_l{k}[_reverse], bias_hh_l{k}[_reverse]."""
+
+    __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout",
+                     "bidirectional", "proj_size"]
+
+    mode: str
+    input_size: int
+    hidden_size: int
+    num_layers: int
+    bias: bool
+    batch_first: bool
+    dropout: float
+    bidirectional: bool
+    proj_size: int
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        num_directions = 2 if bidirectional else 1
+        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
+                             "being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                          stacklevel=2)
+        if not isinstance(bias, bool):
+            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+        if not isinstance(batch_first, bool):
+            raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
+        if not isinstance(input_size, int):
+            raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        if not isinstance(hidden_size, int):
+            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size > 0:
+            raise NotImplementedError("LSTM: proj_size > 0 (LSTM with projections) is not supported by cgrad")
+        gate_size = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}.get(mode)
+        if gate_size is None:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gate_size *= hidden_size
+        self._flat_weights_names: List[str] = []
+        self._all_weights: List[List[str]] = []
+        for layer in range(num_layers):
+            for direction in range(num_directions):
+                layer_input_size = input_size if layer == 0 else hidden_size * num_directions
+                suffix = "_reverse" if direction == 1 else ""
+                params = [(f"weight_ih_l{layer}{suffix}", (gate_size, layer_input_size)),
+                          (f"weight_hh_l{layer}{suffix}", (gate_size, hidden_size))]
+                if bias:
+                    params += [(f"bias_ih_l{layer}{suffix}", (gate_size,)), (f"bias_hh_l{layer}{suffix}", (gate_size,))]
+                for name, shape in params:
+                    setattr(self, name, Parameter(_C.empty(shape, device=device, dtype=dtype)))
+                names = [n for n, _ in params]
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self) -> List[Optional[Tensor]]:
+        return [getattr(self, n, None) for n in self._flat_weights_names]
+
+    @property
+    def all_weights(self) -> List[List[Parameter]]:
+        return [[getattr(self, weight) for weight in weights] for weights in self._all_weights]
+
+    def flatten_parameters(self) -> None:
+        """A no-op (torch uses it for cuDNN's packed weights)."""
+
+    def reset_parameters(self) -> None:
+        """Every weight and bias uniform in (-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def check_input(self, input: Tensor, batch_sizes: Optional[Tensor]) -> None:
+        w = self._flat_weights[0]
+        if w is not None and input.dtype != w.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). Convert "
+                             f"input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
+        expected_input_dim = 2 if batch_sizes is not None else 3
+        if input.dim() != expected_input_dim:
+            raise RuntimeError(f"input must have {expected_input_dim} dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.size(-1)}")
+
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes: Optional[Tensor]) -> Tuple[int, int, int]:
+        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: Tuple[int, int, int],
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        if tuple(hx.size()) != expected_hidden_size:
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Optional[Tensor]) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Any, permutation: Optional[Tensor]) -> Any:
+        if permutation is None:
+            return hx
+        return hx.index_select(1, permutation)
+
+    def extra_repr(self) -> str:
+        s = "{input_size}, {hidden_size}"
+        if self.proj_size != 0:
+            s += ", proj_size={proj_size}"
+        if self.num_layers != 1:
+            s += ", num_layers={num_layers}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.batch_first is not False:
+            s += ", batch_first={batch_first}"
+        if self.dropout != 0:
+            s += ", dropout={dropout}"
+        if self.bidirectional is not False:
+            s += ", bidirectional={bidirectional}"
+        return s.format(**self.__dict__)
+
+    # ------------------------------------------------------------------ the stacked recurrence
+
+    def _prepare(self, input: Any, hx: Any, name: str) -> Tuple[Tensor, Any, bool]:
+        """Common input handling: PackedSequence refused, 2-D / 3-D check, unbatched -> batch of one."""
+        if _is_packed(input):
+            raise NotImplementedError(f"{name}: PackedSequence input is not supported by cgrad")
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D tensor instead")
+        is_batched = input.dim() == 3
+        if not is_batched:
+            input = input.unsqueeze(0 if self.batch_first else 1)
+        return input, hx, is_batched
+
+    def _zeros(self, input: Tensor) -> Tensor:
+        num_directions = 2 if self.bidirectional else 1
+        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        return _C.zeros((self.num_layers * num_directions, mini_batch, self.hidden_size), dtype=input.dtype,
+                        device=input.device)
+
+    def _run(self, input: Tensor, h0: Tensor, c0: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        """input (T, B, I) or (B, T, I); h0, c0 (L*D, B, H) -> output, h_n, c_n."""
+        num_directions = 2 if self.bidirectional else 1
+        x = input.transpose(0, 1) if self.batch_first else input
+        hs = h0.unbind(0)
+        cs = c0.unbind(0) if c0 is not None else None
+        h_n: List[Tensor] = []
+        c_n: List[Tensor] = []
+        mode = self.mode
+        output = x
+        for layer in range(self.num_layers):
+            dir_outs = []
+            for direction in range(num_directions):
+                k = layer * num_directions + direction
+                w = [getattr(self, n) for n in self._all_weights[k]]
+                w_ih, w_hh = w[0], w[1]
+                b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
+                rev = direction == 1
+                if mode == "LSTM":
+                    outs, h, c = _run_lstm(x, hs[k], cs[k], w_ih, w_hh, b_ih, b_hh, rev)  # type: ignore[index]
+                    c_n.append(c)
+                elif mode == "GRU":
+                    outs, h = _run_gru(x, hs[k], w_ih, w_hh, b_ih, b_hh, rev)
+                else:
+                    outs, h = _run_rnn(x, hs[k], w_ih, w_hh, b_ih, b_hh, mode == "RNN_RELU", rev)
+                h_n.append(h)
+                last = layer == self.num_layers - 1
+                dir_outs.append(_C.stack(outs, 1 if last and self.batch_first else 0))
+            output = dir_outs[0] if num_directions == 1 else _C.cat(dir_outs, -1)
+            x = output
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return output, _C.stack(h_n, 0), (_C.stack(c_n, 0) if c0 is not None else None)
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu), stacked and
+    optionally bidirectional. forward(input, hx=None) -> (output, h_n)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+        input, hx, is_batched = self._prepare(input, hx, "RNN")
+        if not is_batched:
+            if hx is not None:
+                if hx.dim() != 2:
+                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor")
+                hx = hx.unsqueeze(1)
+        elif hx is not None and hx.dim() != 3:
+            raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
+        if hx is None:
+            hx = self._zeros(input)
+        self.check_forward_args(input, hx, None)
+        output, hidden, _ = self._run(input, hx, None)
+        if not is_batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            hidden = hidden.squeeze(1)
+        return output, hidden
+
+
+class LSTM(RNNBase):
+    """Long short-term memory, stacked and optionally bidirectional (proj_size > 0 is not supported).
+    forward(input, (h_0, c_0)=None) -> (output, (h_n, c_n))."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input: Tensor, batch_sizes: Optional[Tensor]) -> Tuple[int, int, int]:
+        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+
+    def check_forward_args(self, input: Tensor, hidden: Tuple[Tensor, Tensor],  # type: ignore[override]
+                           batch_sizes: Optional[Tensor]) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx: Any, permutation: Optional[Tensor]) -> Any:
+        if permutation is None:
+            return hx
+        return (hx[0].index_select(1, permutation), hx[1].index_select(1, permutation))
+
+    def forward(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None
+                ) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
+        input, hx, is_batched = self._prepare(input, hx, "LSTM")
+        if hx is None:
+            zeros = self._zeros(input)
+            hx = (zeros, zeros)
+        elif is_batched:
+            if hx[0].dim() != 3 or hx[1].dim() != 3:
+                raise RuntimeError("For batched 3-D input, hx and cx should also be 3-D but got "
+                                   f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+        else:
+            if hx[0].dim() != 2 or hx[1].dim() != 2:
+                raise RuntimeError("For unbatched 2-D input, hx and cx should also be 2-D but got "
+                                   f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+            hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        self.check_forward_args(input, hx, None)
+        output, h, c = self._run(input, hx[0], hx[1])
+        assert c is not None
+        if not is_batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            h, c = h.squeeze(1), c.squeeze(1)
+        return output, (h, c)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit, stacked and optionally bidirectional. forward(input, hx=None) -> (output, h_n)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+        input, hx, is_batched = self._prepare(input, hx, "GRU")
+        if not is_batched:
+            if hx is not None:
+                if hx.dim() != 2:
+                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor")
+                hx = hx.unsqueeze(1)
+        elif hx is not None and hx.dim() != 3:
+            raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
+        if hx is None:
+            hx = self._zeros(input)
+        self.check_forward_args(input, hx, None)
+        output, hidden, _ = self._run(input, hx, None)
+        if not is_batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            hidden = hidden.squeeze(1)
+        return output, hidden
+
+
+# ---------------------------------------------------------------- cells
+
+class RNNCellBase(Module):
+    """Base class of the cells: weight_ih (chunks*H, I), weight_hh (chunks*H, H), bias_ih, bias_hh (chunks*H)."""
+
+    __constants__ = ["input_size", "hidden_size", "bias"]
+
+    input_size: int
+    hidden_size: int
+    bias: bool
+    weight_ih: Tensor
+    weight_hh: Tensor
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(_C.empty((num_chunks * hidden_size, input_size), device=device, dtype=dtype))
+        self.weight_hh = Parameter(_C.empty((num_chunks * hidden_size, hidden_size), device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(_C.empty(num_chunks * hidden_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(_C.empty(num_chunks * hidden_size, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self) -> str:
+        s = "{input_size}, {hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += ", bias={bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += ", nonlinearity={nonlinearity}"
+        return s.format(**self.__dict__)
+
+    def reset_parameters(self) -> None:
+        """Every weight and bias uniform in (-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _batch(self, input: Tensor, name: str) -> Tuple[Tensor, bool]:
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        is_batched = input.dim() == 2
+        return (input if is_batched else input.unsqueeze(0)), is_batched
+
+    def _zeros(self, input: Tensor) -> Tensor:
+        return _C.zeros((input.size(0), self.hidden_size), dtype=input.dtype, device=input.device)
+
+
+class RNNCell(RNNCellBase):
+    """One Elman RNN step: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu)."""
+
+    __constants__ = ["input_size", "hidden_size", "bias", "nonlinearity"]
+    nonlinearity: str
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        if hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"RNNCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
+        input, is_batched = self._batch(input, "RNNCell")
+        hx = self._zeros(input) if hx is None else (hx if is_batched else hx.unsqueeze(0))
+        pre = F.linear(input, self.weight_ih, self.bias_ih) + F.linear(hx, self.weight_hh, self.bias_hh)
+        if self.nonlinearity == "tanh":
+            ret = _C.tanh(pre)
+        elif self.nonlinearity == "relu":
+            ret = _C.relu(pre)
+        else:
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        return ret if is_batched else ret.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step: (h', c') from input and (h, c)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None) -> Tuple[Tensor, Tensor]:
+        if hx is not None:
+            for idx, value in enumerate(hx):
+                if value.dim() not in (1, 2):
+                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got {value.dim()}D instead")
+        input, is_batched = self._batch(input, "LSTMCell")
+        if hx is None:
+            zeros = self._zeros(input)
+            hx = (zeros, zeros)
+        elif not is_batched:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        gates = F.linear(input, self.weight_ih, self.bias_ih) + F.linear(hx[0], self.weight_hh, self.bias_hh)
+        i, f, g, o = gates.chunk(4, 1)
+        c = _C.addcmul(_C.sigmoid(f) * hx[1], _C.sigmoid(i), _C.tanh(g))
+        h = _C.sigmoid(o) * _C.tanh(c)
+        return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step: h' from input and h."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        if hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"GRUCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
+        input, is_batched = self._batch(input, "GRUCell")
+        hx = self._zeros(input) if hx is None else (hx if is_batched else hx.unsqueeze(0))
+        x_r, x_z, x_n = F.linear(input, self.weight_ih, self.bias_ih).chunk(3, 1)
+        h_r, h_z, h_n = F.linear(hx, self.weight_hh, self.bias_hh).chunk(3, 1)
+        r = _C.sigmoid(x_r + h_r)
+        z = _C.sigmoid(x_z + h_z)
+        n = _C.tanh(_C.addcmul(x_n, r, h_n))
+        h = _C.addcmul(n, z, hx - n)
+        return h if is_batched else h.squeeze(0)
