@@ -6,6 +6,8 @@ from . import init  # noqa: F401
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from .modules.module import Module  # noqa: F401
 from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from .modules.dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: F401
+from .modules.normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: F401
 from .modules.linear import Bilinear, Identity, LazyLinear, Linear  # noqa: F401
 from .modules.flatten import Flatten, Unflatten  # noqa: F401
 from . import modules  # noqa: F401

@@ -1,8 +1,12 @@
 """The layers of cgrad.nn, one file per family as in torch.nn.modules."""
 from .module import Module
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
+from .normalization import GroupNorm, LayerNorm, RMSNorm
 from .linear import Bilinear, Identity, LazyLinear, Linear
 from .flatten import Flatten, Unflatten
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity",
+           "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+           "LayerNorm", "GroupNorm", "RMSNorm",
            "Linear", "Bilinear", "LazyLinear", "Flatten", "Unflatten"]
