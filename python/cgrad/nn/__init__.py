@@ -10,5 +10,9 @@ from .modules.dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropou
 from .modules.normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: F401
 from .modules.linear import Bilinear, Identity, LazyLinear, Linear  # noqa: F401
 from .modules.flatten import Flatten, Unflatten  # noqa: F401
+from .modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: F401
+from .modules.attention import MultiheadAttention  # noqa: F401
+from .modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
+                                  TransformerEncoder, TransformerEncoderLayer)
 from . import modules  # noqa: F401
 from . import utils  # noqa: F401
