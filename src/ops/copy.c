@@ -101,11 +101,34 @@ static const cg_loop_fn k_cast[CG_DTYPE_COUNT][CG_DTYPE_COUNT] = {
     CAST_ROW(i64), CAST_ROW(f16), CAST_ROW(bf16), CAST_ROW(f32), CAST_ROW(f64),
 };
 
+/* strided copy of n elements of a fixed size: the fixed-size memcpy compiles
+ * to one load and one store (a runtime-size memcpy is a call per element);
+ * a source step of 0 (fill_ with a scalar) becomes a store loop that vectorises */
+#define COPY_FIXED(T)                                                                        \
+    do {                                                                                     \
+        if (steps[1] == 0 && steps[0] == (int64_t)sizeof(T)) {                              \
+            T v;                                                                             \
+            memcpy(&v, args[1], sizeof(T));                                                  \
+            T *d = (T *)(void *)args[0];                                                     \
+            for (int64_t k = 0; k < n; k++) d[k] = v;                                        \
+            return;                                                                          \
+        }                                                                                    \
+        for (int64_t k = 0; k < n; k++) memcpy(args[0] + k * steps[0], args[1] + k * steps[1], sizeof(T)); \
+        return;                                                                              \
+    } while (0)
+
 static void copy_same(char **args, const int64_t *steps, int64_t n, const void *p) {
     size_t isz = (size_t)(uintptr_t)p;
     if (steps[0] == (int64_t)isz && steps[1] == (int64_t)isz) {
         memmove(args[0], args[1], (size_t)n * isz);
         return;
+    }
+    switch (isz) {
+    case 1: COPY_FIXED(uint8_t);
+    case 2: COPY_FIXED(uint16_t);
+    case 4: COPY_FIXED(uint32_t);
+    case 8: COPY_FIXED(uint64_t);
+    default: break;
     }
     for (int64_t k = 0; k < n; k++) memcpy(args[0] + k * steps[0], args[1] + k * steps[1], isz);
 }

@@ -42,9 +42,9 @@ class _Steps(Function):
         out: List[Tensor] = []
         for step in x.unbind(0):
             if len(sizes) == 1:
-                out.append(step.clone())
+                out.append(step)
             else:
-                out.extend(p.clone() for p in step.split(list(sizes), -1))
+                out.extend(step.split(list(sizes), -1))
         return tuple(out)
 
     @staticmethod
@@ -72,7 +72,7 @@ def _run_rnn(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Optional[Te
              relu: bool, reverse: bool) -> Tuple[List[Tensor], Tensor]:
     b = b_ih + b_hh if b_ih is not None else None
     xs = _steps(F.linear(x, w_ih, b), (w_hh.shape[0],))
-    w_t = w_hh.t()
+    w_t = w_hh.t().contiguous()
     act = _C.relu if relu else _C.tanh
     addmm = _C.addmm
     outs: List[Tensor] = []
@@ -88,7 +88,7 @@ def _run_lstm(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih:
               b_hh: Optional[Tensor], reverse: bool) -> Tuple[List[Tensor], Tensor, Tensor]:
     b = b_ih + b_hh if b_ih is not None else None
     xs = _steps(F.linear(x, w_ih, b), (w_hh.shape[0],))
-    w_t = w_hh.t()
+    w_t = w_hh.t().contiguous()
     addmm, sigmoid, tanh, addcmul = _C.addmm, _C.sigmoid, _C.tanh, _C.addcmul
     outs: List[Tensor] = []
     for xt in (reversed(xs) if reverse else xs):
