@@ -139,9 +139,7 @@ class Conv1d(_ConvNd):
         return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input: Tensor) -> Tensor:
-        if self.padding_mode != "zeros":
-            return self._conv_forward(input, self.weight, self.bias)
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return self._conv_forward(input, self.weight, self.bias)
 
 
 class Conv2d(_ConvNd):
@@ -161,9 +159,7 @@ class Conv2d(_ConvNd):
         return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input: Tensor) -> Tensor:
-        if self.padding_mode != "zeros":
-            return self._conv_forward(input, self.weight, self.bias)
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return self._conv_forward(input, self.weight, self.bias)
 
 
 class Conv3d(_ConvNd):
@@ -183,9 +179,7 @@ class Conv3d(_ConvNd):
         return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input: Tensor) -> Tensor:
-        if self.padding_mode != "zeros":
-            return self._conv_forward(input, self.weight, self.bias)
-        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return self._conv_forward(input, self.weight, self.bias)
 
 
 class _ConvTransposeNd(_ConvNd):
