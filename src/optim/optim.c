@@ -45,8 +45,9 @@ typedef struct opt_job {
     const void *opt;
 } opt_job;
 
-/* PyTorch's lerp with a scalar weight (w and 1 - w in the compute type). */
-#define LERP(T, a, b, w) (((w) < (T)0.5 && (w) > (T)-0.5) ? (a) + (w) * ((b) - (a)) : (b) - ((b) - (a)) * ((T)1 - (w)))
+/* PyTorch's lerp with a scalar weight w (in the compute type T) computes
+ * a + w (b - a) when |w| < 0.5, else b - (b - a) (1 - w). */
+#define LERP_LOW(T, w) ((T)(w) < (T)0.5 && (T)(w) > (T)-0.5)
 
 /* ------------------------------------------------------------- SGD */
 
@@ -73,31 +74,51 @@ typedef struct opt_job {
     }
 OPT_DTYPES(DEFINE_SGD)
 
+/* Note [Specialised loops]: a loop testing several loop-invariant options
+ * per element does not vectorise (the compiler stops unswitching), so Adam's
+ * and RMSprop's bodies are always-inline functions of an option bitmask and
+ * the float32 / float64 kernels switch once per chunk to one instantiation
+ * per mask value, each a straight vectorisable loop. The half types convert
+ * element by element anyway and take the mask at run time. */
+#define OPT_INLINE static inline __attribute__((always_inline))
+#define OPT_C1(fn, n) \
+    case (n): fn(b, e, j, (n)); break;
+#define OPT_C2(fn, n) OPT_C1(fn, n) OPT_C1(fn, (n) + 1)
+#define OPT_C4(fn, n) OPT_C2(fn, n) OPT_C2(fn, (n) + 2)
+#define OPT_C8(fn, n) OPT_C4(fn, n) OPT_C4(fn, (n) + 4)
+#define OPT_C16(fn, n) OPT_C8(fn, n) OPT_C8(fn, (n) + 8)
+#define OPT_C32(fn, n) OPT_C16(fn, n) OPT_C16(fn, (n) + 16)
+/* f32 / f64: one instantiation per mask; f16 / bf16: the mask at run time */
+#define OPT_DISPATCH_f32(fn, f) switch (f) { OPT_C32(fn, 0u) default: CG_ASSERT(0); }
+#define OPT_DISPATCH_f64(fn, f) OPT_DISPATCH_f32(fn, f)
+#define OPT_DISPATCH_f16(fn, f) fn(b, e, j, f);
+#define OPT_DISPATCH_bf16(fn, f) fn(b, e, j, f);
+
 /* ------------------------------------------------------------- Adam / AdamW
  * s[0] = -lr / bias_correction1, s[1] = sqrt(bias_correction2). */
 
+enum { ADAM_MAX = 1, ADAM_WD = 2, ADAM_DECOUPLED = 4, ADAM_AMS = 8, ADAM_LERP_LO = 16 };
+
 #define DEFINE_ADAM(sfx, T, sq)                                                                           \
-    static void adam_##sfx(int64_t b, int64_t e, const opt_job *j) {                                      \
+    OPT_INLINE void adam_body_##sfx(int64_t b, int64_t e, const opt_job *j, unsigned f) {                 \
         const cg_adam_options *o = j->opt;                                                                \
         char *restrict p = j->d[0], *restrict m = j->d[2], *restrict v = j->d[3], *restrict vm = j->d[4]; \
         const char *restrict g = j->d[1];                                                                 \
         const T wd = (T)o->weight_decay, decay = (T)(1.0 - o->lr * o->weight_decay);                      \
-        const T w1 = (T)(1.0 - o->beta1), beta2 = (T)o->beta2, c2 = (T)(1.0 - o->beta2);                  \
+        const T w1 = (T)(1.0 - o->beta1), w1c = (T)1 - w1, beta2 = (T)o->beta2, c2 = (T)(1.0 - o->beta2); \
         const T nss = (T)j->s[0], bc2s = (T)j->s[1], eps = (T)o->eps;                                     \
-        const bool has_wd = o->weight_decay != 0, mx = o->maximize, ams = o->amsgrad;                     \
-        const bool decoupled = o->decoupled_weight_decay;                                                 \
         for (int64_t i = b; i < e; i++) {                                                                 \
             T gi = ld_##sfx(g, i), pi = ld_##sfx(p, i), mi = ld_##sfx(m, i), vi = ld_##sfx(v, i);         \
-            if (mx) gi = -gi;                                                                             \
-            if (has_wd) {                                                                                 \
-                if (decoupled) pi = pi * decay;                                                           \
+            if (f & ADAM_MAX) gi = -gi;                                                                   \
+            if (f & ADAM_WD) {                                                                            \
+                if (f & ADAM_DECOUPLED) pi = pi * decay;                                                  \
                 else gi = gi + wd * pi;                                                                   \
             }                                                                                             \
-            mi = LERP(T, mi, gi, w1);                                                                     \
+            mi = (f & ADAM_LERP_LO) ? mi + w1 * (gi - mi) : gi - (gi - mi) * w1c;                         \
             vi = vi * beta2;                                                                              \
             vi = vi + c2 * gi * gi;                                                                       \
             T d = vi;                                                                                     \
-            if (ams) {                                                                                    \
+            if (f & ADAM_AMS) {                                                                           \
                 T x = ld_##sfx(vm, i);                                                                    \
                 x = (vi > x || vi != vi) ? vi : x;                                                        \
                 st_##sfx(vm, i, x);                                                                       \
@@ -108,38 +129,45 @@ OPT_DTYPES(DEFINE_SGD)
             st_##sfx(m, i, mi);                                                                           \
             st_##sfx(v, i, vi);                                                                           \
         }                                                                                                 \
+    }                                                                                                     \
+    static void adam_##sfx(int64_t b, int64_t e, const opt_job *j) {                                      \
+        const cg_adam_options *o = j->opt;                                                                \
+        unsigned f = (o->maximize ? ADAM_MAX : 0u) | (o->weight_decay != 0 ? ADAM_WD : 0u) |              \
+                     (o->decoupled_weight_decay ? ADAM_DECOUPLED : 0u) | (o->amsgrad ? ADAM_AMS : 0u) |   \
+                     (LERP_LOW(T, 1.0 - o->beta1) ? ADAM_LERP_LO : 0u);                                   \
+        OPT_DISPATCH_##sfx(adam_body_##sfx, f)                                                            \
     }
 OPT_DTYPES(DEFINE_ADAM)
 
 /* ------------------------------------------------------------- RMSprop */
 
+enum { RMS_MAX = 1, RMS_WD = 2, RMS_MOM = 4, RMS_CENTERED = 8, RMS_LERP_LO = 16 };
+
 #define DEFINE_RMSPROP(sfx, T, sq)                                                                          \
-    static void rmsprop_##sfx(int64_t b, int64_t e, const opt_job *j) {                                     \
+    OPT_INLINE void rmsprop_body_##sfx(int64_t b, int64_t e, const opt_job *j, unsigned f) {                \
         const cg_rmsprop_options *o = j->opt;                                                               \
         char *restrict p = j->d[0], *restrict sa = j->d[2], *restrict bf = j->d[3], *restrict ga = j->d[4]; \
         const char *restrict g = j->d[1];                                                                   \
-        const T wd = (T)o->weight_decay, alpha = (T)o->alpha, c1 = (T)(1.0 - o->alpha);                     \
+        const T wd = (T)o->weight_decay, alpha = (T)o->alpha, c1 = (T)(1.0 - o->alpha), c1c = (T)1 - c1;   \
         const T eps = (T)o->eps, mom = (T)o->momentum, nlr = (T)(-o->lr);                                   \
-        const bool has_wd = o->weight_decay != 0, has_mom = o->momentum > 0, mx = o->maximize;              \
-        const bool centered = o->centered;                                                                  \
         for (int64_t i = b; i < e; i++) {                                                                   \
             T gi = ld_##sfx(g, i), pi = ld_##sfx(p, i), si = ld_##sfx(sa, i);                               \
-            if (mx) gi = -gi;                                                                               \
-            if (has_wd) gi = gi + wd * pi;                                                                  \
+            if (f & RMS_MAX) gi = -gi;                                                                      \
+            if (f & RMS_WD) gi = gi + wd * pi;                                                              \
             si = si * alpha;                                                                                \
             si = si + c1 * gi * gi;                                                                         \
             st_##sfx(sa, i, si);                                                                            \
             T avg;                                                                                          \
-            if (centered) {                                                                                 \
+            if (f & RMS_CENTERED) {                                                                         \
                 T gai = ld_##sfx(ga, i);                                                                    \
-                gai = LERP(T, gai, gi, c1);                                                                 \
+                gai = (f & RMS_LERP_LO) ? gai + c1 * (gi - gai) : gi - (gi - gai) * c1c;                    \
                 st_##sfx(ga, i, gai);                                                                       \
                 avg = sqrt_##sq(si + (T)-1 * gai * gai);                                                    \
             } else {                                                                                        \
                 avg = sqrt_##sq(si);                                                                        \
             }                                                                                               \
             avg = avg + eps;                                                                                \
-            if (has_mom) {                                                                                  \
+            if (f & RMS_MOM) {                                                                              \
                 T bi = ld_##sfx(bf, i) * mom;                                                               \
                 bi = bi + (T)1 * gi / avg;                                                                  \
                 st_##sfx(bf, i, bi);                                                                        \
@@ -149,6 +177,13 @@ OPT_DTYPES(DEFINE_ADAM)
             }                                                                                               \
             st_##sfx(p, i, pi);                                                                             \
         }                                                                                                   \
+    }                                                                                                       \
+    static void rmsprop_##sfx(int64_t b, int64_t e, const opt_job *j) {                                     \
+        const cg_rmsprop_options *o = j->opt;                                                               \
+        unsigned f = (o->maximize ? RMS_MAX : 0u) | (o->weight_decay != 0 ? RMS_WD : 0u) |                  \
+                     (o->momentum > 0 ? RMS_MOM : 0u) | (o->centered ? RMS_CENTERED : 0u) |                 \
+                     (LERP_LOW(T, 1.0 - o->alpha) ? RMS_LERP_LO : 0u);                                    \
+        OPT_DISPATCH_##sfx(rmsprop_body_##sfx, f)                                                           \
     }
 OPT_DTYPES(DEFINE_RMSPROP)
 
