@@ -49,37 +49,12 @@ typedef struct opt_job {
  * a + w (b - a) when |w| < 0.5, else b - (b - a) (1 - w). */
 #define LERP_LOW(T, w) ((T)(w) < (T)0.5 && (T)(w) > (T)-0.5)
 
-/* ------------------------------------------------------------- SGD */
-
-#define DEFINE_SGD(sfx, T, sq)                                                                  \
-    static void sgd_##sfx(int64_t b, int64_t e, const opt_job *j) {                             \
-        const cg_sgd_options *o = j->opt;                                                       \
-        char *restrict p = j->d[0], *restrict bf = j->d[2];                                     \
-        const char *restrict g = j->d[1];                                                       \
-        const T wd = (T)o->weight_decay, mom = (T)o->momentum, damp = (T)(1.0 - o->dampening);  \
-        const T nlr = (T)(-o->lr);                                                              \
-        const bool has_wd = o->weight_decay != 0, has_mom = o->momentum != 0, mx = o->maximize; \
-        const bool nesterov = o->nesterov, first = j->first;                                    \
-        for (int64_t i = b; i < e; i++) {                                                       \
-            T gi = ld_##sfx(g, i), pi = ld_##sfx(p, i);                                         \
-            if (mx) gi = -gi;                                                                   \
-            if (has_wd) gi = gi + wd * pi;                                                      \
-            if (has_mom) {                                                                      \
-                T bi = first ? gi : ld_##sfx(bf, i) * mom + damp * gi;                          \
-                st_##sfx(bf, i, bi);                                                            \
-                gi = nesterov ? gi + mom * bi : bi;                                             \
-            }                                                                                   \
-            st_##sfx(p, i, pi + nlr * gi);                                                      \
-        }                                                                                       \
-    }
-OPT_DTYPES(DEFINE_SGD)
-
 /* Note [Specialised loops]: a loop testing several loop-invariant options
- * per element does not vectorise (the compiler stops unswitching), so Adam's
- * and RMSprop's bodies are always-inline functions of an option bitmask and
- * the float32 / float64 kernels switch once per chunk to one instantiation
- * per mask value, each a straight vectorisable loop. The half types convert
- * element by element anyway and take the mask at run time. */
+ * per element does not vectorise (the compiler stops unswitching), so the
+ * SGD, Adam and RMSprop bodies are always-inline functions of an option
+ * bitmask and the float32 / float64 kernels switch once per chunk to one
+ * instantiation per mask value, each a straight vectorisable loop. The half
+ * types convert element by element anyway and take the mask at run time. */
 #define OPT_INLINE static inline __attribute__((always_inline))
 #define OPT_C1(fn, n) \
     case (n): fn(b, e, j, (n)); break;
@@ -93,6 +68,38 @@ OPT_DTYPES(DEFINE_SGD)
 #define OPT_DISPATCH_f64(fn, f) OPT_DISPATCH_f32(fn, f)
 #define OPT_DISPATCH_f16(fn, f) fn(b, e, j, f);
 #define OPT_DISPATCH_bf16(fn, f) fn(b, e, j, f);
+
+/* ------------------------------------------------------------- SGD */
+
+enum { SGD_MAX = 1, SGD_WD = 2, SGD_MOM = 4, SGD_NESTEROV = 8, SGD_FIRST = 16 };
+
+#define DEFINE_SGD(sfx, T, sq)                                                                 \
+    OPT_INLINE void sgd_body_##sfx(int64_t b, int64_t e, const opt_job *j, unsigned f) {       \
+        const cg_sgd_options *o = j->opt;                                                      \
+        char *restrict p = j->d[0], *restrict bf = j->d[2];                                    \
+        const char *restrict g = j->d[1];                                                      \
+        const T wd = (T)o->weight_decay, mom = (T)o->momentum, damp = (T)(1.0 - o->dampening); \
+        const T nlr = (T)(-o->lr);                                                             \
+        for (int64_t i = b; i < e; i++) {                                                      \
+            T gi = ld_##sfx(g, i), pi = ld_##sfx(p, i);                                        \
+            if (f & SGD_MAX) gi = -gi;                                                         \
+            if (f & SGD_WD) gi = gi + wd * pi;                                                 \
+            if (f & SGD_MOM) {                                                                 \
+                T bi = (f & SGD_FIRST) ? gi : ld_##sfx(bf, i) * mom + damp * gi;               \
+                st_##sfx(bf, i, bi);                                                           \
+                gi = (f & SGD_NESTEROV) ? gi + mom * bi : bi;                                  \
+            }                                                                                  \
+            st_##sfx(p, i, pi + nlr * gi);                                                     \
+        }                                                                                      \
+    }                                                                                          \
+    static void sgd_##sfx(int64_t b, int64_t e, const opt_job *j) {                            \
+        const cg_sgd_options *o = j->opt;                                                      \
+        unsigned f = (o->maximize ? SGD_MAX : 0u) | (o->weight_decay != 0 ? SGD_WD : 0u) |     \
+                     (o->momentum != 0 ? SGD_MOM : 0u) | (o->nesterov ? SGD_NESTEROV : 0u) |   \
+                     (j->first ? SGD_FIRST : 0u);                                              \
+        OPT_DISPATCH_##sfx(sgd_body_##sfx, f)                                                  \
+    }
+OPT_DTYPES(DEFINE_SGD)
 
 /* ------------------------------------------------------------- Adam / AdamW
  * s[0] = -lr / bias_correction1, s[1] = sqrt(bias_correction2). */
