@@ -154,3 +154,19 @@ def test_hardtanh_deprecated_keywords():
     with pytest.warns(FutureWarning, match="max_value"):
         m = cgrad.nn.Hardtanh(max_value=3.0)
     assert (m.min_val, m.max_val) == (-1.0, 3.0)
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu_tanh", "prelu_channels", "softmax", "silu_inplace", "glu"])
+def test_float32(name):
+    _, make, shape = CASES[IDS.index(name)]
+    compare_module(make, [shape], dtype="float32", atol=1e-5, rtol=1e-4,
+                   call=_nonleaf if "inplace" in name else None)
+
+
+def test_deepcopy_and_pickle():
+    import copy
+    import pickle
+    m = cgrad.nn.Sequential(cgrad.nn.PReLU(2), cgrad.nn.Softmax(dim=1), cgrad.nn.ReLU(True))
+    for m2 in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        assert repr(m2) == repr(m)
+        np.testing.assert_array_equal(to_numpy(m2[0].weight), to_numpy(m[0].weight))

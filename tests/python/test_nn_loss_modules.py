@@ -153,3 +153,9 @@ def _raises_like_torch(fn):
         "margin_ranking_dims", "cosine_embedding_dims"])
 def test_argument_errors(fn):
     _raises_like_torch(fn)
+
+
+@pytest.mark.parametrize("name", ["mse", "ce_weight", "ce_smooth", "nll_weight_ignore", "bce_logits_pos"])
+def test_float32(name):
+    _, make, inputs, call = CASES[IDS.index(name)]
+    compare_module(make, inputs, dtype="float32", atol=1e-5, rtol=1e-4, call=call)
