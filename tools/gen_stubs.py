@@ -33,6 +33,8 @@ RETURNS = {
     "use_deterministic_algorithms": "None", "are_deterministic_algorithms_enabled": "bool",
     "is_deterministic_algorithms_warn_only_enabled": "bool",
 }
+RETURNS.update({n: "Tuple[_TensorBase, _TensorBase]" for n in (  # nn pooling: (values, indices)
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "adaptive_max_pool1d", "adaptive_max_pool2d")})
 
 
 def _ret(name: str) -> str:

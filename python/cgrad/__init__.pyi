@@ -10,12 +10,16 @@ from ._C import abs as abs
 from ._C import absolute as absolute
 from ._C import acos as acos
 from ._C import acosh as acosh
+from ._C import adaptive_avg_pool1d as adaptive_avg_pool1d
+from ._C import adaptive_max_pool1d as adaptive_max_pool1d
 from ._C import add as add
 from ._C import addcdiv as addcdiv
 from ._C import addcmul as addcmul
 from ._C import addmm as addmm
 from ._C import all as all
 from ._C import allclose as allclose
+from ._C import alpha_dropout as alpha_dropout
+from ._C import alpha_dropout_ as alpha_dropout_
 from ._C import amax as amax
 from ._C import amin as amin
 from ._C import aminmax as aminmax
@@ -41,7 +45,9 @@ from ._C import asinh as asinh
 from ._C import atan as atan
 from ._C import atan2 as atan2
 from ._C import atanh as atanh
+from ._C import avg_pool1d as avg_pool1d
 from ._C import baddbmm as baddbmm
+from ._C import batch_norm as batch_norm
 from ._C import bernoulli as bernoulli
 from ._C import bfloat16 as bfloat16
 from ._C import bilinear as bilinear
@@ -70,6 +76,12 @@ from ._C import clip as clip
 from ._C import concat as concat
 from ._C import concatenate as concatenate
 from ._C import constant_pad_nd as constant_pad_nd
+from ._C import conv1d as conv1d
+from ._C import conv2d as conv2d
+from ._C import conv3d as conv3d
+from ._C import conv_transpose1d as conv_transpose1d
+from ._C import conv_transpose2d as conv_transpose2d
+from ._C import conv_transpose3d as conv_transpose3d
 from ._C import cos as cos
 from ._C import cosh as cosh
 from ._C import cosine_similarity as cosine_similarity
@@ -83,9 +95,13 @@ from ._C import diagonal as diagonal
 from ._C import div as div
 from ._C import divide as divide
 from ._C import dot as dot
+from ._C import dropout as dropout
+from ._C import dropout_ as dropout_
 from ._C import dstack as dstack
 from ._C import dtype as dtype
 from ._C import einsum as einsum
+from ._C import embedding as embedding
+from ._C import embedding_renorm_ as embedding_renorm_
 from ._C import empty as empty
 from ._C import empty_like as empty_like
 from ._C import eq as eq
@@ -97,6 +113,8 @@ from ._C import exp as exp
 from ._C import exp2 as exp2
 from ._C import expm1 as expm1
 from ._C import eye as eye
+from ._C import feature_dropout as feature_dropout
+from ._C import feature_dropout_ as feature_dropout_
 from ._C import fix as fix
 from ._C import flatten as flatten
 from ._C import flip as flip
@@ -125,6 +143,7 @@ from ._C import get_rng_state as get_rng_state
 from ._C import grad as grad
 from ._C import greater as greater
 from ._C import greater_equal as greater_equal
+from ._C import group_norm as group_norm
 from ._C import gt as gt
 from ._C import hstack as hstack
 from ._C import hypot as hypot
@@ -135,6 +154,7 @@ from ._C import index_put as index_put
 from ._C import index_select as index_select
 from ._C import initial_seed as initial_seed
 from ._C import inner as inner
+from ._C import instance_norm as instance_norm
 from ._C import int16 as int16
 from ._C import int32 as int32
 from ._C import int64 as int64
@@ -150,6 +170,7 @@ from ._C import isnan as isnan
 from ._C import isneginf as isneginf
 from ._C import isposinf as isposinf
 from ._C import kl_div as kl_div
+from ._C import layer_norm as layer_norm
 from ._C import le as le
 from ._C import lerp as lerp
 from ._C import less as less
@@ -174,6 +195,9 @@ from ._C import masked_scatter as masked_scatter
 from ._C import masked_select as masked_select
 from ._C import matmul as matmul
 from ._C import max as max
+from ._C import max_pool1d as max_pool1d
+from ._C import max_pool1d_with_indices as max_pool1d_with_indices
+from ._C import max_pool2d as max_pool2d
 from ._C import maximum as maximum
 from ._C import mean as mean
 from ._C import min as min
@@ -221,6 +245,7 @@ from ._C import relu_ as relu_
 from ._C import remainder as remainder
 from ._C import reshape as reshape
 from ._C import result_type as result_type
+from ._C import rms_norm as rms_norm
 from ._C import roll as roll
 from ._C import round as round
 from ._C import rsqrt as rsqrt
@@ -290,6 +315,7 @@ from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from . import autograd as autograd
 from . import datasets as datasets
 from . import nn as nn
+from . import optim as optim
 from . import return_types as return_types
 from . import serialization as serialization
 from . import utils as utils

@@ -10,7 +10,7 @@
  * module functions. The same C function usually serves both: it receives
  * `self` = the tensor for methods and the module for functions; use
  * cgpy_self_or_arg to get the input either way. */
-#define CGPY_OP_FAMILIES(X) X(math) X(reduce) X(shape) X(index) X(linalg) X(creation) X(interop) X(nn_func)
+#define CGPY_OP_FAMILIES(X) X(math) X(reduce) X(shape) X(index) X(linalg) X(creation) X(interop) X(nn_func) X(nn_layers)
 #define CGPY_DECLARE_TABLES(fam) extern PyMethodDef cgpy_##fam##_methods[]; extern PyMethodDef cgpy_##fam##_functions[];
 CGPY_OP_FAMILIES(CGPY_DECLARE_TABLES)
 #undef CGPY_DECLARE_TABLES

@@ -12,8 +12,12 @@
 /* Note [Conv threads]: when one group's GEMM is small (OpenBLAS then runs it
  * on the calling thread, see blas.c) and the batch has several samples, the
  * batch is split across our threads, each with its own column buffer;
- * otherwise samples run one after another, OpenBLAS threads each GEMM and
- * im2col / col2im split their channels. Every output element is computed by
+ * otherwise samples run one after another and OpenBLAS threads each GEMM;
+ * im2col / col2im then split their channels across our threads only for a
+ * single sample: between two OpenBLAS-threaded GEMMs, an OpenMP region
+ * leaves its workers spin-waiting on the cores OpenBLAS's threads need,
+ * which made a batched conv up to ~50x slower (the spin outlives the next
+ * GEMM on a busy machine). Every output element is computed by
  * the same sequence of operations either way. The weight gradient sums over
  * the batch in a fixed number of chunks that depends only on the shapes
  * (partial sums added in chunk order), so it never depends on the thread
@@ -91,12 +95,22 @@ static void col2im_range(int64_t c0, int64_t c1, void *p) {
     cg_col2im(t->j->dt, t->j->g, c0, c1, t->src, t->dst);
 }
 
+/* Split a column transform of cin channels across our threads: only for a
+ * single sample (Note [Conv threads]); else run fn on the calling thread. */
+static void col_parallel(const conv_job *j, cg_range_fn fn, col_task *t) {
+    if (j->g->n != 1) {
+        fn(0, j->g->cin, t);
+        return;
+    }
+    int64_t per_channel = cg_conv_vol(j->g->k) * j->L;
+    cg_parallel_for(j->g->cin, COL_GRAIN / (per_channel > 0 ? per_channel : 1) + 1, fn, t);
+}
+
 /* Column matrix of sample x_n (cin, in...): x_n itself when pointwise. */
 static const char *columns(const conv_job *j, const char *xn, char *col) {
     if (j->pointwise) return xn;
     col_task t = {j, xn, col};
-    int64_t per_channel = cg_conv_vol(j->g->k) * j->L;
-    cg_parallel_for(j->g->cin, COL_GRAIN / (per_channel > 0 ? per_channel : 1) + 1, im2col_range, &t);
+    col_parallel(j, im2col_range, &t);
     return col;
 }
 
@@ -172,8 +186,7 @@ static void transpose_range(int64_t n0, int64_t n1, void *p) {
         if (!j->pointwise) {
             memset(xn, 0, (size_t)(g->cin * j->P) * j->es);
             col_task t = {j, col, xn};
-            int64_t per_channel = cg_conv_vol(g->k) * j->L;
-            cg_parallel_for(g->cin, COL_GRAIN / (per_channel > 0 ? per_channel : 1) + 1, col2im_range, &t);
+            col_parallel(j, col2im_range, &t);
         }
         if (j->bias) add_bias(j->dt, j->bias, xn, g->cin, j->P);
     }
