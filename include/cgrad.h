@@ -542,6 +542,60 @@ CG_API cg_status cg_binary_(const char *op_name, cg_tensor *self, cg_tensor *oth
 CG_API cg_status cg_clamp_(cg_tensor *self, const double *min, const double *max);
 CG_API cg_status cg_leaky_relu_(cg_tensor *self, double negative_slope);
 
+/* ------------------------------------------------------------- optim: fused parameter updates
+ * Note [Fused optimizer steps]: one call updates the n parameters of a group
+ * in place, without autograd (grad mode is ignored): the loop over parameters
+ * runs in C and each parameter's update is one pass over its elements, split
+ * across threads when large. params[i], grads[i] and the state tensors of
+ * index i must have the same shape (else CG_ERR_SHAPE), dtype (float32,
+ * float64, float16 or bfloat16; else CG_ERR_DTYPE) and device, the message
+ * naming the optimizer and i; every check runs before anything is written.
+ * float16 / bfloat16 compute in float32. Grads may have any strides. Every
+ * written tensor's version is bumped. The formulas and options are PyTorch's
+ * (torch.optim, single-tensor form). steps[i] are one-element tensors holding
+ * parameter i's step count: incremented first, then used (bias correction). */
+
+typedef struct cg_sgd_options {
+    double lr, momentum, dampening, weight_decay;
+    bool nesterov, maximize;
+} cg_sgd_options;
+/* momentum_buffers: n slots, unused when momentum == 0; a NULL slot receives a
+ * new buffer (a new reference the caller owns) holding that step's gradient
+ * (after maximize and weight decay), as in PyTorch's first step. */
+CG_API cg_status cg_sgd_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+                             cg_tensor **momentum_buffers, const cg_sgd_options *opt);
+
+typedef struct cg_adam_options {
+    double lr, beta1, beta2, eps, weight_decay;
+    bool amsgrad, maximize;
+    bool decoupled_weight_decay; /* AdamW: p *= 1 - lr * weight_decay */
+} cg_adam_options;
+/* max_exp_avg_sqs is read only when amsgrad (may be NULL otherwise). */
+CG_API cg_status cg_adam_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+                              cg_tensor *const *exp_avgs, cg_tensor *const *exp_avg_sqs,
+                              cg_tensor *const *max_exp_avg_sqs, cg_tensor *const *steps,
+                              const cg_adam_options *opt);
+
+typedef struct cg_rmsprop_options {
+    double lr, alpha, eps, weight_decay, momentum;
+    bool centered, maximize;
+} cg_rmsprop_options;
+/* momentum_buffers is read only when momentum > 0, grad_avgs only when
+ * centered (either may be NULL otherwise). */
+CG_API cg_status cg_rmsprop_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+                                 cg_tensor *const *square_avgs, cg_tensor *const *momentum_buffers,
+                                 cg_tensor *const *grad_avgs, cg_tensor *const *steps,
+                                 const cg_rmsprop_options *opt);
+
+typedef struct cg_adagrad_options {
+    double lr, lr_decay, weight_decay, eps;
+    bool maximize;
+} cg_adagrad_options;
+/* state_sums start at initial_accumulator_value (the caller creates them). */
+CG_API cg_status cg_adagrad_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+                                 cg_tensor *const *state_sums, cg_tensor *const *steps,
+                                 const cg_adagrad_options *opt);
+
 /* ------------------------------------------------------------- nn: convolution and pooling */
 
 /* Convolutions (PyTorch conv1d/2d/3d): input (N, C_in, *spatial) or unbatched

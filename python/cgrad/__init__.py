@@ -14,7 +14,7 @@ from . import autograd
 from . import return_types
 from .serialization import save, load
 from . import utils, datasets
-from . import nn
+from . import nn, optim
 
 half = float16
 float = float32  # noqa: A001 - PyTorch's aliases

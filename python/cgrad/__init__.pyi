@@ -315,6 +315,7 @@ from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from . import autograd as autograd
 from . import datasets as datasets
 from . import nn as nn
+from . import optim as optim
 from . import return_types as return_types
 from . import serialization as serialization
 from . import utils as utils

@@ -138,6 +138,8 @@ def test_tensor_from_numpy_copies_and_keeps_dtype():
     assert cgrad.tensor(a[:, ::2], dtype=cgrad.int32).tolist() == [[100, 2], [3, 5]]
     assert cgrad.tensor(np.float32(2.5)).dtype == cgrad.float32 and cgrad.tensor(np.int16(3)).dtype == cgrad.int16
     assert cgrad.tensor(np.arange(3)[::-1]).tolist() == [2, 1, 0]  # a copy may read negative strides
+    for zero_d in (np.array(1.5), np.float64(1.5)):  # 0-d stays 0-d, as in torch
+        assert cgrad.tensor(zero_d).shape == torch.tensor(zero_d).shape == ()
     assert cgrad.tensor(np.ones(2, dtype=bool), device="meta").device.type == "meta"
     t = cgrad.tensor(np.ones(2, dtype=np.float32), requires_grad=True)
     assert t.requires_grad and t.is_leaf

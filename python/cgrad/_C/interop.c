@@ -198,7 +198,14 @@ cg_tensor *cgpy_tensor_from_numpy(PyObject *o, int dtype, int copy) {
     if (cgpy_numpy_kind(o) == 2) copy = 1; /* a NumPy scalar */
     if (copy) { /* through a contiguous array (any strides, scalars as 0-d arrays) */
         PyObject *np = PyImport_ImportModule("numpy");
-        arr = np ? PyObject_CallMethod(np, "ascontiguousarray", "O", o) : NULL;
+        /* np.array(o, order="C"), not ascontiguousarray: that one makes 0-d arrays 1-d */
+        PyObject *fn = np ? PyObject_GetAttrString(np, "array") : NULL;
+        PyObject *args = fn ? PyTuple_Pack(1, o) : NULL;
+        PyObject *kw = args ? Py_BuildValue("{s:s}", "order", "C") : NULL;
+        arr = kw ? PyObject_Call(fn, args, kw) : NULL;
+        Py_XDECREF(kw);
+        Py_XDECREF(args);
+        Py_XDECREF(fn);
         Py_XDECREF(np);
         if (!arr) return NULL;
     } else {

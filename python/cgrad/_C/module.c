@@ -335,5 +335,10 @@ PyMODINIT_FUNC PyInit__C(void) {
         Py_DECREF(m);
         return NULL;
     }
+    extern int cgpy_init_optim(PyObject *m); /* optim.c */
+    if (cgpy_init_optim(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

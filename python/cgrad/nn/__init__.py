@@ -17,6 +17,20 @@ from .modules.pooling import (  # noqa: F401
 from .modules.sparse import Embedding  # noqa: F401
 from .modules.linear import Bilinear, Identity, LazyLinear, Linear  # noqa: F401
 from .modules.flatten import Flatten, Unflatten  # noqa: F401
+from .modules.activation import (  # noqa: F401
+    CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish,
+    PReLU, ReLU, ReLU6, SELU, SiLU, Sigmoid, Softmax, Softmin, Softplus, Softshrink, Softsign, Tanh, Tanhshrink,
+    Threshold)
+from .modules.loss import (  # noqa: F401
+    BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+    MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss)
+from .modules.distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+from .modules.padding import (  # noqa: F401
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+    ZeroPad3d)
+from .modules.pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
+from .modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 from .modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .modules.attention import MultiheadAttention  # noqa: F401
 from .modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401

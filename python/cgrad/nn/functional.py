@@ -397,7 +397,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     _need_tensor(weight, "prelu", "weight")
     n = weight.numel()
     if n != 1:
-        if input.dim() == 0 or weight.dim() != 1 or input.shape[1 if input.dim() >= 2 else 0] != n:
+        if input.dim() == 0:
+            raise RuntimeError("prelu: Not allow zero-dim input tensor.")
+        if weight.dim() != 1 or input.dim() < 2 or input.shape[1] != n:
             raise RuntimeError(f"prelu: Mismatch of parameter numbers and input channel size: weight {tuple(weight.shape)}"
                                f" for input {tuple(input.shape)}")
         if input.dim() >= 2:

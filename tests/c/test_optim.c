@@ -1,0 +1,333 @@
+/* test_optim.c — the fused optimizer steps (src/optim/optim.c): each
+ * optimizer's 20-step trajectory, with every option, against a plain
+ * reference loop written here in double; float32 / float16 / bfloat16
+ * parameters, non-contiguous grads and parameters, a parameter large enough
+ * to be split across threads, version counters, and the argument errors. */
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { K_SGD, K_ADAM, K_RMSPROP, K_ADAGRAD } opt_kind;
+
+typedef struct opt_cfg {
+    opt_kind kind;
+    cg_sgd_options sgd;
+    cg_adam_options adam;
+    cg_rmsprop_options rms;
+    cg_adagrad_options ada;
+    double init_acc; /* Adagrad's initial_accumulator_value */
+} opt_cfg;
+
+#define NSTEPS 20
+#define MAXP 5
+
+/* reference state of one parameter, in double */
+typedef struct ref_param {
+    int64_t n;
+    double *p, *s0, *s1, *s2; /* states in the order of the step's arguments */
+    double step;
+    bool has_buf;
+} ref_param;
+
+static double *dup_values(const cg_tensor *t) {
+    int64_t n = cg_tensor_numel(t);
+    double *v = calloc((size_t)(n ? n : 1), sizeof *v);
+    for (int64_t i = 0; i < n; i++) v[i] = tt_get(t, i);
+    return v;
+}
+
+/* One reference step of parameter r with gradient g (already rounded). */
+static void ref_step(const opt_cfg *c, ref_param *r, const double *g0) {
+    r->step += 1;
+    double t = r->step;
+    for (int64_t i = 0; i < r->n; i++) {
+        double g = g0[i], *p = &r->p[i];
+        switch (c->kind) {
+        case K_SGD: {
+            const cg_sgd_options *o = &c->sgd;
+            if (o->maximize) g = -g;
+            g += o->weight_decay * *p;
+            if (o->momentum != 0) {
+                double *b = &r->s0[i];
+                *b = r->has_buf ? o->momentum * *b + (1 - o->dampening) * g : g;
+                g = o->nesterov ? g + o->momentum * *b : *b;
+            }
+            *p -= o->lr * g;
+            break;
+        }
+        case K_ADAM: {
+            const cg_adam_options *o = &c->adam;
+            if (o->maximize) g = -g;
+            if (o->decoupled_weight_decay) *p *= 1 - o->lr * o->weight_decay;
+            else g += o->weight_decay * *p;
+            double *m = &r->s0[i], *v = &r->s1[i], *vm = &r->s2[i];
+            *m = o->beta1 * *m + (1 - o->beta1) * g;
+            *v = o->beta2 * *v + (1 - o->beta2) * g * g;
+            if (*v > *vm) *vm = *v;
+            double denom = sqrt(o->amsgrad ? *vm : *v) / sqrt(1 - pow(o->beta2, t)) + o->eps;
+            *p -= o->lr / (1 - pow(o->beta1, t)) * *m / denom;
+            break;
+        }
+        case K_RMSPROP: {
+            const cg_rmsprop_options *o = &c->rms;
+            if (o->maximize) g = -g;
+            g += o->weight_decay * *p;
+            double *sa = &r->s0[i], *b = &r->s1[i], *ga = &r->s2[i];
+            *sa = o->alpha * *sa + (1 - o->alpha) * g * g;
+            double avg;
+            if (o->centered) {
+                *ga = o->alpha * *ga + (1 - o->alpha) * g;
+                avg = sqrt(*sa - *ga * *ga) + o->eps;
+            } else {
+                avg = sqrt(*sa) + o->eps;
+            }
+            if (o->momentum > 0) {
+                *b = o->momentum * *b + g / avg;
+                *p -= o->lr * *b;
+            } else {
+                *p -= o->lr * g / avg;
+            }
+            break;
+        }
+        case K_ADAGRAD: {
+            const cg_adagrad_options *o = &c->ada;
+            if (o->maximize) g = -g;
+            g += o->weight_decay * *p;
+            double *ss = &r->s0[i];
+            *ss += g * g;
+            *p -= o->lr / (1 + (t - 1) * o->lr_decay) * g / (sqrt(*ss) + o->eps);
+            break;
+        }
+        }
+    }
+    r->has_buf = true;
+}
+
+static cg_tensor *filled(const cg_tensor *like, double v) {
+    cg_tensor *t = cg_empty(cg_tensor_ndim(like), cg_tensor_shape(like), cg_tensor_dtype(like), cg_cpu());
+    if (t) cg_fill_(t, v);
+    return t;
+}
+
+typedef struct traj_opts {
+    cg_dtype dt;
+    bool noncontig_grad, noncontig_param, big;
+    double tol; /* relative */
+} traj_opts;
+
+/* Run NSTEPS steps of c on parameters of several shapes and compare the
+ * parameters and states with the reference. */
+static void run_traj(const opt_cfg *c, traj_opts to, const char *label) {
+    static const int64_t shapes[MAXP][3] = {{0}, {7}, {3, 5}, {2, 3, 4}, {70001}};
+    static const int ndims[MAXP] = {0, 1, 2, 3, 1};
+    int np = to.big ? MAXP : MAXP - 1;
+    cg_tensor *params[MAXP], *grads[MAXP], *s0[MAXP] = {0}, *s1[MAXP] = {0}, *s2[MAXP] = {0}, *steps[MAXP];
+    ref_param ref[MAXP];
+    for (int k = 0; k < np; k++) {
+        cg_tensor *p = tt_rand(to.dt, ndims[k], shapes[k], -1, 1, 11u + (unsigned)k);
+        if (to.noncontig_param) {
+            cg_tensor *q = tt_noncontig(p);
+            cg_tensor_release(p);
+            p = q;
+        }
+        params[k] = p;
+        steps[k] = cg_scalar(0, CG_DTYPE_F32);
+        memset(&ref[k], 0, sizeof ref[k]);
+        ref[k].n = cg_tensor_numel(p);
+        ref[k].p = dup_values(p);
+        double init = c->kind == K_ADAGRAD ? c->init_acc : 0;
+        if (c->kind != K_SGD) s0[k] = filled(p, init);
+        if (c->kind == K_ADAM || c->kind == K_RMSPROP) s1[k] = filled(p, 0), s2[k] = filled(p, 0);
+        ref[k].s0 = calloc((size_t)ref[k].n, sizeof(double));
+        ref[k].s1 = calloc((size_t)ref[k].n, sizeof(double));
+        ref[k].s2 = calloc((size_t)ref[k].n, sizeof(double));
+        for (int64_t i = 0; i < ref[k].n; i++) ref[k].s0[i] = init;
+    }
+    uint64_t v0 = cg_tensor_version(params[1]);
+    for (int s = 0; s < NSTEPS; s++) {
+        for (int k = 0; k < np; k++) {
+            cg_tensor *g = tt_rand(to.dt, ndims[k], shapes[k], -1, 1, 1000u + 37u * (unsigned)s + (unsigned)k);
+            if (to.noncontig_grad) {
+                cg_tensor *q = tt_noncontig(g);
+                cg_tensor_release(g);
+                g = q;
+            }
+            grads[k] = g;
+            double *gv = dup_values(g);
+            ref_step(c, &ref[k], gv);
+            free(gv);
+        }
+        cg_status st = CG_OK;
+        switch (c->kind) {
+        case K_SGD: st = cg_sgd_step(np, params, grads, s0, &c->sgd); break;
+        case K_ADAM: st = cg_adam_step(np, params, grads, s0, s1, s2, steps, &c->adam); break;
+        case K_RMSPROP: st = cg_rmsprop_step(np, params, grads, s0, s1, s2, steps, &c->rms); break;
+        case K_ADAGRAD: st = cg_adagrad_step(np, params, grads, s0, steps, &c->ada); break;
+        }
+        CHECK_MSG(st == CG_OK, "%s: step failed: %s", label, cg_last_error_message());
+        for (int k = 0; k < np; k++) cg_tensor_release(grads[k]);
+        if (st != CG_OK) break;
+    }
+    CHECK_MSG(cg_tensor_version(params[1]) >= v0 + NSTEPS, "%s: version not bumped", label);
+    for (int k = 0; k < np; k++) {
+        double worst = 0, worst_state = 0;
+        for (int64_t i = 0; i < ref[k].n; i++) {
+            double got = tt_get(params[k], i), want = ref[k].p[i];
+            double e = fabs(got - want) / (1 + fabs(want));
+            if (!(e <= worst)) worst = e;
+            if (s0[k]) {
+                double es = fabs(tt_get(s0[k], i) - ref[k].s0[i]) / (1 + fabs(ref[k].s0[i]));
+                if (!(es <= worst_state)) worst_state = es;
+            }
+        }
+        CHECK_MSG(worst <= to.tol, "%s: parameter %d off by %g (tol %g)", label, k, worst, to.tol);
+        CHECK_MSG(worst_state <= to.tol, "%s: state of parameter %d off by %g (tol %g)", label, k, worst_state,
+                  to.tol);
+        if (c->kind == K_ADAM || c->kind == K_ADAGRAD) CHECK_NEAR(tt_get(steps[k], 0), NSTEPS, 0);
+        cg_tensor_release(params[k]);
+        cg_tensor_release(s0[k]);
+        cg_tensor_release(s1[k]);
+        cg_tensor_release(s2[k]);
+        cg_tensor_release(steps[k]);
+        free(ref[k].p), free(ref[k].s0), free(ref[k].s1), free(ref[k].s2);
+    }
+}
+
+/* Every configuration in float64 (tight) and float32; the first ones also with
+ * non-contiguous grads / parameters, half types and a threaded parameter. */
+static void run_all(const opt_cfg *cfgs, int n, const char *name) {
+    char label[96];
+    for (int i = 0; i < n; i++) {
+        snprintf(label, sizeof label, "%s config %d float64", name, i);
+        run_traj(&cfgs[i], (traj_opts){.dt = CG_DTYPE_F64, .tol = 1e-12}, label);
+        snprintf(label, sizeof label, "%s config %d float32", name, i);
+        run_traj(&cfgs[i], (traj_opts){.dt = CG_DTYPE_F32, .tol = 2e-5}, label);
+    }
+    snprintf(label, sizeof label, "%s non-contiguous grads", name);
+    run_traj(&cfgs[n - 1], (traj_opts){.dt = CG_DTYPE_F64, .noncontig_grad = true, .tol = 1e-12}, label);
+    snprintf(label, sizeof label, "%s non-contiguous params", name);
+    run_traj(&cfgs[n - 1], (traj_opts){.dt = CG_DTYPE_F64, .noncontig_param = true, .tol = 1e-12}, label);
+    snprintf(label, sizeof label, "%s threaded", name);
+    run_traj(&cfgs[n - 1], (traj_opts){.dt = CG_DTYPE_F32, .big = true, .tol = 2e-5}, label);
+    snprintf(label, sizeof label, "%s float16", name);
+    run_traj(&cfgs[0], (traj_opts){.dt = CG_DTYPE_F16, .tol = 3e-2}, label);
+    snprintf(label, sizeof label, "%s bfloat16", name);
+    run_traj(&cfgs[0], (traj_opts){.dt = CG_DTYPE_BF16, .tol = 1e-1}, label);
+}
+
+TEST(optim_sgd_trajectories) {
+    const cg_sgd_options base = {.lr = 0.1};
+    opt_cfg c[8];
+    for (int i = 0; i < 8; i++) c[i] = (opt_cfg){.kind = K_SGD, .sgd = base};
+    c[1].sgd.momentum = 0.9;
+    c[2].sgd.momentum = 0.9, c[2].sgd.dampening = 0.3;
+    c[3].sgd.momentum = 0.8, c[3].sgd.nesterov = true;
+    c[4].sgd.weight_decay = 0.05;
+    c[5].sgd.maximize = true, c[5].sgd.momentum = 0.5;
+    c[6].sgd.momentum = 0.9, c[6].sgd.nesterov = true, c[6].sgd.weight_decay = 0.1;
+    c[7].sgd.momentum = 0.7, c[7].sgd.dampening = 0.1, c[7].sgd.weight_decay = 0.01, c[7].sgd.maximize = true;
+    run_all(c, 8, "sgd");
+}
+
+TEST(optim_adam_trajectories) {
+    const cg_adam_options base = {.lr = 0.01, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
+    opt_cfg c[8];
+    for (int i = 0; i < 8; i++) c[i] = (opt_cfg){.kind = K_ADAM, .adam = base};
+    c[1].adam.amsgrad = true;
+    c[2].adam.weight_decay = 0.1;
+    c[3].adam.weight_decay = 0.1, c[3].adam.decoupled_weight_decay = true;
+    c[4].adam.maximize = true, c[4].adam.amsgrad = true;
+    c[5].adam.beta1 = 0.3, c[5].adam.beta2 = 0.5, c[5].adam.eps = 1e-3; /* lerp weight >= 0.5 */
+    c[6].adam.decoupled_weight_decay = true, c[6].adam.weight_decay = 0.01, c[6].adam.amsgrad = true;
+    c[7].adam.weight_decay = 0.02, c[7].adam.amsgrad = true, c[7].adam.maximize = true;
+    run_all(c, 8, "adam");
+}
+
+TEST(optim_rmsprop_trajectories) {
+    const cg_rmsprop_options base = {.lr = 0.01, .alpha = 0.99, .eps = 1e-8};
+    opt_cfg c[7];
+    for (int i = 0; i < 7; i++) c[i] = (opt_cfg){.kind = K_RMSPROP, .rms = base};
+    c[1].rms.centered = true;
+    c[2].rms.momentum = 0.9;
+    c[3].rms.weight_decay = 0.1;
+    c[4].rms.maximize = true, c[4].rms.alpha = 0.4;
+    c[5].rms.centered = true, c[5].rms.momentum = 0.5, c[5].rms.eps = 1e-4;
+    c[6].rms.centered = true, c[6].rms.momentum = 0.9, c[6].rms.weight_decay = 0.05, c[6].rms.maximize = true;
+    run_all(c, 7, "rmsprop");
+}
+
+TEST(optim_adagrad_trajectories) {
+    const cg_adagrad_options base = {.lr = 0.1, .eps = 1e-10};
+    opt_cfg c[5];
+    for (int i = 0; i < 5; i++) c[i] = (opt_cfg){.kind = K_ADAGRAD, .ada = base};
+    c[1].ada.lr_decay = 0.1;
+    c[2].ada.weight_decay = 0.1;
+    c[3].init_acc = 0.5, c[3].ada.maximize = true;
+    c[4].ada.lr_decay = 0.05, c[4].ada.weight_decay = 0.01, c[4].init_acc = 0.1, c[4].ada.eps = 1e-3;
+    run_all(c, 5, "adagrad");
+}
+
+TEST(optim_sgd_momentum_buffer) {
+    /* the first step creates the buffer holding the (decayed, negated) grad */
+    int64_t sh[1] = {3};
+    cg_tensor *p = tt_tensor(CG_DTYPE_F32, 1, sh, (double[]){1, 2, 3});
+    cg_tensor *g = tt_tensor(CG_DTYPE_F32, 1, sh, (double[]){0.5, -1, 2});
+    cg_tensor *buf = NULL;
+    cg_sgd_options o = {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.5, .maximize = true};
+    CHECK_OK(cg_sgd_step(1, &p, &g, &buf, &o));
+    CHECK_NN(buf);
+    if (buf) {
+        CHECK(cg_tensor_is_contiguous(buf) && cg_tensor_dtype(buf) == CG_DTYPE_F32);
+        CHECK_NEAR(tt_get(buf, 0), -0.5 + 0.5, 1e-7);
+        CHECK_NEAR(tt_get(buf, 1), 1 + 1, 1e-7);
+        CHECK_NEAR(tt_get(buf, 2), -2 + 1.5, 1e-7);
+    }
+    CHECK_NEAR(tt_get(p, 1), 2 - 0.1 * 2, 1e-6);
+    /* momentum 0: no buffers needed */
+    cg_sgd_options plain = {.lr = 1};
+    CHECK_OK(cg_sgd_step(1, &p, &g, NULL, &plain));
+    CHECK_NEAR(tt_get(p, 0), 1 - 0.5, 1e-6);
+    CHECK_OK(cg_sgd_step(0, NULL, NULL, NULL, &plain));
+    cg_tensor_release(buf);
+    cg_tensor_release(p);
+    cg_tensor_release(g);
+}
+
+TEST(optim_errors) {
+    int64_t s2[1] = {2}, s3[1] = {3};
+    cg_tensor *p0 = tt_rand(CG_DTYPE_F32, 1, s2, -1, 1, 1), *p1 = tt_rand(CG_DTYPE_F32, 1, s3, -1, 1, 2);
+    cg_tensor *g0 = tt_rand(CG_DTYPE_F32, 1, s2, -1, 1, 3), *g1 = tt_rand(CG_DTYPE_F32, 1, s2, -1, 1, 4);
+    cg_tensor *g1d = tt_rand(CG_DTYPE_F64, 1, s3, -1, 1, 5), *g1ok = tt_rand(CG_DTYPE_F32, 1, s3, -1, 1, 6);
+    cg_tensor *pi = cg_from_data((int64_t[]){1, 2}, 1, s2, CG_DTYPE_I64);
+    cg_tensor *params[2] = {p0, p1};
+    double before = tt_get(p0, 0);
+    cg_sgd_options so = {.lr = 0.1, .momentum = 0.9};
+    cg_tensor *bufs[2] = {NULL, NULL};
+    CHECK_ERR(cg_sgd_step(2, params, (cg_tensor *[]){g0, g1}, bufs, &so) != CG_OK, CG_ERR_SHAPE, "[sgd] parameter 1");
+    CHECK(bufs[0] == NULL && bufs[1] == NULL);
+    CHECK(tt_get(p0, 0) == before); /* nothing written */
+    CHECK_ERR(cg_sgd_step(2, params, (cg_tensor *[]){g0, g1d}, bufs, &so) != CG_OK, CG_ERR_DTYPE, "float64");
+    CHECK_ERR(cg_sgd_step(1, &pi, &pi, bufs, &so) != CG_OK, CG_ERR_DTYPE, "[sgd] parameter 0");
+    CHECK_ERR(cg_sgd_step(2, params, (cg_tensor *[]){g0, NULL}, bufs, &so) != CG_OK, CG_ERR_VALUE, "grad");
+
+    cg_tensor *m[2] = {filled(p0, 0), filled(p0, 0)}, *v[2] = {filled(p0, 0), filled(p1, 0)};
+    cg_tensor *st[2] = {cg_scalar(0, CG_DTYPE_F32), cg_scalar(0, CG_DTYPE_F32)};
+    cg_adam_options ao = {.lr = 0.1, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8};
+    CHECK_ERR(cg_adam_step(2, params, (cg_tensor *[]){g0, g1ok}, m, v, NULL, st, &ao) != CG_OK, CG_ERR_SHAPE,
+              "[adam] parameter 1: exp_avg");
+    ao.decoupled_weight_decay = true;
+    CHECK_ERR(cg_adam_step(2, params, (cg_tensor *[]){g0, g1ok}, m, v, NULL, st, &ao) != CG_OK, CG_ERR_SHAPE,
+              "[adamw] parameter 1");
+    CHECK(tt_get(st[0], 0) == 0); /* steps untouched on error */
+    ao.amsgrad = true;
+    CHECK_ERR(cg_adam_step(1, params, &g0, m, v, NULL, st, &ao) != CG_OK, CG_ERR_VALUE, "NULL");
+    CHECK_ERR(cg_rmsprop_step(1, params, &g0, (cg_tensor *[]){p1}, NULL, NULL, st,
+                              &(cg_rmsprop_options){.lr = 0.1, .alpha = 0.9}) != CG_OK,
+              CG_ERR_SHAPE, "[rmsprop] parameter 0: square_avg");
+    CHECK_ERR(cg_adagrad_step(1, params, &g0, m, (cg_tensor *[]){p0}, &(cg_adagrad_options){.lr = 0.1}) != CG_OK,
+              CG_ERR_SHAPE, "[adagrad] parameter 0: step");
+    for (int k = 0; k < 2; k++) cg_tensor_release(m[k]), cg_tensor_release(v[k]), cg_tensor_release(st[k]);
+    cg_tensor_release(p0), cg_tensor_release(p1), cg_tensor_release(g0), cg_tensor_release(g1);
+    cg_tensor_release(g1d), cg_tensor_release(g1ok), cg_tensor_release(pi);
+}
