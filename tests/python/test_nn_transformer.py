@@ -240,6 +240,7 @@ def _both(fn):
     lambda lib: lib.nn.MultiheadAttention(E, NH, kdim=3, vdim=5, add_bias_kv=True, bias=False),
     lambda lib: lib.nn.TransformerEncoderLayer(E, NH, 16),
     lambda lib: lib.nn.TransformerEncoderLayer(E, NH, 16, activation="gelu", bias=False),
+    lambda lib: lib.nn.TransformerEncoderLayer(E, NH, 16, activation=lib.nn.GELU()),
     lambda lib: lib.nn.TransformerDecoderLayer(E, NH, 16, norm_first=True),
     lambda lib: lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(E, NH, 16), 2),
     lambda lib: lib.nn.TransformerDecoder(lib.nn.TransformerDecoderLayer(E, NH, 16), 2, lib.nn.LayerNorm(E)),
@@ -265,7 +266,10 @@ def test_default_init():
     w = t.encoder.layers[0].linear1.weight.detach().numpy()  # xavier_uniform_ over every matrix
     assert np.abs(w).max() <= (6 / (16 + 32)) ** 0.5
     layer = nn.TransformerEncoderLayer(16, 4)
-    assert layer.activation_relu_or_gelu == 1 and nn.TransformerEncoderLayer(16, 4, activation="gelu").activation_relu_or_gelu == 2
+    assert layer.activation_relu_or_gelu == 1
+    assert nn.TransformerEncoderLayer(16, 4, activation="gelu").activation_relu_or_gelu == 2
+    assert nn.TransformerEncoderLayer(16, 4, activation=nn.ReLU()).activation_relu_or_gelu == 1
+    assert nn.TransformerEncoderLayer(16, 4, activation=nn.Tanh()).activation_relu_or_gelu == 0
     assert copy_is_deep(nn.TransformerEncoder(layer, 2, enable_nested_tensor=False))
 
 
