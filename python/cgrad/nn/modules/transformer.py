@@ -7,7 +7,6 @@ only one here; enable_nested_tensor is accepted and recorded."""
 from __future__ import annotations
 
 import copy
-import sys
 import warnings
 from typing import Any, Callable, Optional, Union
 
@@ -15,6 +14,7 @@ from ... import _C
 from ..._tensor import Tensor
 from .. import functional as F
 from ..init import xavier_uniform_
+from .activation import GELU, ReLU
 from .attention import MultiheadAttention, _canonical_mask, _none_or_dtype
 from .container import ModuleList
 from .dropout import Dropout
@@ -67,11 +67,9 @@ def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
 
 def _activation_kind(activation: Any) -> int:
     """torch's activation_relu_or_gelu: 1 relu, 2 gelu, 0 other."""
-    nn = sys.modules.get("cgrad.nn")
-    relu_cls, gelu_cls = getattr(nn, "ReLU", None), getattr(nn, "GELU", None)
-    if activation is F.relu or (relu_cls is not None and isinstance(activation, relu_cls)):
+    if activation is F.relu or isinstance(activation, ReLU):
         return 1
-    if activation is F.gelu or (gelu_cls is not None and isinstance(activation, gelu_cls)):
+    if activation is F.gelu or isinstance(activation, GELU):
         return 2
     return 0
 
