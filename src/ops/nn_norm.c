@@ -11,7 +11,8 @@
  * biased variance) and records one node; the affine part (weight, bias) is
  * cg ops on top. The node's backward is the usual formula in cg ops
  *   gx = invstd * (g - mean_PR(g) - xhat * mean_PR(g * xhat))
- * using the saved statistics; when it runs with grad mode on (create_graph)
+ * using the saved statistics, as one fused two-pass kernel when the backward
+ * runs without create_graph; when it runs with grad mode on (create_graph)
  * the statistics are recomputed from x with cg ops (mean, var, rsqrt), so the
  * gradient is differentiable again with respect to x. */
 #include "nn_internal.h"
@@ -73,6 +74,87 @@ static void norm_range(int64_t b, int64_t e, void *ctx) {
     for (int64_t q = b; q < e; q++) j->unit(j, q);
 }
 
+/* ------------------------------------------------------------- the fused first-order backward
+ * gx = invstd * (g - mean_PR(g) - xhat * mean_PR(g * xhat)) for one q, in two
+ * passes over g and x; used when the backward runs without create_graph. */
+
+typedef struct norm_bwd_job {
+    const char *g, *x; /* (P, Q, R) contiguous */
+    char *gx;          /* (P, Q, R) contiguous */
+    const double *mean, *invstd; /* (Q) */
+    int64_t P, Q, R;
+    void (*unit)(const struct norm_bwd_job *j, int64_t q);
+} norm_bwd_job;
+
+#define NORM_BWD_UNIT(sfx, T, LD, ST)                                                \
+    static void norm_bwd_unit_##sfx(const norm_bwd_job *j, int64_t q) {              \
+        const T *g = (const T *)j->g, *x = (const T *)j->x;                          \
+        T *gx = (T *)j->gx;                                                          \
+        const int64_t Q = j->Q, R = j->R;                                            \
+        const double m = j->mean[q], is = j->invstd[q];                              \
+        double sg = 0, sgx = 0;                                                      \
+        for (int64_t p = 0; p < j->P; p++) {                                         \
+            const T *gr = g + (p * Q + q) * R, *xr = x + (p * Q + q) * R;            \
+            for (int64_t r = 0; r < R; r++) {                                        \
+                double gv = (double)LD(gr[r]);                                       \
+                sg += gv;                                                            \
+                sgx += gv * (((double)LD(xr[r]) - m) * is);                          \
+            }                                                                        \
+        }                                                                            \
+        const double n = (double)(j->P * R), mg = sg / n, mgx = sgx / n;             \
+        for (int64_t p = 0; p < j->P; p++) {                                         \
+            const T *gr = g + (p * Q + q) * R, *xr = x + (p * Q + q) * R;            \
+            T *or = gx + (p * Q + q) * R;                                            \
+            for (int64_t r = 0; r < R; r++) {                                        \
+                double xh = ((double)LD(xr[r]) - m) * is;                            \
+                or[r] = ST(is * ((double)LD(gr[r]) - mg - xh * mgx));                \
+            }                                                                        \
+        }                                                                            \
+    }
+NORM_BWD_UNIT(f32, float, CG_ID, ST_F32)
+NORM_BWD_UNIT(f64, double, CG_ID, CG_ID)
+NORM_BWD_UNIT(f16, cg_f16, LD_F16, ST_F16)
+NORM_BWD_UNIT(bf16, cg_bf16, LD_BF16, ST_BF16)
+
+static void norm_bwd_range(int64_t b, int64_t e, void *ctx) {
+    const norm_bwd_job *j = ctx;
+    for (int64_t q = b; q < e; q++) j->unit(j, q);
+}
+
+/* gx for x (P, Q, R) from g and the saved (1, Q, 1) statistics; new reference. */
+static cg_tensor *norm_backward_fused(cg_tensor *g, cg_tensor *x, cg_tensor *mean, cg_tensor *invstd) {
+    int64_t P = x->shape[0], Q = x->shape[1], R = x->shape[2];
+    cg_tensor *gc = cg_contiguous(g), *xc = gc ? cg_contiguous(x) : NULL;
+    cg_tensor *gx = xc ? cg_new_output("norm_backward", 3, x->shape, x->dtype, x->device) : NULL;
+    double *st = gx ? malloc(sizeof(double) * (size_t)(2 * Q + 1)) : NULL;
+    if (gx && !st) cg_set_error(CG_ERR_OOM, "[norm_backward] out of memory for %lld statistics", (long long)Q);
+    if (st && !cg_is_meta(gx) && P * Q * R > 0) {
+        const char *pm = cg_tensor_ptr(mean), *pi = cg_tensor_ptr(invstd);
+        size_t es = cg_dtype_size(mean->dtype);
+        for (int64_t q = 0; q < Q; q++) {
+            st[q] = cg_load_f64(pm + (size_t)(q * mean->strides[1]) * es, mean->dtype);
+            st[Q + q] = cg_load_f64(pi + (size_t)(q * invstd->strides[1]) * es, invstd->dtype);
+        }
+        norm_bwd_job j = {.g = cg_tensor_ptr(gc), .x = cg_tensor_ptr(xc), .gx = cg_tensor_ptr(gx), .mean = st,
+                          .invstd = st + Q, .P = P, .Q = Q, .R = R};
+        switch (x->dtype) {
+        case CG_DTYPE_F32: j.unit = norm_bwd_unit_f32; break;
+        case CG_DTYPE_F64: j.unit = norm_bwd_unit_f64; break;
+        case CG_DTYPE_F16: j.unit = norm_bwd_unit_f16; break;
+        default: j.unit = norm_bwd_unit_bf16; break;
+        }
+        int64_t per = P * R, grain = CG_GRAIN / per > 0 ? CG_GRAIN / per : 1;
+        cg_parallel_for(Q, grain, norm_bwd_range, &j);
+    }
+    free(st);
+    cg_tensor_release(gc), cg_tensor_release(xc);
+    if (!st) {
+        cg_tensor_release(gx);
+        return NULL;
+    }
+    return gx;
+}
+
 /* ------------------------------------------------------------- the node */
 
 /* Statistics over dims 0 and 2 of x (P, Q, R), keepdim: mean and invstd. */
@@ -93,6 +175,10 @@ static cg_status norm_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
     else if (x) {
         mean = TK(cg_node_saved(node, 1));
         invstd = TK(cg_node_saved(node, 2));
+        if (mean && invstd) { /* first order: one fused kernel */
+            gin[0] = nn_finish(A_, TK(norm_backward_fused(g[0], x, mean, invstd)));
+            return gin[0] ? CG_OK : cg_last_error();
+        }
     }
     int64_t dims[2] = {0, 2};
     cg_tensor *xhat = MUL(SUB(x, mean), invstd);

@@ -154,6 +154,68 @@ typedef struct pool_job {
 MAX_KERNEL(max_pool_f32, float)
 MAX_KERNEL(max_pool_f64, double)
 
+/* The common geometry (no padding, no dilation, every window inside the
+ * input, not adaptive): direct offsets, no per-window bounds checks. Same
+ * result as MAX_KERNEL (first maximum; the last NaN wins). */
+static bool simple_windows(const pool_geom *g) {
+    if (g->adaptive) return false;
+    for (int c = 0; c < 3; c++)
+        if (g->p[c] != 0 || g->d[c] != 1 || (g->out[c] - 1) * g->s[c] + g->k[c] > g->in[c]) return false;
+    return true;
+}
+#define MAX_SIMPLE_KERNEL(name, T)                                                             \
+    static void name(int64_t b, int64_t e, void *p) {                                          \
+        const pool_job *jb = p;                                                                \
+        const pool_geom *g = jb->g;                                                            \
+        const int64_t P = vol(g->in), L = vol(g->out), I1 = g->in[1], I2 = g->in[2];           \
+        for (int64_t pl = b; pl < e; pl++) {                                                   \
+            const T *x = (const T *)jb->src + pl * P;                                          \
+            T *y = (T *)jb->dst + pl * L;                                                      \
+            int64_t *ix = jb->idx + pl * L, ol = 0;                                            \
+            for (int64_t o0 = 0; o0 < g->out[0]; o0++)                                         \
+                for (int64_t o1 = 0; o1 < g->out[1]; o1++)                                     \
+                    for (int64_t o2 = 0; o2 < g->out[2]; o2++, ol++) {                         \
+                        int64_t f0 = (o0 * g->s[0] * I1 + o1 * g->s[1]) * I2 + o2 * g->s[2];   \
+                        T mv = x[f0];                                                          \
+                        int64_t mi = f0;                                                       \
+                        for (int64_t j0 = 0; j0 < g->k[0]; j0++)                               \
+                            for (int64_t j1 = 0; j1 < g->k[1]; j1++)                           \
+                                for (int64_t j2 = 0; j2 < g->k[2]; j2++) {                     \
+                                    int64_t f = f0 + (j0 * I1 + j1) * I2 + j2;                 \
+                                    T v = x[f];                                                \
+                                    bool take = (v > mv) | (v != v); /* selects, not branches */ \
+                                    mv = take ? v : mv;                                        \
+                                    mi = take ? f : mi;                                        \
+                                }                                                              \
+                        y[ol] = mv;                                                            \
+                        ix[ol] = mi;                                                           \
+                    }                                                                          \
+        }                                                                                      \
+    }
+MAX_SIMPLE_KERNEL(max_simple_f32, float)
+MAX_SIMPLE_KERNEL(max_simple_f64, double)
+
+/* First-order max backward: gx (planes, P) zeroed, gx[idx] += g per plane. */
+typedef struct max_back_job {
+    const char *g;
+    const int64_t *idx;
+    char *gx;
+    int64_t L, P;
+} max_back_job;
+#define MAX_BACK_KERNEL(name, T)                                                               \
+    static void name(int64_t b, int64_t e, void *p) {                                          \
+        const max_back_job *j = p;                                                             \
+        for (int64_t pl = b; pl < e; pl++) {                                                   \
+            const T *g = (const T *)j->g + pl * j->L;                                          \
+            const int64_t *ix = j->idx + pl * j->L;                                            \
+            T *gx = (T *)j->gx + pl * j->P;                                                    \
+            memset(gx, 0, sizeof(T) * (size_t)j->P);                                           \
+            for (int64_t l = 0; l < j->L; l++) gx[ix[l]] += g[l];                              \
+        }                                                                                      \
+    }
+MAX_BACK_KERNEL(max_back_f32, float)
+MAX_BACK_KERNEL(max_back_f64, double)
+
 /* avg: src (planes, in...) -> dst (planes, out...) */
 #define AVG_KERNEL(name, T)                                                                    \
     static void name(int64_t b, int64_t e, void *p) {                                          \
@@ -327,7 +389,8 @@ static cg_status avg_back_backward(cg_node *node, cg_tensor *const *gout, cg_ten
 static const cg_op_schema k_max_schema = {"max_pool", "MaxPoolBackward0", 1, CG_AMP_KEEP, false, false, false};
 
 /* gx = scatter_add(zeros(planes, P), 1, indices, g) viewed as the input's shape:
- * differentiable (scatter_add's backward gathers). */
+ * differentiable (scatter_add's backward gathers). Without create_graph (grad
+ * mode off in the backward) one fused pass does the same sums. */
 static cg_status max_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
     const cg_tensor_meta *m = &node->input_meta[0];
     int nsp = (int)node->iattr[0];
@@ -339,6 +402,20 @@ static cg_status max_backward(cg_node *node, cg_tensor *const *gout, cg_tensor *
     int64_t L = planes ? cg_tensor_numel(gout[0]) / planes : 0;
     int64_t s2[2] = {planes, L}, z2[2] = {planes, P};
     cg_tensor *idx = cg_node_saved(node, 0);
+    cg_dtype dt = gout[0]->dtype;
+    if (idx && !cg_is_grad_enabled() && (dt == CG_DTYPE_F32 || dt == CG_DTYPE_F64) && !cg_is_meta(gout[0])) {
+        /* first order: one pass, no zeros + scatter_add graph */
+        cg_tensor *gc = cg_contiguous(gout[0]), *ic = gc ? cg_contiguous(idx) : NULL;
+        cg_tensor *gx = ic ? cg_new_output("max_pool_backward", m->ndim, m->shape, dt, gout[0]->device) : NULL;
+        if (gx && planes * P > 0) {
+            max_back_job j = {cg_tensor_ptr(gc), (const int64_t *)cg_tensor_ptr(ic), cg_tensor_ptr(gx), L, P};
+            cg_parallel_for(planes, CG_GRAIN / (P + L > 0 ? P + L : 1) + 1,
+                            dt == CG_DTYPE_F32 ? max_back_f32 : max_back_f64, &j);
+        }
+        cg_tensor_release(gc), cg_tensor_release(ic), cg_tensor_release(idx);
+        gin[0] = gx;
+        return gx ? CG_OK : cg_last_error();
+    }
     cg_tensor *i2 = idx ? cg_reshape(idx, 2, s2) : NULL, *g2 = i2 ? cg_reshape(gout[0], 2, s2) : NULL;
     cg_tensor *z = g2 ? cg_zeros(2, z2, gout[0]->dtype, gout[0]->device) : NULL;
     cg_tensor *r = z ? cg_scatter_add(z, 1, i2, g2) : NULL;
@@ -358,7 +435,8 @@ static cg_status max_apply(const char *name, const pool_geom *g, cg_tensor *x, c
     cg_tensor *idx = y ? cg_new_output(name, nd, shape, CG_DTYPE_I64, x->device) : NULL;
     bool failed = !idx;
     if (!failed && !cg_is_meta(y))
-        failed = pool_run(max_pool_f32, max_pool_f64, g, x, y, idx, window_work(g)) != CG_OK;
+        failed = (simple_windows(g) ? pool_run(max_simple_f32, max_simple_f64, g, x, y, idx, window_work(g))
+                                    : pool_run(max_pool_f32, max_pool_f64, g, x, y, idx, window_work(g))) != CG_OK;
     if (!failed) {
         cg_node *node = cg_wire_unary_output(names[g->adaptive][g->nsp], max_backward, &k_max_schema, 1, &x, y, 1,
                                              &failed);
