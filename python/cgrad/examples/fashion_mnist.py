@@ -25,10 +25,10 @@ PIXEL_STD = 0.3530
 def build_model(nn: Any) -> Any:
     """Two conv blocks (conv, batch norm, ReLU, 2x2 max pool), dropout and two linear layers."""
     return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(1, 24, 3, padding=1), nn.BatchNorm2d(24), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(24, 48, 3, padding=1), nn.BatchNorm2d(48), nn.ReLU(), nn.MaxPool2d(2),
         nn.Flatten(), nn.Dropout(0.25),
-        nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.25),
+        nn.Linear(48 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.25),
         nn.Linear(128, 10),
     )
 
