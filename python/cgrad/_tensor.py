@@ -86,6 +86,14 @@ class Tensor(_C._TensorBase):
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
+    def cpu(self, memory_format: Any = None) -> "Tensor":
+        """This tensor on the CPU: itself when it is there already (as torch.Tensor.cpu)."""
+        return self if self.device.type == "cpu" else self.to("cpu")
+
+    def cuda(self, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> "Tensor":
+        """cgrad has no CUDA backend yet."""
+        raise NotImplementedError("Tensor.cuda: cgrad has no CUDA backend (devices: cpu, meta)")
+
     def register_hook(self, hook: Callable[["Tensor"], Optional["Tensor"]]) -> _HookHandle:
         """Register a hook run with this tensor's gradient; it may return a replacement."""
         return super().register_hook(hook)

@@ -3,6 +3,8 @@ Tensor's operators are C slots (no Python frame), Tensor can be subclassed."""
 import subprocess
 import sys
 
+import pytest
+
 import torch
 
 import cgrad
@@ -75,3 +77,10 @@ def test_tensor_identity_is_stable():
     x = cgrad.ones(2, requires_grad=True)
     (x * 3).sum().backward()
     assert x.grad is x.grad
+
+
+def test_tensor_cpu_and_cuda():
+    t = cgrad.ones(2)
+    assert t.cpu() is t  # already on the CPU, as torch returns self
+    with pytest.raises(NotImplementedError, match="CUDA"):
+        t.cuda()
