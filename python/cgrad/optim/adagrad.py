@@ -3,11 +3,10 @@ accumulator value, eps, maximize. One fused C call (cgrad._C._adagrad_step)
 per parameter group."""
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Union
+from typing import List, Optional, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
 from .optimizer import Optimizer, ParamsT, _check_fused_foreach, _check_unsupported, _scalar_step
 
 __all__ = ["Adagrad"]
@@ -65,31 +64,7 @@ class Adagrad(Optimizer):
                 if hasattr(s, "share_memory_"):
                     s.share_memory_()
 
-    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        """Perform a single optimization step; `closure` re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        state = self.state
-        for group in self.param_groups:
-            params: List[Tensor] = []
-            grads: List[Tensor] = []
-            sums: List[Tensor] = []
-            steps: List[Tensor] = []
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                params.append(p)
-                grads.append(g)
-                st = state[p]
-                if "sum" not in st:
-                    st = self._init_state(p, group)
-                sums.append(st["sum"])
-                steps.append(st["step"])
-            if not params:
-                continue
-            _C._adagrad_step(params, grads, sums, steps, group["lr"], group["lr_decay"], group["weight_decay"],
-                             group["eps"], group["maximize"])
-        return loss
+    def _group_step(self, group: dict, params: List[Tensor], grads: List[Tensor]) -> None:
+        states = self._states(params, group, "sum")
+        _C._adagrad_step(params, grads, [s["sum"] for s in states], [s["step"] for s in states], group["lr"],
+                         group["lr_decay"], group["weight_decay"], group["eps"], group["maximize"])

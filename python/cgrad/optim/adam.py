@@ -3,11 +3,10 @@ maximize, bias correction by each parameter's step count. One fused C call
 (cgrad._C._adam_step) per parameter group."""
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
 from .optimizer import Optimizer, ParamsT, _check_fused_foreach, _check_unsupported, _scalar_step, _zeros_like
 
 __all__ = ["Adam"]
@@ -67,43 +66,20 @@ class Adam(Optimizer):
             group.setdefault("fused", None)
         self._steps_to_tensors()
 
-    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        """Perform a single optimization step; `closure` re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        state = self.state
-        for group in self.param_groups:
-            params: List[Tensor] = []
-            grads: List[Tensor] = []
-            exp_avgs: List[Tensor] = []
-            exp_avg_sqs: List[Tensor] = []
-            max_exp_avg_sqs: List[Tensor] = []
-            steps: List[Tensor] = []
-            amsgrad = group["amsgrad"]
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                params.append(p)
-                grads.append(g)
-                st = state[p]
-                if len(st) == 0:
-                    st["step"] = _scalar_step()
-                    st["exp_avg"] = _zeros_like(p)
-                    st["exp_avg_sq"] = _zeros_like(p)
-                    if amsgrad:
-                        st["max_exp_avg_sq"] = _zeros_like(p)
-                exp_avgs.append(st["exp_avg"])
-                exp_avg_sqs.append(st["exp_avg_sq"])
-                if amsgrad:
-                    max_exp_avg_sqs.append(st["max_exp_avg_sq"])
-                steps.append(st["step"])
-            if not params:
-                continue
-            beta1, beta2 = group["betas"]
-            _C._adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else None, steps,
-                          group["lr"], beta1, beta2, group["eps"], group["weight_decay"], amsgrad, group["maximize"],
-                          group["decoupled_weight_decay"])
-        return loss
+    def _init_state(self, p: Tensor, group: dict) -> dict:
+        st = self.state[p]
+        st["step"] = _scalar_step()
+        st["exp_avg"] = _zeros_like(p)
+        st["exp_avg_sq"] = _zeros_like(p)
+        if group["amsgrad"]:
+            st["max_exp_avg_sq"] = _zeros_like(p)
+        return st
+
+    def _group_step(self, group: dict, params: List[Tensor], grads: List[Tensor]) -> None:
+        states = self._states(params, group, "exp_avg")
+        amsgrad = group["amsgrad"]
+        beta1, beta2 = group["betas"]
+        _C._adam_step(params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                      [s["max_exp_avg_sq"] for s in states] if amsgrad else None, [s["step"] for s in states],
+                      group["lr"], beta1, beta2, group["eps"], group["weight_decay"], amsgrad, group["maximize"],
+                      group["decoupled_weight_decay"])

@@ -12,6 +12,7 @@ from itertools import chain
 from typing import Any, Callable, DefaultDict, Dict, Hashable, Iterable, List, Optional, Tuple, Union
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad
 from .. import _C
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -310,9 +311,33 @@ class Optimizer:
                             g.requires_grad_(False)
                         g.zero_()
 
+    @_hooked_step
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        """Perform a single optimization step (implemented by subclasses)."""
-        raise NotImplementedError
+        """Perform a single optimization step; `closure` re-evaluates the model and returns the loss.
+        Each param group's parameters that have a gradient go to _group_step together (one fused C
+        call per group in the built-in optimizers)."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if params:
+                self._group_step(group, params, [p.grad for p in params])
+        return loss
+
+    def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
+        """Update `params` (those of `group` with a gradient) from `grads`: what a subclass provides,
+        unless it overrides step itself."""
+        raise NotImplementedError(f"{type(self).__name__}: an optimizer defines step() or _group_step()")
+
+    def _states(self, params: List[Tensor], group: Dict[str, Any], key: str) -> List[Dict[str, Any]]:
+        """The state dicts of `params`, created by _init_state(p, group) where `key` is missing."""
+        state = self.state
+        return [state[p] if key in state[p] else self._init_state(p, group) for p in params]
+
+    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__}: no _init_state for lazily created state")
 
     def add_param_group(self, param_group: Dict[str, Any]) -> None:
         """Add a parameter group (a dict with 'params' and optional option values) to param_groups."""

@@ -2,11 +2,10 @@
 centered, maximize. One fused C call (cgrad._C._rmsprop_step) per group."""
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Union
+from typing import List, Optional, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
 from .optimizer import Optimizer, ParamsT, _check_unsupported, _scalar_step, _zeros_like
 
 __all__ = ["RMSprop"]
@@ -47,45 +46,21 @@ class RMSprop(Optimizer):
             group.setdefault("capturable", False)
         self._steps_to_tensors()
 
-    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        """Perform a single optimization step; `closure` re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        state = self.state
-        for group in self.param_groups:
-            params: List[Tensor] = []
-            grads: List[Tensor] = []
-            square_avgs: List[Tensor] = []
-            bufs: List[Tensor] = []
-            grad_avgs: List[Tensor] = []
-            steps: List[Tensor] = []
-            momentum = group["momentum"]
-            centered = group["centered"]
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                params.append(p)
-                grads.append(g)
-                st = state[p]
-                if len(st) == 0:
-                    st["step"] = _scalar_step()
-                    st["square_avg"] = _zeros_like(p)
-                    if momentum > 0:
-                        st["momentum_buffer"] = _zeros_like(p)
-                    if centered:
-                        st["grad_avg"] = _zeros_like(p)
-                square_avgs.append(st["square_avg"])
-                steps.append(st["step"])
-                if momentum > 0:
-                    bufs.append(st["momentum_buffer"])
-                if centered:
-                    grad_avgs.append(st["grad_avg"])
-            if not params:
-                continue
-            _C._rmsprop_step(params, grads, square_avgs, bufs if momentum > 0 else None,
-                             grad_avgs if centered else None, steps, group["lr"], group["alpha"], group["eps"],
-                             group["weight_decay"], momentum, centered, group["maximize"])
-        return loss
+    def _init_state(self, p: Tensor, group: dict) -> dict:
+        st = self.state[p]
+        st["step"] = _scalar_step()
+        st["square_avg"] = _zeros_like(p)
+        if group["momentum"] > 0:
+            st["momentum_buffer"] = _zeros_like(p)
+        if group["centered"]:
+            st["grad_avg"] = _zeros_like(p)
+        return st
+
+    def _group_step(self, group: dict, params: List[Tensor], grads: List[Tensor]) -> None:
+        states = self._states(params, group, "square_avg")
+        momentum, centered = group["momentum"], group["centered"]
+        _C._rmsprop_step(params, grads, [s["square_avg"] for s in states],
+                         [s["momentum_buffer"] for s in states] if momentum > 0 else None,
+                         [s["grad_avg"] for s in states] if centered else None, [s["step"] for s in states],
+                         group["lr"], group["alpha"], group["eps"], group["weight_decay"], momentum, centered,
+                         group["maximize"])

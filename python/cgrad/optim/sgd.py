@@ -2,11 +2,10 @@
 maximize. One fused C call (cgrad._C._sgd_step) per parameter group."""
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Union
+from typing import List, Optional, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
 from .optimizer import Optimizer, ParamsT, _check_fused_foreach, _check_unsupported
 
 __all__ = ["SGD"]
@@ -44,37 +43,13 @@ class SGD(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("fused", False)
 
-    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        """Perform a single optimization step; `closure` re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+    def _group_step(self, group: dict, params: List[Tensor], grads: List[Tensor]) -> None:
+        momentum = group["momentum"]
         state = self.state
-        for group in self.param_groups:
-            params: List[Tensor] = []
-            grads: List[Tensor] = []
-            momentum = group["momentum"]
-            if momentum != 0:
-                bufs: Optional[List[Optional[Tensor]]] = []
-                for p in group["params"]:
-                    g = p.grad
-                    if g is not None:
-                        params.append(p)
-                        grads.append(g)
-                        bufs.append(state[p].get("momentum_buffer"))  # type: ignore[union-attr]
-            else:
-                bufs = None
-                for p in group["params"]:
-                    g = p.grad
-                    if g is not None:
-                        params.append(p)
-                        grads.append(g)
-            if not params:
-                continue
-            _C._sgd_step(params, grads, bufs, group["lr"], momentum, group["dampening"], group["weight_decay"],
-                         group["nesterov"], group["maximize"])
-            if bufs is not None:
-                for p, buf in zip(params, bufs):
-                    state[p]["momentum_buffer"] = buf
-        return loss
+        # momentum buffers missing (None) are created by the C step and stored back
+        bufs = [state[p].get("momentum_buffer") for p in params] if momentum != 0 else None
+        _C._sgd_step(params, grads, bufs, group["lr"], momentum, group["dampening"], group["weight_decay"],
+                     group["nesterov"], group["maximize"])
+        if bufs is not None:
+            for p, buf in zip(params, bufs):
+                state[p]["momentum_buffer"] = buf
