@@ -406,8 +406,9 @@ class Tanhshrink(Module):
         return F.tanhshrink(input)
 
 
-class Softmin(Module):
-    """softmax(-x) along dim (dim=None: torch's deprecated implicit choice, with its warning)."""
+class _SoftmaxFamily(Module):
+    """What Softmin, Softmax and LogSoftmax share: the `dim` they normalize along (dim=None: torch's
+    deprecated implicit choice, with its warning), its repr and old pickles without it."""
 
     __constants__ = ["dim"]
     dim: Optional[int]
@@ -420,53 +421,27 @@ class Softmin(Module):
         super().__setstate__(state)
         if not hasattr(self, "dim"):
             self.dim = None
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmin(_SoftmaxFamily):
+    """softmax(-x) along dim."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class Softmax(Module):
-    """exp(x) / sum(exp(x)) along dim (dim=None: torch's deprecated implicit choice, with its warning)."""
-
-    __constants__ = ["dim"]
-    dim: Optional[int]
-
-    def __init__(self, dim: Optional[int] = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: Any) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
+class Softmax(_SoftmaxFamily):
+    """exp(x) / sum(exp(x)) along dim."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class LogSoftmax(Module):
-    """log(softmax(x)) along dim (dim=None: torch's deprecated implicit choice, with its warning)."""
-
-    __constants__ = ["dim"]
-    dim: Optional[int]
-
-    def __init__(self, dim: Optional[int] = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: Any) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
+class LogSoftmax(_SoftmaxFamily):
+    """log(softmax(x)) along dim."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
