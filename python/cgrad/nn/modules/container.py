@@ -1,30 +1,105 @@
 """Containers, as torch.nn: Sequential, ModuleList, ModuleDict, ParameterList
-and ParameterDict (same indexing, slicing, mutation and repr rules)."""
+and ParameterDict (same indexing, slicing, mutation and repr rules).
+
+The list-like containers keep their children under the keys "0", "1", ...;
+after a removal or an insertion `_renumber` rebuilds that numbering in place.
+Index checks, the update() argument forms and the one-line descriptions of
+ParameterList / ParameterDict entries are shared helpers below."""
 from __future__ import annotations
 
 import operator
 from collections import OrderedDict, abc as container_abcs
-from itertools import chain, islice
-from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple, TypeVar, Union, overload
+from itertools import groupby
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union, overload
 
 from ..._tensor import Tensor
 from ... import _C
 from ..parameter import Parameter
-from .module import Module, _addindent
+from .module import Module, _addindent, _block_repr
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 T = TypeVar("T", bound=Module)
 
 
-def _get_abs_string_index(n: int, idx: Any, cls_name: str) -> str:
-    idx = operator.index(idx)
-    if not (-n <= idx < n):
-        raise IndexError(f"index {idx} is out of range")
-    if idx < 0:
-        idx += n
-    return str(idx)
+# ---------------------------------------------------------------------- shared helpers
 
+def _position(length: int, idx: Any) -> int:
+    """idx (any __index__ object, negative counts from the end) as a position in [0, length)."""
+    pos = operator.index(idx)
+    if pos < -length or pos >= length:
+        raise IndexError(f"index {pos} is out of range")
+    return pos + length if pos < 0 else pos
+
+
+def _renumber(owner: Module, children: Iterable[Any]) -> None:
+    """Refill owner._modules with `children` under the keys "0", "1", ... (same dict object)."""
+    table = owner._modules
+    ordered = list(children)
+    table.clear()
+    for pos, child in enumerate(ordered):
+        table[str(pos)] = child
+
+
+def _without_numeric(names: Iterable[str]) -> List[str]:
+    """dir() entries minus the numeric child keys of a list-like container."""
+    return [n for n in names if not n.isdigit()]
+
+
+def _require_iterable(value: Any, what: str) -> None:
+    if not isinstance(value, container_abcs.Iterable):
+        raise TypeError(what + type(value).__name__)
+
+
+def _update_pairs(source: Any, owner: str, in_order: Tuple[type, ...], sort_mappings: bool) -> Iterator[Tuple[Any, Any]]:
+    """The (key, value) pairs update() takes from a mapping or a sequence of pairs, in torch's order:
+    `in_order` types as they iterate, other mappings sorted by key when sort_mappings, pairs as given."""
+    if isinstance(source, in_order):
+        yield from source.items()
+        return
+    if isinstance(source, container_abcs.Mapping):
+        entries = list(source.items())
+        yield from (sorted(entries) if sort_mappings else entries)
+        return
+    for pos, pair in enumerate(source):
+        if not isinstance(pair, container_abcs.Iterable):
+            raise TypeError(f"{owner} update sequence element #{pos} should be Iterable; is" + type(pair).__name__)
+        if len(pair) != 2:
+            raise ValueError(f"{owner} update sequence element #{pos} has length {len(pair)}; 2 is required")
+        key, value = pair
+        yield key, value
+
+
+def _as_parameter(value: Any) -> Any:
+    """Plain tensors stored into a ParameterList / ParameterDict become Parameters; other values stay."""
+    if isinstance(value, _C._TensorBase) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _entry_line(key: Any, value: Any, dtype_text: Callable[[Any], Any]) -> str:
+    """One extra_repr line of a parameter container: "  (key): Parameter containing: [dtype of size 2x3]"."""
+    if not isinstance(value, _C._TensorBase):
+        return f"  ({key}): Object of type: {type(value).__name__}"
+    kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+    dims = "x".join(map(str, value.size()))
+    where = "" if value.device.type == "cpu" else f" ({value.device})"
+    return f"  ({key}): {kind} containing: [{dtype_text(value)} of size {dims}{where}]"
+
+
+def _check_factor(seq: "Sequential", factor: Any) -> None:
+    if not isinstance(factor, int):
+        raise TypeError(f"unsupported operand type(s) for *: {type(seq)} and {type(factor)}")
+    if factor <= 0:
+        raise ValueError(f"Non-positive multiplication factor {factor} for {type(seq)}")
+
+
+def _not_sequential(other: Any) -> ValueError:
+    return ValueError("add operator supports only objects of Sequential class, but "
+                      f"{str(type(other))} is given.")
+
+
+# ---------------------------------------------------------------------- Sequential
 
 class Sequential(Module):
     """Modules run one after another: Sequential(m1, m2, ...) or Sequential(OrderedDict(name=m, ...))."""
@@ -34,99 +109,68 @@ class Sequential(Module):
     def __init__(self, *args: Any) -> None:
         super().__init__()
         if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for key, module in args[0].items():
-                self.add_module(key, module)
+            named: Iterable[Tuple[str, Any]] = args[0].items()
         else:
-            for idx, module in enumerate(args):
-                self.add_module(str(idx), module)
+            named = ((str(pos), child) for pos, child in enumerate(args))
+        for name, child in named:
+            self.add_module(name, child)
 
-    def _get_item_by_idx(self, iterator: Iterable[Any], idx: int) -> Any:
-        size = len(self)
-        idx = operator.index(idx)
-        if not -size <= idx < size:
-            raise IndexError(f"index {idx} is out of range")
-        idx %= size
-        return next(islice(iterator, idx, None))
+    def _key_at(self, idx: Any) -> str:
+        names = list(self._modules)
+        return names[_position(len(names), idx)]
 
     def __getitem__(self, idx: Union[slice, int]) -> Any:
         if isinstance(idx, slice):
-            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
-        return self._get_item_by_idx(self._modules.values(), idx)
+            picked = list(self._modules.items())[idx]
+            return type(self)(OrderedDict(picked))
+        return self._modules[self._key_at(idx)]
 
     def __setitem__(self, idx: int, module: Module) -> None:
-        key: str = self._get_item_by_idx(self._modules.keys(), idx)
-        return setattr(self, key, module)
+        setattr(self, self._key_at(idx), module)
 
     def __delitem__(self, idx: Union[slice, int]) -> None:
-        if isinstance(idx, slice):
-            for key in list(self._modules.keys())[idx]:
-                delattr(self, key)
-        else:
-            key = self._get_item_by_idx(self._modules.keys(), idx)
-            delattr(self, key)
-        # keep the numbering contiguous
-        str_indices = [str(i) for i in range(len(self._modules))]
-        self._modules = OrderedDict(list(zip(str_indices, self._modules.values())))
+        doomed = list(self._modules)[idx] if isinstance(idx, slice) else [self._key_at(idx)]
+        for name in doomed:
+            delattr(self, name)
+        _renumber(self, self._modules.values())
 
     def __len__(self) -> int:
         return len(self._modules)
 
     def __add__(self, other: "Sequential") -> "Sequential":
-        if isinstance(other, Sequential):
-            ret = Sequential()
-            for layer in self:
-                ret.append(layer)
-            for layer in other:
-                ret.append(layer)
-            return ret
-        raise ValueError("add operator supports only objects of Sequential class, but "
-                         f"{str(type(other))} is given.")
+        if not isinstance(other, Sequential):
+            raise _not_sequential(other)
+        return Sequential(*self, *other)
 
     def __iadd__(self, other: "Sequential") -> "Sequential":
-        if isinstance(other, Sequential):
-            offset = len(self)
-            for i, module in enumerate(other):
-                self.add_module(str(i + offset), module)
-            return self
-        raise ValueError("add operator supports only objects of Sequential class, but "
-                         f"{str(type(other))} is given.")
+        if not isinstance(other, Sequential):
+            raise _not_sequential(other)
+        for child in list(other):
+            self.append(child)
+        return self
 
     def __mul__(self, other: int) -> "Sequential":
-        if not isinstance(other, int):
-            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
-        if other <= 0:
-            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
-        combined = Sequential()
-        offset = 0
-        for _ in range(other):
-            for module in self:
-                combined.add_module(str(offset), module)
-                offset += 1
-        return combined
+        _check_factor(self, other)
+        return Sequential(*(list(self) * other))
 
     __rmul__ = __mul__
 
     def __imul__(self, other: int) -> "Sequential":
-        if not isinstance(other, int):
-            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
-        if other <= 0:
-            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
-        len_original = len(self)
-        offset = len(self)
+        _check_factor(self, other)
+        originals = list(self)
         for _ in range(other - 1):
-            for i in range(len_original):
-                self.add_module(str(i + offset), self._modules[str(i)])
-            offset += len_original
+            for child in originals:
+                self.append(child)
         return self
 
     def pop(self, key: Union[int, slice]) -> Module:
         """Remove and return the module at index `key`."""
-        v = self[key]
+        taken = self[key]
         del self[key]
-        return v
+        return taken
 
     def __dir__(self) -> list:
-        return [key for key in super().__dir__() if not key.isdigit()]
+        return _without_numeric(super().__dir__())
 
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
@@ -140,27 +184,27 @@ class Sequential(Module):
         """Insert a module before position `index`."""
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
-        n = len(self._modules)
-        if not (-n <= index <= n):
+        count = len(self._modules)
+        if index < -count or index > count:
             raise IndexError(f"Index out of range: {index}")
-        if index < 0:
-            index += n
-        for i in range(n, index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        children = list(self._modules.values())
+        children.insert(index + count if index < 0 else index, module)
+        _renumber(self, children)
         return self
 
     def extend(self, sequential: Iterable[Module]) -> "Sequential":
         """Append every module of an iterable."""
-        for layer in sequential:
-            self.append(layer)
+        for child in sequential:
+            self.append(child)
         return self
 
     def forward(self, input: Any) -> Any:
-        for module in self._modules.values():
-            input = module(input)
+        for stage in self._modules.values():
+            input = stage(input)
         return input
 
+
+# ---------------------------------------------------------------------- ModuleList
 
 class ModuleList(Module):
     """A list of submodules, registered (indexable, iterable, and visible to parameters())."""
@@ -172,8 +216,8 @@ class ModuleList(Module):
         if modules is not None:
             self += modules
 
-    def _get_abs_string_index(self, idx: Any) -> str:
-        return _get_abs_string_index(len(self), idx, "ModuleList")
+    def _key_at(self, idx: Any) -> str:
+        return str(_position(len(self), idx))
 
     @overload
     def __getitem__(self, idx: slice) -> "ModuleList": ...
@@ -183,21 +227,20 @@ class ModuleList(Module):
 
     def __getitem__(self, idx: Union[int, slice]) -> Union[Module, "ModuleList"]:
         if isinstance(idx, slice):
-            return self.__class__(list(self._modules.values())[idx])
-        return self._modules[self._get_abs_string_index(idx)]
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[self._key_at(idx)]
 
     def __setitem__(self, idx: int, module: Module) -> None:
-        idx = self._get_abs_string_index(idx)  # type: ignore[assignment]
-        return setattr(self, str(idx), module)
+        setattr(self, self._key_at(idx), module)
 
     def __delitem__(self, idx: Union[int, slice]) -> None:
         if isinstance(idx, slice):
-            for k in range(len(self._modules))[idx]:
-                delattr(self, str(k))
+            doomed = [str(pos) for pos in range(len(self._modules))[idx]]
         else:
-            delattr(self, self._get_abs_string_index(idx))
-        str_indices = [str(i) for i in range(len(self._modules))]
-        self._modules = OrderedDict(list(zip(str_indices, self._modules.values())))
+            doomed = [self._key_at(idx)]
+        for name in doomed:
+            delattr(self, name)
+        _renumber(self, self._modules.values())
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -209,45 +252,32 @@ class ModuleList(Module):
         return self.extend(modules)
 
     def __add__(self, other: Iterable[Module]) -> "ModuleList":
-        combined = ModuleList()
-        for i, module in enumerate(chain(self, other)):
-            combined.add_module(str(i), module)
-        return combined
+        joined = ModuleList()
+        for child in [*self, *other]:
+            joined.append(child)
+        return joined
 
     def __repr__(self) -> str:
         """Runs of equal child reprs are folded: "(0-2): 3 x Linear(...)", as torch prints them."""
-        list_of_reprs = [repr(item) for item in self]
-        if len(list_of_reprs) == 0:
-            return self._get_name() + "()"
-        start_end_indices = [[0, 0]]
-        repeated_blocks = [list_of_reprs[0]]
-        for i, r in enumerate(list_of_reprs[1:], 1):
-            if r == repeated_blocks[-1]:
-                start_end_indices[-1][1] += 1
-                continue
-            start_end_indices.append([i, i])
-            repeated_blocks.append(r)
-        lines = []
-        main_str = self._get_name() + "("
-        for (start_id, end_id), b in zip(start_end_indices, repeated_blocks):
-            local_repr = f"({start_id}): {b}"
-            if start_id != end_id:
-                n = end_id - start_id + 1
-                local_repr = f"({start_id}-{end_id}): {n} x {b}"
-            local_repr = _addindent(local_repr, 2)
-            lines.append(local_repr)
-        main_str += "\n  " + "\n  ".join(lines) + "\n"
-        main_str += ")"
-        return main_str
+        rows: List[str] = []
+        first = 0
+        for text, run in groupby(repr(child) for child in self):
+            count = len(list(run))
+            if count == 1:
+                rows.append(f"({first}): " + _addindent(text, 2))
+            else:
+                rows.append(f"({first}-{first + count - 1}): " + _addindent(f"{count} x {text}", 2))
+            first += count
+        return _block_repr(self._get_name(), rows)
 
     def __dir__(self) -> list:
-        return [key for key in super().__dir__() if not key.isdigit()]
+        return _without_numeric(super().__dir__())
 
     def insert(self, index: int, module: Module) -> None:
         """Insert a module before position `index`."""
-        for i in range(len(self._modules), index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        children = list(self._modules.values())
+        children.insert(index, module)
+        _renumber(self, children)
 
     def append(self, module: Module) -> "ModuleList":
         """Add a module at the end."""
@@ -256,19 +286,19 @@ class ModuleList(Module):
 
     def pop(self, key: Union[int, slice]) -> Module:
         """Remove and return the module at index `key`."""
-        v = self[key]
+        taken = self[key]
         del self[key]
-        return v  # type: ignore[return-value]
+        return taken  # type: ignore[return-value]
 
     def extend(self, modules: Iterable[Module]) -> "ModuleList":
         """Append every module of an iterable."""
-        if not isinstance(modules, container_abcs.Iterable):
-            raise TypeError("ModuleList.extend should be called with an iterable, but got " + type(modules).__name__)
-        offset = len(self)
-        for i, module in enumerate(modules):
-            self.add_module(str(offset + i), module)
+        _require_iterable(modules, "ModuleList.extend should be called with an iterable, but got ")
+        for child in modules:
+            self.append(child)
         return self
 
+
+# ---------------------------------------------------------------------- ModuleDict
 
 class ModuleDict(Module):
     """An ordered dict of submodules, registered."""
@@ -304,9 +334,9 @@ class ModuleDict(Module):
 
     def pop(self, key: str) -> Module:
         """Remove and return the module under `key`."""
-        v = self[key]
+        taken = self[key]
         del self[key]
-        return v
+        return taken
 
     def keys(self) -> Iterable[str]:
         """The keys."""
@@ -322,22 +352,12 @@ class ModuleDict(Module):
 
     def update(self, modules: Any) -> None:
         """Add or replace items from a mapping or an iterable of (key, module) pairs."""
-        if not isinstance(modules, container_abcs.Iterable):
-            raise TypeError("ModuleDict.update should be called with an iterable of key/value pairs, but got " +
-                            type(modules).__name__)
-        if isinstance(modules, (OrderedDict, ModuleDict, container_abcs.Mapping)):
-            for key, module in modules.items():
-                self[key] = module
-        else:
-            for j, m in enumerate(modules):
-                if not isinstance(m, container_abcs.Iterable):
-                    raise TypeError("ModuleDict update sequence element #" + str(j) + " should be Iterable; is" +
-                                    type(m).__name__)
-                if not len(m) == 2:
-                    raise ValueError("ModuleDict update sequence element #" + str(j) + " has length " + str(len(m)) +
-                                     "; 2 is required")
-                self[m[0]] = m[1]
+        _require_iterable(modules, "ModuleDict.update should be called with an iterable of key/value pairs, but got ")
+        for key, child in _update_pairs(modules, "ModuleDict", (OrderedDict, ModuleDict), False):
+            self[key] = child
 
+
+# ---------------------------------------------------------------------- ParameterList
 
 class ParameterList(Module):
     """A list of parameters, registered (tensors given are wrapped into Parameters)."""
@@ -348,68 +368,52 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx: Any) -> str:
-        return _get_abs_string_index(len(self), idx, "ParameterList")
-
     def __getitem__(self, idx: Union[int, slice]) -> Any:
         if isinstance(idx, slice):
-            start, stop, step = idx.indices(len(self))
-            out = self.__class__()
-            for i in range(start, stop, step):
-                out.append(self[i])
-            return out
-        idx = self._get_abs_string_index(idx)
-        return getattr(self, str(idx))
+            part = type(self)()
+            for pos in range(len(self))[idx]:
+                part.append(self[pos])
+            return part
+        return getattr(self, str(_position(len(self), idx)))
 
     def __setitem__(self, idx: int, param: Any) -> None:
-        idx = self._get_abs_string_index(idx)  # type: ignore[assignment]
-        if isinstance(param, _C._TensorBase) and not isinstance(param, Parameter):
-            param = Parameter(param)
-        return setattr(self, str(idx), param)
+        setattr(self, str(_position(len(self), idx)), _as_parameter(param))
 
     def __len__(self) -> int:
         return self._size
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self[i] for i in range(len(self)))
+        return (self[pos] for pos in range(self._size))
 
     def __iadd__(self, parameters: Iterable[Any]) -> "ParameterList":
         return self.extend(parameters)
 
     def __dir__(self) -> list:
-        return [key for key in super().__dir__() if not key.isdigit()]
+        return _without_numeric(super().__dir__())
 
     def append(self, value: Any) -> "ParameterList":
         """Add a value (a tensor becomes a Parameter) at the end."""
-        new_idx = len(self)
         self._size += 1
-        self[new_idx] = value
+        self[self._size - 1] = value
         return self
 
     def extend(self, values: Iterable[Any]) -> "ParameterList":
         """Append every value of an iterable."""
-        if not isinstance(values, container_abcs.Iterable) or isinstance(values, _C._TensorBase):
+        if isinstance(values, _C._TensorBase):
             raise TypeError("ParameterList.extend should be called with an iterable, but got " + type(values).__name__)
+        _require_iterable(values, "ParameterList.extend should be called with an iterable, but got ")
         for value in values:
             self.append(value)
         return self
 
     def extra_repr(self) -> str:
-        child_lines = []
-        for k, p in enumerate(self):
-            if isinstance(p, _C._TensorBase):
-                size_str = "x".join(str(size) for size in p.size())
-                parastr = "{} containing: [{} of size {}{}]".format(
-                    "Parameter" if isinstance(p, Parameter) else "Tensor", p.dtype, size_str,
-                    "" if p.device.type == "cpu" else f" ({p.device})")
-                child_lines.append("  (" + str(k) + "): " + parastr)
-            else:
-                child_lines.append("  (" + str(k) + "): Object of type: " + type(p).__name__)
-        return "\n".join(child_lines)
+        return "\n".join(_entry_line(pos, value, lambda t: t.dtype) for pos, value in enumerate(self))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("ParameterList should not be called.")
 
+
+# ---------------------------------------------------------------------- ParameterDict
 
 class ParameterDict(Module):
     """An ordered dict of parameters, registered (tensors given are wrapped into Parameters)."""
@@ -420,27 +424,23 @@ class ParameterDict(Module):
         if parameters is not None:
             self.update(parameters)
 
-    def _key_to_attr(self, key: str) -> str:
-        if not isinstance(key, str):
-            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not a string (type is "
-                            f"'{type(key).__name__}'). Open an issue on github if you need non-string keys.")
-        return key
+    @staticmethod
+    def _checked_key(key: Any) -> str:
+        if isinstance(key, str):
+            return key
+        raise TypeError("Index given to ParameterDict cannot be used as a key as it is not a string (type is "
+                        f"'{type(key).__name__}'). Open an issue on github if you need non-string keys.")
 
     def __getitem__(self, key: str) -> Any:
-        attr = self._key_to_attr(key)
-        return getattr(self, attr)
+        return getattr(self, self._checked_key(key))
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._keys[key] = None
-        attr = self._key_to_attr(key)
-        if isinstance(value, _C._TensorBase) and not isinstance(value, Parameter):
-            value = Parameter(value)
-        setattr(self, attr, value)
+        setattr(self, self._checked_key(key), _as_parameter(value))
 
     def __delitem__(self, key: str) -> None:
         del self._keys[key]
-        attr = self._key_to_attr(key)
-        delattr(self, attr)
+        delattr(self, self._checked_key(key))
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -453,43 +453,44 @@ class ParameterDict(Module):
 
     def copy(self) -> "ParameterDict":
         """A shallow copy (the same parameters)."""
-        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+        return ParameterDict(OrderedDict(self.items()))
 
     def __contains__(self, key: str) -> bool:
         return key in self._keys
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         """The value under key, after storing default there if the key is absent."""
-        if key not in self:
+        if key not in self._keys:
             self[key] = default
         return self[key]
 
     def clear(self) -> None:
         """Remove every item."""
-        for k in self._keys.copy():
-            del self[k]
+        for key in list(self._keys):
+            del self[key]
 
     def pop(self, key: str) -> Any:
         """Remove and return the value under key."""
-        v = self[key]
+        taken = self[key]
         del self[key]
-        return v
+        return taken
 
     def popitem(self) -> Tuple[str, Any]:
         """Remove and return the last inserted (key, value)."""
-        k, _ = self._keys.popitem()
-        self._keys[k] = None
-        val = self[k]
-        del self[k]
-        return k, val
+        if not self._keys:
+            raise KeyError("popitem(): dictionary is empty")
+        last = next(reversed(self._keys))
+        return last, self.pop(last)
 
     def get(self, key: str, default: Any = None) -> Any:
         """The value under key, or default."""
-        return self[key] if key in self else default
+        if key in self._keys:
+            return self[key]
+        return default
 
     def fromkeys(self, keys: Iterable[str], default: Any = None) -> "ParameterDict":
         """A new ParameterDict with `keys`, each holding default."""
-        return ParameterDict((k, default) for k in keys)
+        return ParameterDict([(name, default) for name in keys])
 
     def keys(self) -> Iterable[str]:
         """The keys."""
@@ -497,63 +498,38 @@ class ParameterDict(Module):
 
     def items(self) -> Iterable[Tuple[str, Any]]:
         """The (key, value) pairs."""
-        return ((k, self[k]) for k in self._keys)
+        return ((name, self[name]) for name in self._keys)
 
     def values(self) -> Iterable[Any]:
         """The values."""
-        return (self[k] for k in self._keys)
+        return (self[name] for name in self._keys)
 
     def update(self, parameters: Any) -> None:
         """Add or replace items from a mapping or an iterable of (key, value) pairs."""
-        if not isinstance(parameters, container_abcs.Iterable):
-            raise TypeError("ParametersDict.update should be called with an iterable of key/value pairs, but got " +
-                            type(parameters).__name__)
-        if isinstance(parameters, (OrderedDict, ParameterDict)):
-            for key, parameter in parameters.items():
-                self[key] = parameter
-        elif isinstance(parameters, container_abcs.Mapping):
-            for key, parameter in sorted(parameters.items()):
-                self[key] = parameter
-        else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, container_abcs.Iterable):
-                    raise TypeError("ParameterDict update sequence element #" + str(j) + " should be Iterable; is" +
-                                    type(p).__name__)
-                if not len(p) == 2:
-                    raise ValueError("ParameterDict update sequence element #" + str(j) + " has length " +
-                                     str(len(p)) + "; 2 is required")
-                self[p[0]] = p[1]
+        _require_iterable(parameters,
+                          "ParametersDict.update should be called with an iterable of key/value pairs, but got ")
+        for key, value in _update_pairs(parameters, "ParameterDict", (OrderedDict, ParameterDict), True):
+            self[key] = value
 
     def extra_repr(self) -> str:
-        child_lines = []
-        for k, p in self.items():
-            if isinstance(p, _C._TensorBase):
-                size_str = "x".join(str(size) for size in p.size())
-                parastr = "{} containing: [{} of size {}{}]".format(
-                    "Parameter" if isinstance(p, Parameter) else "Tensor", _tensor_type_name(p), size_str,
-                    "" if p.device.type == "cpu" else f" ({p.device})")
-                child_lines.append("  (" + str(k) + "): " + parastr)
-            else:
-                child_lines.append("  (" + str(k) + "): Object of type: " + type(p).__name__)
-        return "\n".join(child_lines)
+        return "\n".join(_entry_line(key, value, _tensor_type_name) for key, value in self.items())
 
     def __call__(self, input: Any) -> Any:
         raise RuntimeError("ParameterDict should not be called.")
 
     def __or__(self, other: "ParameterDict") -> "ParameterDict":
-        copy = self.copy()
-        copy.update(other)
-        return copy
+        merged = self.copy()
+        merged.update(other)
+        return merged
 
     def __ror__(self, other: "ParameterDict") -> "ParameterDict":
-        copy = other.copy()
-        copy.update(self)
-        return copy
+        merged = other.copy()
+        merged.update(self)
+        return merged
 
     def __ior__(self, other: "ParameterDict") -> "ParameterDict":
         self.update(other)
         return self
-
 
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",

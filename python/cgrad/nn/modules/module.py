@@ -8,10 +8,10 @@ Module.__call__ is on the hot path of every training step: with no hook
 registered it is one flag test and the call of forward (Note [Call flag])."""
 from __future__ import annotations
 
-import itertools
+import functools
 import warnings
 from collections import OrderedDict, namedtuple
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple, TypeVar, Union
 
 from ... import _C
 from ..._tensor import Tensor
@@ -34,9 +34,9 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __slots__ = ()
 
     def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
+        if self.missing_keys or self.unexpected_keys:
+            return super().__repr__()
+        return "<All keys matched successfully>"
 
     __str__ = __repr__
 
@@ -50,13 +50,47 @@ def _typename(obj: Any) -> str:
     return qualname if module in ("", "builtins") else module + "." + qualname
 
 
-def _addindent(s_: str, num_spaces: int) -> str:
-    s = s_.split("\n")
-    if len(s) == 1:
-        return s_
-    first = s.pop(0)
-    s = [(num_spaces * " ") + line for line in s]
-    return first + "\n" + "\n".join(s)
+def _addindent(text: str, num_spaces: int) -> str:
+    """Indent every line of `text` but the first by num_spaces (nested reprs)."""
+    head, newline, tail = text.partition("\n")
+    if not newline:
+        return text
+    pad = " " * num_spaces
+    return head + "\n" + "\n".join(pad + line for line in tail.split("\n"))
+
+
+def _block_repr(name: str, rows: List[str]) -> str:
+    """name(...) with one row per line, indented by two: torch's multi-line module repr ("name()" when empty)."""
+    if not rows:
+        return name + "()"
+    body = "".join("\n  " + row for row in rows)
+    return f"{name}({body}\n)"
+
+
+def _join(prefix: str, name: str) -> str:
+    """Dotted path of `name` under `prefix` ("" is the root)."""
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _discard(name: str, *holders: Any) -> None:
+    """Remove `name` from each dict / set that holds it."""
+    for holder in holders:
+        if isinstance(holder, set):
+            holder.discard(name)
+        else:
+            holder.pop(name, None)
+
+
+def _overrides(module: "Module", method: str) -> bool:
+    """Whether module's class replaces Module's `method` (get_extra_state / set_extra_state)."""
+    return getattr(type(module), method, None) is not getattr(Module, method)
+
+
+def _floating_cast(method: str) -> Callable[[Tensor], Tensor]:
+    """fn for Module._apply: call Tensor.<method>() on floating-point tensors, keep the others."""
+    def cast(t: Tensor) -> Tensor:
+        return getattr(t, method)() if t.is_floating_point() else t
+    return cast
 
 
 def _forward_unimplemented(self: "Module", *input: Any) -> None:
@@ -67,6 +101,21 @@ def _forward_unimplemented(self: "Module", *input: Any) -> None:
 # registries of _CALL_HOOK_DICTS is non-empty; it is recomputed when a hook is
 # registered, when a handle removes one and when a registry is reassigned, so
 # __call__ tests one attribute instead of four dicts.
+
+# The per-instance registries Module.__init__ creates (and __setstate__ restores
+# for objects pickled without them), in torch's order.
+_HOOK_REGISTRIES = ("_backward_pre_hooks", "_backward_hooks", "_forward_hooks", "_forward_hooks_with_kwargs",
+                    "_forward_hooks_always_called", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+                    "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                    "_load_state_dict_post_hooks")
+
+
+def _parameter_items(module: "Module") -> Any:
+    return module._parameters.items()
+
+
+def _buffer_items(module: "Module") -> Any:
+    return module._buffers.items()
 
 
 class Module:
@@ -79,31 +128,21 @@ class Module:
     forward: Callable[..., Any] = _forward_unimplemented
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if self.call_super_init is False and bool(kwargs):
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
-                            f"'{next(iter(kwargs))}'")
-        if self.call_super_init is False and bool(args):
-            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} "
-                            "were given")
-        setattr_ = super().__setattr__
-        setattr_("training", True)
-        setattr_("_parameters", {})
-        setattr_("_buffers", {})
-        setattr_("_non_persistent_buffers_set", set())
-        setattr_("_backward_pre_hooks", OrderedDict())
-        setattr_("_backward_hooks", OrderedDict())
-        setattr_("_is_full_backward_hook", None)
-        setattr_("_forward_hooks", OrderedDict())
-        setattr_("_forward_hooks_with_kwargs", OrderedDict())
-        setattr_("_forward_hooks_always_called", OrderedDict())
-        setattr_("_forward_pre_hooks", OrderedDict())
-        setattr_("_forward_pre_hooks_with_kwargs", OrderedDict())
-        setattr_("_state_dict_hooks", OrderedDict())
-        setattr_("_state_dict_pre_hooks", OrderedDict())
-        setattr_("_load_state_dict_pre_hooks", OrderedDict())
-        setattr_("_load_state_dict_post_hooks", OrderedDict())
-        setattr_("_modules", {})
-        setattr_("_has_call_hooks", False)
+        if self.call_super_init is False:
+            if kwargs:
+                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                                f"'{next(iter(kwargs))}'")
+            if args:
+                raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                                f"{len(args) + 1} were given")
+        fields: Dict[str, Any] = {"training": True, "_parameters": {}, "_buffers": {},
+                                  "_non_persistent_buffers_set": set(), "_is_full_backward_hook": None}
+        fields.update((name, OrderedDict()) for name in _HOOK_REGISTRIES)
+        fields["_modules"] = {}
+        fields["_has_call_hooks"] = False
+        set_field = super().__setattr__
+        for name, value in fields.items():
+            set_field(name, value)
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
@@ -115,60 +154,67 @@ class Module:
         return self.forward(*args, **kwargs)
 
     def _update_call_flag(self) -> None:
-        d = self.__dict__
-        object.__setattr__(self, "_has_call_hooks", any(bool(d.get(n)) for n in _CALL_HOOK_DICTS))
+        state = self.__dict__
+        flag = any(state.get(name) for name in _CALL_HOOK_DICTS)
+        object.__setattr__(self, "_has_call_hooks", flag)
 
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        forward_call = self.forward
-        backward_pre_hooks = list(self._backward_pre_hooks.values())
-        full_backward_hooks = list(self._backward_hooks.values())
-        called_always_hooks: Set[int] = set()
+        """The slow path of __call__: forward pre-hooks, backward-hook wiring, forward, forward hooks;
+        when anything raises, the always_call forward hooks not run yet are called with output None."""
+        run_forward = self.forward
+        grad_out_hooks = list(self._backward_pre_hooks.values())
+        grad_in_hooks = list(self._backward_hooks.values())
+        done_always: Set[int] = set()
         try:
-            for hook_id, hook in list(self._forward_pre_hooks.items()):
-                if hook_id in self._forward_pre_hooks_with_kwargs:
-                    res = hook(self, args, kwargs)
-                    if res is not None:
-                        if isinstance(res, tuple) and len(res) == 2:
-                            args, kwargs = res
-                        else:
-                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
-                                               f"new_kwargs), but got {res}.")
+            for key, pre_hook in list(self._forward_pre_hooks.items()):
+                if key not in self._forward_pre_hooks_with_kwargs:
+                    changed = pre_hook(self, args)
+                    if changed is not None:
+                        args = changed if isinstance(changed, tuple) else (changed,)
+                    continue
+                changed = pre_hook(self, args, kwargs)
+                if changed is None:
+                    continue
+                if not (isinstance(changed, tuple) and len(changed) == 2):
+                    raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {changed}.")
+                args, kwargs = changed
+            wiring = None
+            if grad_in_hooks or grad_out_hooks:
+                wiring = BackwardHook(self, grad_in_hooks, grad_out_hooks)
+                args = wiring.setup_input_hook(args)
+            output = run_forward(*args, **kwargs)
+            for key, post_hook in list(self._forward_hooks.items()):
+                if key in self._forward_hooks_always_called:
+                    done_always.add(key)
+                if key in self._forward_hooks_with_kwargs:
+                    replaced = post_hook(self, args, kwargs, output)
                 else:
-                    res = hook(self, args)
-                    if res is not None:
-                        args = res if isinstance(res, tuple) else (res,)
-            bw_hook = None
-            if full_backward_hooks or backward_pre_hooks:
-                bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
-                args = bw_hook.setup_input_hook(args)
-            result = forward_call(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called:
-                    called_always_hooks.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
-                    hook_result = hook(self, args, kwargs, result)
-                else:
-                    hook_result = hook(self, args, result)
-                if hook_result is not None:
-                    result = hook_result
-            if bw_hook is not None:
-                if not isinstance(result, (_C._TensorBase, tuple)):
-                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
-                                  f"Tensors but received {type(result)}")
-                result = bw_hook.setup_output_hook(result)
-            return result
+                    replaced = post_hook(self, args, output)
+                if replaced is not None:
+                    output = replaced
+            if wiring is None:
+                return output
+            if not isinstance(output, (_C._TensorBase, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                              f"Tensors but received {type(output)}")
+            return wiring.setup_output_hook(output)
         except Exception:
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and hook_id not in called_always_hooks:
-                    try:
-                        if hook_id in self._forward_hooks_with_kwargs:
-                            hook(self, args, kwargs, None)
-                        else:
-                            hook(self, args, None)
-                    except Exception as e:
-                        warnings.warn("global module forward hook with ``always_call=True`` raised an exception "
-                                      f"that was silenced as another error was raised in forward: {e}")
+            self._run_pending_always_hooks(args, kwargs, done_always)
             raise
+
+    def _run_pending_always_hooks(self, args: Any, kwargs: Any, done: Set[int]) -> None:
+        pending = [key for key in self._forward_hooks_always_called if key not in done]
+        for key in [k for k in self._forward_hooks if k in pending]:
+            post_hook = self._forward_hooks[key]
+            try:
+                if key in self._forward_hooks_with_kwargs:
+                    post_hook(self, args, kwargs, None)
+                else:
+                    post_hook(self, args, None)
+            except Exception as e:
+                warnings.warn("global module forward hook with ``always_call=True`` raised an exception "
+                              f"that was silenced as another error was raised in forward: {e}")
 
     # ------------------------------------------------------------------ hooks
 
@@ -181,23 +227,30 @@ class Module:
         self._update_call_flag()
         return handle
 
+    @staticmethod
+    def _add_plain_hook(registry: "OrderedDict[int, Any]", hook: Callable[..., Any]) -> RemovableHandle:
+        """A hook of a registry that does not affect __call__ (state-dict hooks)."""
+        handle = RemovableHandle(registry)
+        registry[handle.id] = hook
+        return handle
+
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
         """hook(module, args) -> None or new args; with_kwargs: hook(module, args, kwargs) -> None or (args, kwargs)."""
-        handle = self._register_hook(self._forward_pre_hooks, hook, prepend, [self._forward_pre_hooks_with_kwargs])
+        flags = self._forward_pre_hooks_with_kwargs
+        handle = self._register_hook(self._forward_pre_hooks, hook, prepend, [flags])
         if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
+            flags[handle.id] = True
         return handle
 
     def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
         """hook(module, args, output) -> None or new output; with_kwargs: hook(module, args, kwargs, output)."""
-        handle = self._register_hook(self._forward_hooks, hook, prepend,
-                                     [self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
+        kw_flags, always_flags = self._forward_hooks_with_kwargs, self._forward_hooks_always_called
+        handle = self._register_hook(self._forward_hooks, hook, prepend, [kw_flags, always_flags])
+        for wanted, flags in ((with_kwargs, kw_flags), (always_call, always_flags)):
+            if wanted:
+                flags[handle.id] = True
         return handle
 
     def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
@@ -220,103 +273,82 @@ class Module:
         return self._register_hook(self._backward_hooks, hook, False)
 
     def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return self._add_plain_hook(self._state_dict_hooks, hook)
 
     def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """hook(module, state_dict, prefix, local_metadata), run after state_dict filled this module's entries."""
-        return self._register_state_dict_hook(hook)
+        return self._add_plain_hook(self._state_dict_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """hook(module, prefix, keep_vars), run before state_dict."""
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
+        return self._add_plain_hook(self._state_dict_pre_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)."""
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-
-        def with_module(*args: Any) -> Any:
-            return hook(self, *args)
-
-        self._load_state_dict_pre_hooks[handle.id] = with_module
-        return handle
+        return self._add_plain_hook(self._load_state_dict_pre_hooks, functools.partial(hook, self))
 
     def _register_load_state_dict_pre_hook(self, hook: Callable[..., Any], with_module: bool = False) -> RemovableHandle:
-        if with_module:
-            return self.register_load_state_dict_pre_hook(hook)
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = hook
-        return handle
+        bound = functools.partial(hook, self) if with_module else hook
+        return self._add_plain_hook(self._load_state_dict_pre_hooks, bound)
 
     def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """hook(module, incompatible_keys), run after load_state_dict; it may edit the key lists in place."""
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
+        return self._add_plain_hook(self._load_state_dict_post_hooks, hook)
 
     # ------------------------------------------------------------------ registration
 
+    def _check_slot_name(self, kind: str, name: Any, table: Dict[str, Any], dot_message: str) -> None:
+        """The name rules shared by register_parameter / register_buffer / add_module: a string, no dot,
+        not empty, and not an existing attribute unless it is already in `table`."""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if name in table:
+            return
+        if hasattr(self, name):
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(dot_message)
+        if not name:
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+
+    def _own_table(self, table: str, kind: str) -> Dict[str, Any]:
+        found = self.__dict__.get(table)
+        if found is None:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        return found
+
     def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
         """Add a parameter (or None) under `name`."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        elif not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        elif "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        elif name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        elif hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
-        if param is None:
-            self._parameters[name] = None
-        elif not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                            "(torch.nn.Parameter or None required)")
-        elif param.grad_fn is not None:
-            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
-                             f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
-                             "the forward() method.")
-        else:
-            self._parameters[name] = param
+        table = self._own_table("_parameters", "parameter")
+        self._check_slot_name("parameter", name, table, 'parameter name can\'t contain "."')
+        if param is not None:
+            if not isinstance(param, Parameter):
+                raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                                "(torch.nn.Parameter or None required)")
+            if param.grad_fn is not None:
+                raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                                 f"created explicitly. To express '{name}' as a function of another Tensor, compute "
+                                 "the value in the forward() method.")
+        table[name] = param
 
     def register_buffer(self, name: str, tensor: Optional[Tensor], persistent: bool = True) -> None:
         """Add a buffer (a tensor that is state but not a parameter); non-persistent ones stay out of state_dict."""
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        elif not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        elif "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        elif name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        elif hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
-        elif tensor is not None and not isinstance(tensor, _C._TensorBase):
+        table = self._own_table("_buffers", "buffer")
+        self._check_slot_name("buffer", name, table, 'buffer name can\'t contain "."')
+        if not (tensor is None or isinstance(tensor, _C._TensorBase)):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
-        self._buffers[name] = tensor
-        if persistent:
-            self._non_persistent_buffers_set.discard(name)
-        else:
-            self._non_persistent_buffers_set.add(name)
+        table[name] = tensor
+        transient = self._non_persistent_buffers_set
+        (transient.discard if persistent else transient.add)(name)
 
     def add_module(self, name: str, module: Optional["Module"]) -> None:
         """Add a child module (or None) under `name`."""
-        if not isinstance(module, Module) and module is not None:
+        if not (module is None or isinstance(module, Module)):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
-        elif not isinstance(name, str):
-            raise TypeError(f"module name should be a string. Got {_typename(name)}")
-        elif hasattr(self, name) and name not in self._modules:
-            raise KeyError(f"attribute '{name}' already exists")
-        elif "." in name:
-            raise KeyError(f'module name can\'t contain ".", got: {name}')
-        elif name == "":
-            raise KeyError('module name can\'t be empty string ""')
-        self._modules[name] = module
+        table = self._modules
+        self._check_slot_name("module", name, table, f'module name can\'t contain ".", got: {name}')
+        table[name] = module
 
     def register_module(self, name: str, module: Optional["Module"]) -> None:
         """Alias of add_module."""
@@ -324,52 +356,48 @@ class Module:
 
     def get_submodule(self, target: str) -> "Module":
         """The submodule at dotted path `target` ("" is self)."""
-        if target == "":
-            return self
-        mod: Module = self
-        for item in target.split("."):
-            if not hasattr(mod, item):
-                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
-            mod = getattr(mod, item)
-            if not isinstance(mod, Module):
-                raise AttributeError("`" + item + "` is not an nn.Module")
-        return mod
+        node: Module = self
+        for step in (target.split(".") if target else ()):
+            if not hasattr(node, step):
+                raise AttributeError(node._get_name() + " has no attribute `" + step + "`")
+            node = getattr(node, step)
+            if not isinstance(node, Module):
+                raise AttributeError("`" + step + "` is not an nn.Module")
+        return node
 
     def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
         """Replace (or, unless strict, add) the submodule at dotted path `target`."""
-        if target == "":
+        if not target:
             raise ValueError("Cannot set the submodule without a target name!")
-        atoms = target.split(".")
+        owner_path, _, leaf = target.rpartition(".")
         if not isinstance(module, Module):
             raise ValueError("`module` is not an nn.Module, found " + str(type(module)))
-        parent = self.get_submodule(".".join(atoms[:-1])) if len(atoms) > 1 else self
-        if strict and not hasattr(parent, atoms[-1]):
-            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
-        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
-            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
-        setattr(parent, atoms[-1], module)
+        owner = self.get_submodule(owner_path)
+        present = hasattr(owner, leaf)
+        if strict and not present:
+            raise AttributeError(owner._get_name() + " has no attribute `" + leaf + "`")
+        if present and not isinstance(getattr(owner, leaf), Module):
+            raise AttributeError("`" + leaf + "` is not an nn.Module")
+        setattr(owner, leaf, module)
+
+    def _member_at(self, target: str, accept: Callable[["Module", str, Any], bool], what: str) -> Any:
+        """The attribute at dotted path `target` of a submodule, if `accept` says it is a `what`."""
+        owner_path, _, leaf = target.rpartition(".")
+        owner = self.get_submodule(owner_path)
+        if not hasattr(owner, leaf):
+            raise AttributeError(owner._get_name() + " has no attribute `" + leaf + "`")
+        found = getattr(owner, leaf)
+        if not accept(owner, leaf, found):
+            raise AttributeError("`" + leaf + "` is not " + what)
+        return found
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at dotted path `target`."""
-        module_path, _, param_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
-        param = getattr(mod, param_name)
-        if not isinstance(param, Parameter):
-            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
-        return param
+        return self._member_at(target, lambda owner, leaf, value: isinstance(value, Parameter), "an nn.Parameter")
 
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at dotted path `target`."""
-        module_path, _, buffer_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
-        buffer = getattr(mod, buffer_name)
-        if buffer_name not in mod._buffers:
-            raise AttributeError("`" + buffer_name + "` is not a buffer")
-        return buffer
+        return self._member_at(target, lambda owner, leaf, value: leaf in owner._buffers, "a buffer")
 
     def get_extra_state(self) -> Any:
         """Extra state for state_dict (override together with set_extra_state)."""
@@ -386,178 +414,155 @@ class Module:
     # ------------------------------------------------------------------ attribute routing
 
     def __getattr__(self, name: str) -> Any:
-        d = self.__dict__
-        if "_parameters" in d:
-            p = d["_parameters"]
-            if name in p:
-                return p[name]
-        if "_buffers" in d:
-            b = d["_buffers"]
-            if name in b:
-                return b[name]
-        if "_modules" in d:
-            m = d["_modules"]
-            if name in m:
-                return m[name]
+        state = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            members = state.get(table)
+            if members is not None and name in members:
+                return members[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        def remove_from(*dicts_or_sets: Any) -> None:
-            for d in dicts_or_sets:
-                if name in d:
-                    if isinstance(d, dict):
-                        del d[name]
-                    else:
-                        d.discard(name)
-
-        params = self.__dict__.get("_parameters")
+        # Where `value` goes: Parameters and names already holding one -> _parameters; Modules and
+        # names already holding one -> _modules; Buffers and names already holding a buffer ->
+        # _buffers; anything else is a plain attribute.
+        state = self.__dict__
         if isinstance(value, Parameter):
-            if params is None:
+            if "_parameters" not in state:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
+            _discard(name, state, self._buffers, self._modules, self._non_persistent_buffers_set)
             self.register_parameter(name, value)
-        elif params is not None and name in params:
+        elif name in state.get("_parameters", ()):
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
-            self.register_parameter(name, value)
-        else:
-            modules = self.__dict__.get("_modules")
-            if isinstance(value, Module):
-                if modules is None:
-                    raise AttributeError("cannot assign module before Module.__init__() call")
-                remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
-                modules[name] = value
-            elif modules is not None and name in modules:
-                if value is not None:
-                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
-                                    "(torch.nn.Module or None expected)")
-                modules[name] = value
+            self.register_parameter(name, None)
+        elif isinstance(value, Module):
+            if "_modules" not in state:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            _discard(name, state, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            state["_modules"][name] = value
+        elif name in state.get("_modules", ()):
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            state["_modules"][name] = None
+        elif isinstance(value, Buffer) or name in state.get("_buffers", ()):
+            if not (value is None or isinstance(value, _C._TensorBase)):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            if isinstance(value, Buffer):
+                keep = value.persistent
             else:
-                buffers = self.__dict__.get("_buffers")
-                if isinstance(value, Buffer) or (buffers is not None and name in buffers):
-                    if value is not None and not isinstance(value, _C._TensorBase):
-                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                                        "(torch.nn.Buffer, torch.Tensor or None expected)")
-                    if isinstance(value, Buffer):
-                        persistent = value.persistent
-                    else:
-                        persistent = name not in self._non_persistent_buffers_set
-                    if buffers is None:
-                        raise AttributeError("cannot assign buffer before Module.__init__() call")
-                    remove_from(self.__dict__)
-                    self.register_buffer(name, value, persistent)
-                else:
-                    super().__setattr__(name, value)
-                    if name in _CALL_HOOK_DICTS:
-                        self._update_call_flag()
+                keep = name not in self._non_persistent_buffers_set
+            if "_buffers" not in state:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            state.pop(name, None)
+            self.register_buffer(name, value, keep)
+        else:
+            super().__setattr__(name, value)
+            if name in _CALL_HOOK_DICTS:
+                self._update_call_flag()
 
     def __delattr__(self, name: str) -> None:
-        if name in self._parameters:
-            del self._parameters[name]
-        elif name in self._buffers:
-            del self._buffers[name]
-            self._non_persistent_buffers_set.discard(name)
-        elif name in self._modules:
-            del self._modules[name]
-        else:
-            super().__delattr__(name)
+        for table in (self._parameters, self._buffers, self._modules):
+            if name in table:
+                del table[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        super().__delattr__(name)
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
-        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
-                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_state_dict_hooks",
-                     "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
-                     "_backward_pre_hooks", "_backward_hooks"):
-            if name not in self.__dict__:
-                self.__dict__[name] = OrderedDict()
-        self.__dict__.setdefault("_non_persistent_buffers_set", set())
-        self.__dict__.setdefault("_is_full_backward_hook", None)
+        restored = self.__dict__
+        for registry in _HOOK_REGISTRIES:
+            restored.setdefault(registry, OrderedDict())
+        restored.setdefault("_non_persistent_buffers_set", set())
+        restored.setdefault("_is_full_backward_hook", None)
         self._update_call_flag()
 
     def __dir__(self) -> List[str]:
-        keys = (dir(self.__class__) + list(self.__dict__.keys()) + list(self._parameters.keys()) +
-                list(self._modules.keys()) + list(self._buffers.keys()))
-        return sorted(k for k in keys if not k[0].isdigit())
+        names = [*dir(type(self)), *self.__dict__, *self._parameters, *self._modules, *self._buffers]
+        return sorted(n for n in names if not n[0].isdigit())
 
     # ------------------------------------------------------------------ iteration
 
     def _named_members(self, get_members_fn: Callable[["Module"], Any], prefix: str = "", recurse: bool = True,
                        remove_duplicate: bool = True) -> Iterator[Tuple[str, Any]]:
-        memo: Set[int] = set()
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
-        for module_prefix, module in modules:
-            for k, v in get_members_fn(module):
-                if v is None or id(v) in memo:
+        """(dotted name, member) over the members get_members_fn lists for each module visited,
+        skipping None and (with remove_duplicate) members already yielded."""
+        if recurse:
+            owners: Iterable[Tuple[str, Module]] = self.named_modules(prefix=prefix,
+                                                                      remove_duplicate=remove_duplicate)
+        else:
+            owners = ((prefix, self),)
+        yielded: Set[int] = set()
+        for owner_path, owner in owners:
+            for name, member in get_members_fn(owner):
+                if member is None or id(member) in yielded:
                     continue
                 if remove_duplicate:
-                    memo.add(id(v))
-                yield module_prefix + ("." if module_prefix else "") + k, v
+                    yielded.add(id(member))
+                yield _join(owner_path, name), member
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """The parameters of this module (and of its submodules when recurse)."""
-        for _, param in self.named_parameters(recurse=recurse):
-            yield param
+        return (param for _, param in self.named_parameters(recurse=recurse))
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
                          remove_duplicate: bool = True) -> Iterator[Tuple[str, Parameter]]:
         """(dotted name, parameter) pairs in registration order."""
-        yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix, recurse=recurse,
-                                       remove_duplicate=remove_duplicate)
+        return self._named_members(_parameter_items, prefix=prefix, recurse=recurse,
+                                   remove_duplicate=remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         """The buffers of this module (and of its submodules when recurse)."""
-        for _, buf in self.named_buffers(recurse=recurse):
-            yield buf
+        return (buf for _, buf in self.named_buffers(recurse=recurse))
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[Tuple[str, Tensor]]:
         """(dotted name, buffer) pairs in registration order."""
-        yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix, recurse=recurse,
-                                       remove_duplicate=remove_duplicate)
+        return self._named_members(_buffer_items, prefix=prefix, recurse=recurse,
+                                   remove_duplicate=remove_duplicate)
 
     def children(self) -> Iterator["Module"]:
         """The direct submodules."""
-        for _, module in self.named_children():
-            yield module
+        return (child for _, child in self.named_children())
 
     def named_children(self) -> Iterator[Tuple[str, "Module"]]:
         """(name, direct submodule) pairs, each module once."""
-        memo: Set[int] = set()
-        for name, module in self._modules.items():
-            if module is not None and id(module) not in memo:
-                memo.add(id(module))
-                yield name, module
+        seen: Set[int] = set()
+        for name, child in self._modules.items():
+            if child is None or id(child) in seen:
+                continue
+            seen.add(id(child))
+            yield name, child
 
     def modules(self) -> Iterator["Module"]:
         """This module and all its submodules, depth first."""
-        for _, module in self.named_modules():
-            yield module
+        return (node for _, node in self.named_modules())
 
     def named_modules(self, memo: Optional[Set["Module"]] = None, prefix: str = "",
                       remove_duplicate: bool = True) -> Iterator[Tuple[str, "Module"]]:
         """(dotted name, module) for this module ("" or prefix) and all its submodules, depth first."""
-        if memo is None:
-            memo = set()
-        if self not in memo:
-            if remove_duplicate:
-                memo.add(self)
-            yield prefix, self
-            for name, module in self._modules.items():
-                if module is None:
-                    continue
-                submodule_prefix = prefix + ("." if prefix else "") + name
-                yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
+        visited = set() if memo is None else memo
+        if self in visited:
+            return
+        if remove_duplicate:
+            visited.add(self)
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is not None:
+                yield from child.named_modules(visited, _join(prefix, name), remove_duplicate)
 
     # ------------------------------------------------------------------ modes and gradients
 
     def train(self: T, mode: bool = True) -> T:
         """Set training mode (recursively); returns self."""
-        if not isinstance(mode, bool):
+        if mode is not True and mode is not False:
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
-        for module in self.children():
-            module.train(mode)
+        for child in self.children():
+            child.train(mode)
         return self
 
     def eval(self: T) -> T:
@@ -566,53 +571,54 @@ class Module:
 
     def requires_grad_(self: T, requires_grad: bool = True) -> T:
         """Set requires_grad of every parameter; returns self."""
-        for p in self.parameters():
-            p.requires_grad_(requires_grad)
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters (to None by default, else to zeros)."""
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    g = p.grad
-                    if g.grad_fn is not None:
-                        g = g.detach()
-                        p.grad = g
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+        for param in self.parameters():
+            grad = param.grad
+            if grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+                continue
+            if grad.grad_fn is None:
+                grad.requires_grad_(False)
+            else:
+                grad = grad.detach()
+                param.grad = grad
+            grad.zero_()
 
     def apply(self: T, fn: Callable[["Module"], None]) -> T:
         """Call fn on every submodule (children first) and on self; returns self."""
-        for module in self.children():
-            module.apply(fn)
+        for child in self.children():
+            child.apply(fn)
         fn(self)
         return self
 
     # ------------------------------------------------------------------ dtype / device
 
     def _apply(self: T, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> T:
+        """Replace every parameter's data (and gradient) and every buffer by fn of it; children first."""
         if recurse:
-            for module in self.children():
-                module._apply(fn)
-        for key, param in self._parameters.items():
+            for child in self.children():
+                child._apply(fn)
+        for param in self._parameters.values():
             if param is None:
                 continue
-            grad = param.grad
+            old_grad = param.grad
             with no_grad():
-                param_applied = fn(param)
-            if param_applied is not param:
-                param.data = param_applied
-            if grad is not None:
+                converted = fn(param)
+            if converted is not param:
+                param.data = converted
+            if old_grad is not None:
                 with no_grad():
-                    grad_applied = fn(grad)
-                param.grad = grad_applied
-        for key, buf in self._buffers.items():
-            if buf is not None:
-                self._buffers[key] = fn(buf)
+                    param.grad = fn(old_grad)
+        buffers = self._buffers
+        for name in [n for n, b in buffers.items() if b is not None]:
+            buffers[name] = fn(buffers[name])
         return self
 
     def to(self: T, *args: Any, **kwargs: Any) -> T:
@@ -648,19 +654,19 @@ class Module:
 
     def float(self: T) -> T:
         """Cast floating-point parameters and buffers to float32."""
-        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+        return self._apply(_floating_cast("float"))
 
     def double(self: T) -> T:
         """Cast floating-point parameters and buffers to float64."""
-        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+        return self._apply(_floating_cast("double"))
 
     def half(self: T) -> T:
         """Cast floating-point parameters and buffers to float16."""
-        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+        return self._apply(_floating_cast("half"))
 
     def bfloat16(self: T) -> T:
         """Cast floating-point parameters and buffers to bfloat16."""
-        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+        return self._apply(_floating_cast("bfloat16"))
 
     def share_memory(self: T) -> T:
         """Tensors of one process share nothing to set up here (no multiprocessing storage)."""
@@ -668,14 +674,17 @@ class Module:
 
     # ------------------------------------------------------------------ state dict
 
+    def _persistent_state(self) -> Dict[str, Tensor]:
+        """This module's own state_dict entries by local name: parameters, then persistent buffers (no None)."""
+        entries = {name: p for name, p in self._parameters.items() if p is not None}
+        transient = self._non_persistent_buffers_set
+        entries.update((name, b) for name, b in self._buffers.items() if b is not None and name not in transient)
+        return entries
+
     def _save_to_state_dict(self, destination: Dict[str, Any], prefix: str, keep_vars: bool) -> None:
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
-        if getattr(self.__class__, "get_extra_state", Module.get_extra_state) is not Module.get_extra_state:
+        for name, value in self._persistent_state().items():
+            destination[prefix + name] = value if keep_vars else value.detach()
+        if _overrides(self, "get_extra_state"):
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
@@ -684,88 +693,85 @@ class Module:
             if len(args) > 3:
                 raise TypeError(f"state_dict() takes at most 3 positional arguments ({len(args)} given)")
             warnings.warn("Positional args are being deprecated, use kwargs instead.", FutureWarning, stacklevel=2)
-            destination = args[0]
-            if len(args) > 1:
-                prefix = args[1]
-            if len(args) > 2:
-                keep_vars = args[2]
+            destination, prefix, keep_vars = (*args, *(destination, prefix, keep_vars)[len(args):])
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        local_metadata = dict(version=self._version)
+        info = {"version": self._version}
         if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = local_metadata
-        for hook in self._state_dict_pre_hooks.values():
-            hook(self, prefix, keep_vars)
+            destination._metadata[prefix[:-1]] = info
+        for pre_hook in self._state_dict_pre_hooks.values():
+            pre_hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        for hook in self._state_dict_hooks.values():
-            hook_result = hook(self, destination, prefix, local_metadata)
-            if hook_result is not None:
-                destination = hook_result
+        for name, child in self._modules.items():
+            if child is not None:
+                child.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
+        for post_hook in self._state_dict_hooks.values():
+            replaced = post_hook(self, destination, prefix, info)
+            if replaced is not None:
+                destination = replaced
         return destination
+
+    def _copy_entry(self, name: str, key: str, current: Tensor, incoming: Any, assign: bool) -> Optional[str]:
+        """Load one checkpoint tensor into the parameter / buffer `name`; the error message, or None."""
+        if not isinstance(incoming, _C._TensorBase):
+            return (f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like object from '
+                    f"checkpoint but received {type(incoming)}")
+        if not is_lazy(current):
+            if current.dim() == 0 and tuple(incoming.shape) == (1,):
+                incoming = incoming[0]
+            if tuple(incoming.shape) != tuple(current.shape):
+                return (f"size mismatch for {key}: copying a param with shape {_size_str(incoming.shape)} from "
+                        f"checkpoint, the shape in current model is {_size_str(current.shape)}.")
+        try:
+            with no_grad():
+                if not assign:
+                    current.copy_(incoming)
+                    return None
+                if isinstance(current, Parameter):
+                    if isinstance(incoming, Parameter):
+                        incoming.requires_grad_(current.requires_grad)
+                    else:
+                        incoming = Parameter(incoming, requires_grad=current.requires_grad)
+                setattr(self, name, incoming)
+        except Exception as ex:
+            return (f'While copying the parameter named "{key}", whose dimensions in the model are '
+                    f"{_size_str(current.shape)} and whose dimensions in the checkpoint are "
+                    f"{_size_str(incoming.shape)}, an exception occurred : {ex.args}.")
+        return None
 
     def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
                               strict: bool, missing_keys: List[str], unexpected_keys: List[str],
                               error_msgs: List[str]) -> None:
-        for hook in self._load_state_dict_pre_hooks.values():
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
-        persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
-        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
-                       if v is not None}
+        for pre_hook in self._load_state_dict_pre_hooks.values():
+            pre_hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        mine = self._persistent_state()
         assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, param in local_state.items():
+        for name, current in mine.items():
             key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            input_param = state_dict[key]
-            if not isinstance(input_param, _C._TensorBase):
-                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
-                                  f"object from checkpoint but received {type(input_param)}")
-                continue
-            lazy = is_lazy(param)
-            if not lazy and param.dim() == 0 and input_param.dim() == 1 and input_param.shape[0] == 1:
-                input_param = input_param[0]
-            if not lazy and tuple(input_param.shape) != tuple(param.shape):
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {_size_str(input_param.shape)} "
-                                  f"from checkpoint, the shape in current model is {_size_str(param.shape)}.")
-                continue
-            try:
-                with no_grad():
-                    if assign:
-                        if isinstance(param, Parameter):
-                            if not isinstance(input_param, Parameter):
-                                input_param = Parameter(input_param, requires_grad=param.requires_grad)
-                            else:
-                                input_param.requires_grad_(param.requires_grad)
-                        setattr(self, name, input_param)
-                    else:
-                        param.copy_(input_param)
-            except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
-                                  f"{_size_str(param.shape)} and whose dimensions in the checkpoint are "
-                                  f"{_size_str(input_param.shape)}, an exception occurred : {ex.args}.")
-        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if getattr(self.__class__, "set_extra_state", Module.set_extra_state) is not Module.set_extra_state:
-            if extra_state_key in state_dict:
-                self.set_extra_state(state_dict[extra_state_key])
+            if key in state_dict:
+                problem = self._copy_entry(name, key, current, state_dict[key], assign)
+                if problem is not None:
+                    error_msgs.append(problem)
             elif strict:
-                missing_keys.append(extra_state_key)
-        elif strict and extra_state_key in state_dict:
-            unexpected_keys.append(extra_state_key)
-        if strict:
-            for key in state_dict.keys():
-                if key.startswith(prefix) and key != extra_state_key:
-                    input_name = key[len(prefix):].split(".", 1)
-                    if len(input_name) > 1:
-                        if input_name[0] not in self._modules:
-                            unexpected_keys.append(key)
-                    elif input_name[0] not in local_state:
-                        unexpected_keys.append(key)
+                missing_keys.append(key)
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        has_extra = extra_key in state_dict
+        if _overrides(self, "set_extra_state"):
+            if has_extra:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and has_extra:
+            unexpected_keys.append(extra_key)
+        if not strict:
+            return
+        for key in state_dict.keys():
+            if key == extra_key or not key.startswith(prefix):
+                continue
+            head, dot, _ = key[len(prefix):].partition(".")
+            if head not in (self._modules if dot else mine):
+                unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
@@ -773,74 +779,61 @@ class Module:
         returns (missing_keys, unexpected_keys); strict raises on either, shape mismatches always raise."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys: List[str] = []
-        unexpected_keys: List[str] = []
-        error_msgs: List[str] = []
+        report = _IncompatibleKeys([], [])
+        problems: List[str] = []
         metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)
+        entries = OrderedDict(state_dict)
         if metadata is not None:
-            state_dict._metadata = metadata  # type: ignore[attr-defined]
-
-        def load(module: Module, local_state_dict: Dict[str, Any], prefix: str = "") -> None:
-            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
-            if assign:
-                local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
-                                         unexpected_keys, error_msgs)
-            for name, child in module._modules.items():
-                if child is not None:
-                    child_prefix = prefix + name + "."
-                    child_state_dict = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
-                    load(child, child_state_dict, child_prefix)
-            incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
-            for hook in module._load_state_dict_post_hooks.values():
-                out = hook(module, incompatible_keys)
-                if out is not None:
-                    raise RuntimeError("Hooks registered with ``register_load_state_dict_post_hook`` are not expected "
-                                       "to return new values, if incompatible_keys need to be modified, it should be "
-                                       f"done inplace. Got {out}")
-
-        load(self, state_dict)
-        del load
+            entries._metadata = metadata  # type: ignore[attr-defined]
+        _load_subtree(self, entries, "", metadata, assign, report, problems)
         if strict:
-            if unexpected_keys:
-                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected_keys)))
-            if missing_keys:
-                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing_keys)))
-        if error_msgs:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                self.__class__.__name__, "\n\t".join(error_msgs)))
-        return _IncompatibleKeys(missing_keys, unexpected_keys)
+            # problems start with the missing keys, then the unexpected ones
+            for label, keys in (("Unexpected", report.unexpected_keys), ("Missing", report.missing_keys)):
+                if keys:
+                    listed = ", ".join(f'"{k}"' for k in keys)
+                    problems.insert(0, f"{label} key(s) in state_dict: {listed}. ")
+        if problems:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(problems))
+        return report
 
     # ------------------------------------------------------------------ repr
 
     def _get_name(self) -> str:
-        return self.__class__.__name__
+        return type(self).__name__
 
     def extra_repr(self) -> str:
         """The module's own settings for its repr (override in layers)."""
         return ""
 
     def __repr__(self) -> str:
-        extra_lines: List[str] = []
-        extra_repr = self.extra_repr()
-        if extra_repr:
-            extra_lines = extra_repr.split("\n")
-        child_lines = []
-        for key, module in self._modules.items():
-            mod_str = _addindent(repr(module), 2)
-            child_lines.append("(" + key + "): " + mod_str)
-        lines = extra_lines + child_lines
-        main_str = self._get_name() + "("
-        if lines:
-            if len(extra_lines) == 1 and not child_lines:
-                main_str += extra_lines[0]
-            else:
-                main_str += "\n  " + "\n  ".join(lines) + "\n"
-        main_str += ")"
-        return main_str
+        settings = self.extra_repr()
+        own = settings.split("\n") if settings else []
+        nested = [f"({name}): " + _addindent(repr(child), 2) for name, child in self._modules.items()]
+        if len(own) == 1 and not nested:
+            return f"{self._get_name()}({own[0]})"
+        return _block_repr(self._get_name(), own + nested)
+
+
+def _load_subtree(module: Module, entries: Dict[str, Any], prefix: str, metadata: Any, assign: bool,
+                  report: _IncompatibleKeys, problems: List[str]) -> None:
+    """load_state_dict's walk: load `module` from the entries under `prefix`, then each child from its own
+    subset, then run the module's post-hooks (they see the key lists as filled so far)."""
+    info = dict(metadata.get(prefix[:-1], {})) if metadata is not None else {}
+    if assign:
+        info["assign_to_params_buffers"] = assign
+    module._load_from_state_dict(entries, prefix, info, True, report.missing_keys, report.unexpected_keys, problems)
+    for name, child in module._modules.items():
+        if child is None:
+            continue
+        below = f"{prefix}{name}."
+        _load_subtree(child, {k: v for k, v in entries.items() if k.startswith(below)}, below, metadata, assign,
+                      report, problems)
+    for post_hook in module._load_state_dict_post_hooks.values():
+        returned = post_hook(module, report)
+        if returned is not None:
+            raise RuntimeError("Hooks registered with ``register_load_state_dict_post_hook`` are not expected "
+                               "to return new values, if incompatible_keys need to be modified, it should be "
+                               f"done inplace. Got {returned}")
 
 
 def _size_str(shape: Any) -> str:
