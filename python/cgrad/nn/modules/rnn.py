@@ -31,6 +31,13 @@ def _is_packed(input: Any) -> bool:
     return type(input).__name__ == "PackedSequence" and hasattr(input, "batch_sizes")
 
 
+def _uniform_init(module: Module) -> None:
+    """torch's recurrent init: every parameter uniform in (-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+    bound = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0.0
+    for p in module.parameters():
+        init.uniform_(p, -bound, bound)
+
+
 class _Steps(Function):
     """x (T, B, G) -> T*k tensors: for each step t the pieces of x[t] (B, G) split
     along the last dim by `sizes`. Backward: one stack (and cat) of all step gradients."""
@@ -141,36 +148,19 @@ class RNNBase(Module):
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device: Any = None, dtype: Any = None) -> None:
-        super().__init__()
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        self.proj_size = proj_size
-        num_directions = 2 if bidirectional else 1
-        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
+        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1:
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
                              "being zeroed")
         if dropout > 0 and num_layers == 1:
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
                           stacklevel=2)
-        if not isinstance(bias, bool):
-            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
-        if not isinstance(batch_first, bool):
-            raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
-        if not isinstance(input_size, int):
-            raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
-        if input_size <= 0:
-            raise ValueError("input_size must be greater than zero")
-        if not isinstance(hidden_size, int):
-            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
-        if hidden_size <= 0:
-            raise ValueError("hidden_size must be greater than zero")
+        for arg, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                                 ("input_size", input_size, int), ("hidden_size", hidden_size, int)):
+            if not isinstance(value, kind):
+                raise TypeError(f"{arg} should be of type {kind.__name__}, got: {type(value).__name__}")
+            if kind is int and value <= 0:
+                raise ValueError(f"{arg} must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:
@@ -179,25 +169,28 @@ class RNNBase(Module):
             raise ValueError("proj_size has to be smaller than hidden_size")
         if proj_size > 0:
             raise NotImplementedError("LSTM: proj_size > 0 (LSTM with projections) is not supported by cgrad")
+        super().__init__()
+        self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size = bidirectional, proj_size
+        num_directions = self._num_directions
         gate_size = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}.get(mode)
         if gate_size is None:
             raise ValueError("Unrecognized RNN mode: " + mode)
         gate_size *= hidden_size
         self._flat_weights_names: List[str] = []
         self._all_weights: List[List[str]] = []
-        for layer in range(num_layers):
-            for direction in range(num_directions):
-                layer_input_size = input_size if layer == 0 else hidden_size * num_directions
-                suffix = "_reverse" if direction == 1 else ""
-                params = [(f"weight_ih_l{layer}{suffix}", (gate_size, layer_input_size)),
-                          (f"weight_hh_l{layer}{suffix}", (gate_size, hidden_size))]
-                if bias:
-                    params += [(f"bias_ih_l{layer}{suffix}", (gate_size,)), (f"bias_hh_l{layer}{suffix}", (gate_size,))]
-                for name, shape in params:
-                    setattr(self, name, Parameter(_C.empty(shape, device=device, dtype=dtype)))
-                names = [n for n, _ in params]
-                self._flat_weights_names.extend(names)
-                self._all_weights.append(names)
+        for k in range(num_layers * num_directions):  # k = layer * num_directions + direction
+            layer, direction = divmod(k, num_directions)
+            tag = f"l{layer}" + ("_reverse" if direction else "")
+            width = hidden_size * num_directions if layer else input_size
+            params = [(f"weight_ih_{tag}", (gate_size, width)), (f"weight_hh_{tag}", (gate_size, hidden_size))]
+            if bias:
+                params += [(f"bias_ih_{tag}", (gate_size,)), (f"bias_hh_{tag}", (gate_size,))]
+            for name, shape in params:
+                setattr(self, name, Parameter(_C.empty(shape, device=device, dtype=dtype)))
+            self._flat_weights_names += [name for name, _ in params]
+            self._all_weights.append([name for name, _ in params])
         self.reset_parameters()
 
     @property
@@ -213,31 +206,36 @@ class RNNBase(Module):
 
     def reset_parameters(self) -> None:
         """Every weight and bias uniform in (-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch."""
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _uniform_init(self)
+
+    @property
+    def _num_directions(self) -> int:
+        return 2 if self.bidirectional else 1
+
+    def _state_shape(self, input: Tensor) -> Tuple[int, int, int]:
+        """(num_layers * num_directions, batch, hidden_size): the shape of h_0 / c_0 for a 3-D input."""
+        return (self.num_layers * self._num_directions, input.size(0 if self.batch_first else 1), self.hidden_size)
 
     def check_input(self, input: Tensor, batch_sizes: Optional[Tensor]) -> None:
         w = self._flat_weights[0]
         if w is not None and input.dtype != w.dtype:
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). Convert "
                              f"input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
-        expected_input_dim = 2 if batch_sizes is not None else 3
-        if input.dim() != expected_input_dim:
-            raise RuntimeError(f"input must have {expected_input_dim} dimensions, got {input.dim()}")
-        if self.input_size != input.size(-1):
+        rank = 3 if batch_sizes is None else 2
+        if input.dim() != rank:
+            raise RuntimeError(f"input must have {rank} dimensions, got {input.dim()}")
+        if input.size(-1) != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {input.size(-1)}")
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes: Optional[Tensor]) -> Tuple[int, int, int]:
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+        return self._state_shape(input)
 
     def check_hidden_size(self, hx: Tensor, expected_hidden_size: Tuple[int, int, int],
                           msg: str = "Expected hidden size {}, got {}") -> None:
-        if tuple(hx.size()) != expected_hidden_size:
-            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+        got = tuple(hx.size())
+        if got != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(got)))
 
     def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Optional[Tensor]) -> None:
         self.check_input(input, batch_sizes)
@@ -249,20 +247,14 @@ class RNNBase(Module):
         return hx.index_select(1, permutation)
 
     def extra_repr(self) -> str:
-        s = "{input_size}, {hidden_size}"
-        if self.proj_size != 0:
-            s += ", proj_size={proj_size}"
-        if self.num_layers != 1:
-            s += ", num_layers={num_layers}"
-        if self.bias is not True:
-            s += ", bias={bias}"
-        if self.batch_first is not False:
-            s += ", batch_first={batch_first}"
-        if self.dropout != 0:
-            s += ", dropout={dropout}"
-        if self.bidirectional is not False:
-            s += ", bidirectional={bidirectional}"
-        return s.format(**self.__dict__)
+        """The sizes, then each option that differs from its default, in torch's order."""
+        parts = [f"{self.input_size}, {self.hidden_size}"]
+        for name, default in (("proj_size", 0), ("num_layers", 1), ("bias", True), ("batch_first", False),
+                              ("dropout", 0), ("bidirectional", False)):
+            value = getattr(self, name)
+            if (value is not default) if isinstance(default, bool) else (value != default):
+                parts.append(f"{name}={value}")
+        return ", ".join(parts)
 
     # ------------------------------------------------------------------ the stacked recurrence
 
@@ -278,14 +270,11 @@ class RNNBase(Module):
         return input, hx, is_batched
 
     def _zeros(self, input: Tensor) -> Tensor:
-        num_directions = 2 if self.bidirectional else 1
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
-        return _C.zeros((self.num_layers * num_directions, mini_batch, self.hidden_size), dtype=input.dtype,
-                        device=input.device)
+        return _C.zeros(self._state_shape(input), dtype=input.dtype, device=input.device)
 
     def _run(self, input: Tensor, h0: Tensor, c0: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
         """input (T, B, I) or (B, T, I); h0, c0 (L*D, B, H) -> output, h_n, c_n."""
-        num_directions = 2 if self.bidirectional else 1
+        num_directions = self._num_directions
         x = input.transpose(0, 1) if self.batch_first else input
         hs = h0.unbind(0)
         cs = c0.unbind(0) if c0 is not None else None
@@ -296,7 +285,7 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             dir_outs = []
             for direction in range(num_directions):
-                k = layer * num_directions + direction
+                k = layer * num_directions + direction  # index into _all_weights and the stacked states
                 w = [getattr(self, n) for n in self._all_weights[k]]
                 w_ih, w_hh = w[0], w[1]
                 b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
@@ -366,9 +355,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input: Tensor, batch_sizes: Optional[Tensor]) -> Tuple[int, int, int]:
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+        return self._state_shape(input)
 
     def check_forward_args(self, input: Tensor, hidden: Tuple[Tensor, Tensor],  # type: ignore[override]
                            batch_sizes: Optional[Tensor]) -> None:
@@ -464,18 +451,17 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def extra_repr(self) -> str:
-        s = "{input_size}, {hidden_size}"
-        if "bias" in self.__dict__ and self.bias is not True:
-            s += ", bias={bias}"
-        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
-            s += ", nonlinearity={nonlinearity}"
-        return s.format(**self.__dict__)
+        """The sizes, then bias=False and a non-tanh nonlinearity when set."""
+        parts = [f"{self.input_size}, {self.hidden_size}"]
+        if self.__dict__.get("bias", True) is not True:
+            parts.append(f"bias={self.bias}")
+        if self.__dict__.get("nonlinearity", "tanh") != "tanh":
+            parts.append(f"nonlinearity={self.__dict__['nonlinearity']}")
+        return ", ".join(parts)
 
     def reset_parameters(self) -> None:
         """Every weight and bias uniform in (-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch."""
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _uniform_init(self)
 
     def _batch(self, input: Tensor, name: str) -> Tuple[Tensor, bool]:
         if input.dim() not in (1, 2):

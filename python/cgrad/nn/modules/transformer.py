@@ -15,7 +15,7 @@ from ..._tensor import Tensor
 from .. import functional as F
 from ..init import xavier_uniform_
 from .activation import GELU, ReLU
-from .attention import MultiheadAttention, _canonical_mask, _none_or_dtype
+from .attention import MultiheadAttention, _as_additive, _warn_mixed_masks
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -33,36 +33,54 @@ def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = N
     return _C.triu(_C.full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
 
 
-def _get_seq_len(src: Tensor, batch_first: bool) -> Optional[int]:
-    if src.dim() == 2:
-        return src.size(0)
-    return src.size(1 if batch_first else 0)
+def _causal_hint(mask: Optional[Tensor], is_causal: Optional[bool], x: Tensor, batch_first: bool) -> bool:
+    """The is_causal the layers get: the caller's hint when given, otherwise whether mask is exactly the
+    square subsequent mask over x's sequence length."""
+    if is_causal is not None:
+        return is_causal is True
+    if mask is None:
+        return False
+    seq = x.size(0) if x.dim() == 2 or not batch_first else x.size(1)
+    if tuple(mask.shape) != (seq, seq):
+        return False
+    return bool((mask == _generate_square_subsequent_mask(seq, device=mask.device, dtype=mask.dtype)).all())
 
 
-def _detect_is_causal_mask(mask: Optional[Tensor], is_causal: Optional[bool] = None,
-                           size: Optional[int] = None) -> bool:
-    """is_causal if given, else whether mask equals the square subsequent mask of that size."""
-    make_causal = is_causal is True
-    if is_causal is None and mask is not None:
-        sz = size if size is not None else mask.size(-2)
-        causal_comparison = _generate_square_subsequent_mask(sz, device=mask.device, dtype=mask.dtype)
-        if tuple(mask.size()) == tuple(causal_comparison.size()):
-            make_causal = bool((mask == causal_comparison).all())
-        else:
-            make_causal = False
-    return make_causal
+def _stack(layer: Module, n: int) -> ModuleList:
+    """n independent deep copies of layer."""
+    return ModuleList([copy.deepcopy(layer) for _ in range(n)])
 
 
-def _get_clones(module: Module, N: int) -> ModuleList:
-    return ModuleList([copy.deepcopy(module) for _ in range(N)])
+def _sublayer(x: Tensor, norm: Module, block: Callable[[Tensor], Tensor], pre_norm: bool) -> Tensor:
+    """One residual sub-layer: x + block(norm(x)) with pre_norm (norm_first), else norm(x + block(x))."""
+    return x + block(norm(x)) if pre_norm else norm(x + block(x))
 
 
-def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
-    if activation == "relu":
-        return F.relu
-    if activation == "gelu":
-        return F.gelu
-    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+def _nested_tensor_blocker(layer: Module) -> str:
+    """Why torch would not take its nested-tensor inference path with this layer ('' when it would). cgrad has no
+    such path; this only decides TransformerEncoder.use_nested_tensor and torch's warning."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    reasons = ((layer.norm_first, "norm_first was True"),
+               (not attn.batch_first, "self_attn.batch_first was not True"
+                                      "(use batch_first for better inference performance)"),
+               (not attn._qkv_same_embed_dim, "self_attn._qkv_same_embed_dim was not True"),
+               (attn.in_proj_bias is None, "self_attn was passed bias=False"),
+               (not layer.activation_relu_or_gelu, "activation_relu_or_gelu was not True"),
+               (layer.norm1.eps != layer.norm2.eps, "norm1.eps was not equal to encoder_layer.norm2.eps"),
+               (attn.num_heads % 2 == 1, "self_attn.num_heads is odd"))
+    return next(("encoder_layer." + why for failed, why in reasons if failed), "")
+
+
+_NAMED_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+def _named_activation(name: str) -> Callable[[Tensor], Tensor]:
+    """The activation a layer's activation="relu" / "gelu" stands for."""
+    if name not in _NAMED_ACTIVATIONS:
+        raise RuntimeError(f"activation should be relu/gelu, not {name}")
+    return _NAMED_ACTIVATIONS[name]
 
 
 def _activation_kind(activation: Any) -> int:
@@ -94,39 +112,32 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
-        self.activation_relu_or_gelu = _activation_kind(activation)
-        self.activation = activation
+        act = _named_activation(activation) if isinstance(activation, str) else activation
+        self.activation_relu_or_gelu = _activation_kind(act)
+        self.activation = act
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("activation", F.relu)  # pickles from before the activation argument
         super().__setstate__(state)
-        if not hasattr(self, "activation"):
-            self.activation = F.relu
 
     def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: bool = False) -> Tensor:
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", _none_or_dtype(src_mask),
-                                               "src_mask", src.dtype)
-        src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal=is_causal)
-            x = x + self._ff_block(self.norm2(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal=is_causal))
-            x = self.norm2(x + self._ff_block(x))
-        return x
+        def attend(x: Tensor) -> Tensor:
+            return self._sa_block(x, src_mask, src_key_padding_mask, is_causal=is_causal)
+        x = _sublayer(src, self.norm1, attend, self.norm_first)
+        return _sublayer(x, self.norm2, self._ff_block, self.norm_first)
 
     def _sa_block(self, x: Tensor, attn_mask: Optional[Tensor], key_padding_mask: Optional[Tensor],
                   is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
+        """Self-attention (no weights) and its dropout."""
+        out, _ = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask,
+                                is_causal=is_causal)
+        return self.dropout1(out)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+        """linear1, activation, dropout, linear2, then the block's dropout."""
+        hidden = self.dropout(self.activation(self.linear1(x)))
+        return self.dropout2(self.linear2(hidden))
 
 
 class TransformerDecoderLayer(Module):
@@ -153,43 +164,43 @@ class TransformerDecoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
-        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+        self.activation = _named_activation(activation) if isinstance(activation, str) else activation
 
     def __setstate__(self, state: dict) -> None:
-        if "activation" not in state:
-            state["activation"] = F.relu
+        state.setdefault("activation", F.relu)  # pickles from before the activation argument
         super().__setstate__(state)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
                 memory_mask: Optional[Tensor] = None, tgt_key_padding_mask: Optional[Tensor] = None,
                 memory_key_padding_mask: Optional[Tensor] = None, tgt_is_causal: bool = False,
                 memory_is_causal: bool = False) -> Tensor:
-        x = tgt
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
-            x = x + self._ff_block(self.norm3(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
-            x = self.norm3(x + self._ff_block(x))
-        return x
+        def attend_self(x: Tensor) -> Tensor:
+            return self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+
+        def attend_memory(x: Tensor) -> Tensor:
+            return self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+        x = _sublayer(tgt, self.norm1, attend_self, self.norm_first)
+        x = _sublayer(x, self.norm2, attend_memory, self.norm_first)
+        return _sublayer(x, self.norm3, self._ff_block, self.norm_first)
 
     def _sa_block(self, x: Tensor, attn_mask: Optional[Tensor], key_padding_mask: Optional[Tensor],
                   is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
+        """Self-attention over the target (no weights) and its dropout."""
+        out, _ = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask,
+                                is_causal=is_causal)
+        return self.dropout1(out)
 
     def _mha_block(self, x: Tensor, mem: Tensor, attn_mask: Optional[Tensor], key_padding_mask: Optional[Tensor],
                    is_causal: bool = False) -> Tensor:
-        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                is_causal=is_causal, need_weights=False)[0]
-        return self.dropout2(x)
+        """Attention from the target over the encoder's memory (no weights) and its dropout."""
+        out, _ = self.multihead_attn(x, mem, mem, key_padding_mask=key_padding_mask, need_weights=False,
+                                     attn_mask=attn_mask, is_causal=is_causal)
+        return self.dropout2(out)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+        """linear1, activation, dropout, linear2, then the block's dropout."""
+        hidden = self.dropout(self.activation(self.linear1(x)))
+        return self.dropout3(self.linear2(hidden))
 
 
 class TransformerEncoder(Module):
@@ -200,51 +211,27 @@ class TransformerEncoder(Module):
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Optional[Module] = None,
                  enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
         super().__init__()
-        self.layers = _get_clones(encoder_layer, num_layers)
+        self.layers = _stack(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
-        # torch's reasons for turning the nested-tensor fast path off, with its warning
-        enc_layer = "encoder_layer"
-        why_not = ""
-        if not isinstance(encoder_layer, TransformerEncoderLayer):
-            why_not = f"{enc_layer} was not TransformerEncoderLayer"
-        elif encoder_layer.norm_first:
-            why_not = f"{enc_layer}.norm_first was True"
-        elif not encoder_layer.self_attn.batch_first:
-            why_not = (f"{enc_layer}.self_attn.batch_first was not True"
-                       "(use batch_first for better inference performance)")
-        elif not encoder_layer.self_attn._qkv_same_embed_dim:
-            why_not = f"{enc_layer}.self_attn._qkv_same_embed_dim was not True"
-        elif encoder_layer.self_attn.in_proj_bias is None:
-            why_not = f"{enc_layer}.self_attn was passed bias=False"
-        elif not encoder_layer.activation_relu_or_gelu:
-            why_not = f"{enc_layer}.activation_relu_or_gelu was not True"
-        elif encoder_layer.norm1.eps != encoder_layer.norm2.eps:
-            why_not = f"{enc_layer}.norm1.eps was not equal to {enc_layer}.norm2.eps"
-        elif encoder_layer.self_attn.num_heads % 2 == 1:
-            why_not = f"{enc_layer}.self_attn.num_heads is odd"
-        if enable_nested_tensor and why_not:
-            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
+        blocker = _nested_tensor_blocker(encoder_layer)
+        self.use_nested_tensor = enable_nested_tensor and not blocker
+        if enable_nested_tensor and blocker:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {blocker}",
                           stacklevel=2)
-            self.use_nested_tensor = False
 
     def forward(self, src: Tensor, mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: Optional[bool] = None) -> Tensor:
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", _none_or_dtype(mask),
-                                               "mask", src.dtype)
-        mask = _canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
-        output = src
-        batch_first = self.layers[0].self_attn.batch_first
-        seq_len = _get_seq_len(src, batch_first)
-        is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
-        for mod in self.layers:
-            output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
-        if self.norm is not None:
-            output = self.norm(output)
-        return output
+        _warn_mixed_masks(src_key_padding_mask, "src_key_padding_mask", mask, "mask")
+        src_key_padding_mask = _as_additive(src_key_padding_mask, "src_key_padding_mask", src.dtype)
+        mask = _as_additive(mask, "mask", src.dtype)
+        causal = _causal_hint(mask, is_causal, src, self.layers[0].self_attn.batch_first)
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=causal)
+        return x if self.norm is None else self.norm(x)
 
 
 class TransformerDecoder(Module):
@@ -254,7 +241,7 @@ class TransformerDecoder(Module):
 
     def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Optional[Module] = None) -> None:
         super().__init__()
-        self.layers = _get_clones(decoder_layer, num_layers)
+        self.layers = _stack(decoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
 
@@ -262,16 +249,13 @@ class TransformerDecoder(Module):
                 memory_mask: Optional[Tensor] = None, tgt_key_padding_mask: Optional[Tensor] = None,
                 memory_key_padding_mask: Optional[Tensor] = None, tgt_is_causal: Optional[bool] = None,
                 memory_is_causal: bool = False) -> Tensor:
-        output = tgt
-        seq_len = _get_seq_len(tgt, self.layers[0].self_attn.batch_first)
-        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, seq_len)
-        for mod in self.layers:
-            output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                         tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
-                         tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
-        if self.norm is not None:
-            output = self.norm(output)
-        return output
+        causal = _causal_hint(tgt_mask, tgt_is_causal, tgt, self.layers[0].self_attn.batch_first)
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask, tgt_key_padding_mask=tgt_key_padding_mask,
+                      memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=causal,
+                      memory_is_causal=memory_is_causal)
+        return x if self.norm is None else self.norm(x)
 
 
 class Transformer(Module):
@@ -282,22 +266,17 @@ class Transformer(Module):
                  custom_encoder: Optional[Any] = None, custom_decoder: Optional[Any] = None,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False, bias: bool = True,
                  device: Any = None, dtype: Any = None) -> None:
-        fk = {"device": device, "dtype": dtype}
         super().__init__()
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            encoder_layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                                    layer_norm_eps, batch_first, norm_first, bias, **fk)
-            encoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-            self.encoder = TransformerEncoder(encoder_layer, num_encoder_layers, encoder_norm)
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            decoder_layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                                    layer_norm_eps, batch_first, norm_first, bias, **fk)
-            decoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-            self.decoder = TransformerDecoder(decoder_layer, num_decoder_layers, decoder_norm)
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                      bias)
+        fk = {"device": device, "dtype": dtype}
+
+        def final_norm() -> LayerNorm:
+            return LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
+        self.encoder = custom_encoder if custom_encoder is not None else TransformerEncoder(
+            TransformerEncoderLayer(*layer_args, **fk), num_encoder_layers, final_norm())
+        self.decoder = custom_decoder if custom_decoder is not None else TransformerDecoder(
+            TransformerDecoderLayer(*layer_args, **fk), num_decoder_layers, final_norm())
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead
@@ -308,12 +287,10 @@ class Transformer(Module):
                 tgt_key_padding_mask: Optional[Tensor] = None, memory_key_padding_mask: Optional[Tensor] = None,
                 src_is_causal: Optional[bool] = None, tgt_is_causal: Optional[bool] = None,
                 memory_is_causal: bool = False) -> Tensor:
-        is_batched = src.dim() == 3
-        if not self.batch_first and src.size(1) != tgt.size(1) and is_batched:
+        batch_dim = 0 if self.batch_first else 1
+        if src.dim() == 3 and src.size(batch_dim) != tgt.size(batch_dim):
             raise RuntimeError("the batch number of src and tgt must be equal")
-        if self.batch_first and src.size(0) != tgt.size(0) and is_batched:
-            raise RuntimeError("the batch number of src and tgt must be equal")
-        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+        if (src.size(-1), tgt.size(-1)) != (self.d_model, self.d_model):
             raise RuntimeError("the feature number of src and tgt must be equal to d_model")
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
@@ -326,6 +303,7 @@ class Transformer(Module):
         return _generate_square_subsequent_mask(sz, dtype=dtype, device=device)
 
     def _reset_parameters(self) -> None:
-        for p in self.parameters():
-            if p.dim() > 1:
-                xavier_uniform_(p)
+        """xavier_uniform_ over every parameter with two or more dimensions (torch's Transformer init)."""
+        for weight in self.parameters():
+            if weight.dim() >= 2:
+                xavier_uniform_(weight)
