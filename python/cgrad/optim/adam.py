@@ -7,64 +7,47 @@ from typing import Any, List, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check_fused_foreach, _check_unsupported, _scalar_step, _zeros_like
+from .optimizer import (Optimizer, ParamsT, _check_fused_foreach, _check_lr, _check_nonnegative, _check_unsupported,
+                        _scalar_step, _zeros_like)
 
 __all__ = ["Adam"]
 
 
 def _to_scalar(x: Any) -> Any:
-    if isinstance(x, Tensor):
-        return x.item()
-    return x
+    """A one-element tensor option as a Python number (the C step takes numbers)."""
+    return x.item() if isinstance(x, Tensor) else x
 
 
 class Adam(Optimizer):
     """Adam, as torch.optim.Adam (AdamW is Adam with decoupled_weight_decay=True)."""
+
+    _group_fallbacks = dict(amsgrad=False, maximize=False, foreach=None, capturable=False, differentiable=False,
+                            decoupled_weight_decay=False, fused=None)
+    _tensor_steps = True
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3,
                  betas: Tuple[Union[float, Tensor], Union[float, Tensor]] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: Optional[bool] = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,
                  fused: Optional[bool] = None, decoupled_weight_decay: bool = False) -> None:
-        if isinstance(lr, Tensor):
-            if lr.numel() != 1:
-                raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
-                or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
+        _check_lr(lr)
+        _check_nonnegative((("epsilon value", eps),))
+        for index in (0, 1):
+            if not (0.0 <= betas[index] < 1.0):
+                raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+        _check_nonnegative((("weight_decay value", weight_decay),))
+        kinds = {float if isinstance(b, float) else Tensor if isinstance(b, Tensor) else None for b in betas[:2]}
+        if len(kinds) != 1 or None in kinds:
             raise ValueError("betas must be either both floats or both Tensors")
-        for k in (0, 1):
-            if isinstance(betas[k], Tensor) and betas[k].numel() != 1:
-                raise ValueError(f"Tensor betas[{k}] must be 1-element")
-        betas = tuple(map(_to_scalar, betas))  # type: ignore[assignment]
-        name = type(self).__name__
-        _check_unsupported(name, capturable=capturable, differentiable=differentiable)
-        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
-                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
-                    "differentiable": differentiable, "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
-        super().__init__(params, defaults)
+        for index in (0, 1):
+            if isinstance(betas[index], Tensor) and betas[index].numel() != 1:
+                raise ValueError(f"Tensor betas[{index}] must be 1-element")
+        _check_unsupported(type(self).__name__, capturable=capturable, differentiable=differentiable)
+        super().__init__(params, dict(lr=lr, betas=tuple(_to_scalar(b) for b in betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
         _check_fused_foreach(fused, foreach)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-        self._steps_to_tensors()
 
     def _init_state(self, p: Tensor, group: dict) -> dict:
         st = self.state[p]

@@ -13,6 +13,8 @@ __all__ = ["AdamW"]
 class AdamW(Adam):
     """Adam with decoupled weight decay, as torch.optim.AdamW."""
 
+    _group_forced = dict(decoupled_weight_decay=True)
+
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3,
                  betas: Tuple[Union[float, Tensor], Union[float, Tensor]] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
@@ -21,8 +23,3 @@ class AdamW(Adam):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group["decoupled_weight_decay"] = True

@@ -6,10 +6,10 @@ bookkeeping around them."""
 from __future__ import annotations
 
 import functools
+import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
-from itertools import chain
-from typing import Any, Callable, DefaultDict, Dict, Hashable, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, DefaultDict, Dict, Iterable, List, Optional, Tuple, Union
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
@@ -19,10 +19,11 @@ __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "registe
 
 ParamsT = Union[Iterable[Tensor], Iterable[Dict[str, Any]], Iterable[Tuple[str, Tensor]]]
 StateDict = Dict[str, Any]
+_HookTable = Dict[int, Callable[..., Any]]
 
 
 class _RequiredParameter:
-    """Singleton class representing a required parameter for an Optimizer."""
+    """Marks an option without a default: every parameter group must give it."""
 
     def __repr__(self) -> str:
         return "<required parameter>"
@@ -52,45 +53,58 @@ class _RemovableHandle:
         self.remove()
 
 
-_global_optimizer_pre_hooks: Dict[int, Callable[..., Any]] = OrderedDict()
-_global_optimizer_post_hooks: Dict[int, Callable[..., Any]] = OrderedDict()
+def _add_hook(table: _HookTable, hook: Callable[..., Any], prepend: bool = False) -> _RemovableHandle:
+    """Store `hook` in `table` (first in line when `prepend`) under a fresh handle."""
+    handle = _RemovableHandle(table)
+    table[handle.id] = hook
+    if prepend:
+        table.move_to_end(handle.id, last=False)  # type: ignore[attr-defined]
+    return handle
+
+
+# hooks run around every optimizer's step: globals first before it, last after it
+_global_step_pre: _HookTable = OrderedDict()
+_global_step_post: _HookTable = OrderedDict()
+
+# the per-optimizer hook tables (attribute names as in PyTorch)
+_HOOK_TABLES = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+                "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+                "_optimizer_load_state_dict_post_hooks")
 
 
 def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> _RemovableHandle:
     """Register a pre hook common to all optimizers: hook(optimizer, args, kwargs)."""
-    handle = _RemovableHandle(_global_optimizer_pre_hooks)
-    _global_optimizer_pre_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_step_pre, hook)
 
 
 def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> _RemovableHandle:
     """Register a post hook common to all optimizers: hook(optimizer, args, kwargs)."""
-    handle = _RemovableHandle(_global_optimizer_post_hooks)
-    _global_optimizer_post_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_step_post, hook)
 
 
 def _hooked_step(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a subclass's step so the step pre / post hooks run around it."""
+    """Wrap a subclass's step so the step pre / post hooks run around it. Pre hooks may
+    replace the call's arguments by returning (args, kwargs)."""
 
     @functools.wraps(func)
     def step(self: "Optimizer", *args: Any, **kwargs: Any) -> Any:
-        if not (self._optimizer_step_pre_hooks or _global_optimizer_pre_hooks or self._optimizer_step_post_hooks
-                or _global_optimizer_post_hooks):
-            return func(self, *args, **kwargs)
-        for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
-            result = pre_hook(self, args, kwargs)
-            if result is not None:
-                if isinstance(result, tuple) and len(result) == 2:
-                    args, kwargs = result
-                else:
-                    raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
-        out = func(self, *args, **kwargs)
-        for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
-            post_hook(self, args, kwargs)
-        return out
+        own_pre, own_post = self._optimizer_step_pre_hooks, self._optimizer_step_post_hooks
+        if not (own_pre or own_post or _global_step_pre or _global_step_post):
+            return func(self, *args, **kwargs)  # the usual case: no hooks at all
+        for hook in [*_global_step_pre.values(), *own_pre.values()]:
+            replaced = hook(self, args, kwargs)
+            if replaced is None:
+                continue
+            if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), "
+                                   f"but got {replaced}.")
+            args, kwargs = replaced
+        loss = func(self, *args, **kwargs)
+        for hook in [*own_post.values(), *_global_step_post.values()]:
+            hook(self, args, kwargs)
+        return loss
 
-    step.hooked = True  # type: ignore[attr-defined]
+    step._cgrad_step_hooks = True  # type: ignore[attr-defined]
     return step
 
 
@@ -108,6 +122,22 @@ def _check_fused_foreach(fused: Optional[bool], foreach: Optional[bool]) -> None
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+def _check_lr(lr: Union[float, Tensor], reject_nan: bool = True) -> None:
+    """A learning rate is a number or a one-element tensor, and not negative."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    _check_nonnegative((("learning rate", lr),), reject_nan)
+
+
+def _check_nonnegative(options: Iterable[Tuple[str, Any]], reject_nan: bool = True) -> None:
+    """Raise ValueError('Invalid <what>: <value>') for the first negative option, in the
+    given order. With reject_nan a NaN is invalid too (SGD lets it through, as PyTorch)."""
+    for what, value in options:
+        bad = not (value >= 0.0) if reject_nan else value < 0.0
+        if bad:
+            raise ValueError(f"Invalid {what}: {value}")
+
+
 class Optimizer:
     """Base class for all optimizers.
 
@@ -118,198 +148,198 @@ class Optimizer:
             parameter group does not specify them).
     """
 
+    # group options an optimizer fills in when loading an older state (setdefault), and
+    # options it always overrides there
+    _group_fallbacks: Dict[str, Any] = {}
+    _group_forced: Dict[str, Any] = {}
+    # whether the per-parameter state keeps its step count as a tensor
+    _tensor_steps = False
+
     def __init__(self, params: ParamsT, defaults: Dict[str, Any]) -> None:
         self.defaults = defaults
-        self._optimizer_step_pre_hooks: Dict[int, Callable[..., Any]] = OrderedDict()
-        self._optimizer_step_post_hooks: Dict[int, Callable[..., Any]] = OrderedDict()
-        self._optimizer_state_dict_pre_hooks: Dict[int, Callable[..., Any]] = OrderedDict()
-        self._optimizer_state_dict_post_hooks: Dict[int, Callable[..., Any]] = OrderedDict()
-        self._optimizer_load_state_dict_pre_hooks: Dict[int, Callable[..., Any]] = OrderedDict()
-        self._optimizer_load_state_dict_post_hooks: Dict[int, Callable[..., Any]] = OrderedDict()
+        for table in _HOOK_TABLES:
+            setattr(self, table, OrderedDict())
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got " + _typename(params))
         self.state: DefaultDict[Any, Any] = defaultdict(dict)
         self.param_groups: List[Dict[str, Any]] = []
-        param_groups = list(params)
-        if len(param_groups) == 0:
+        entries = list(params)
+        if not entries:
             raise ValueError("optimizer got an empty parameter list")
-        if not isinstance(param_groups[0], dict):
-            param_groups = [{"params": param_groups}]
-        for param_group in param_groups:
-            self.add_param_group(param_group)
+        groups = entries if isinstance(entries[0], dict) else [{"params": entries}]
+        for group in groups:
+            self.add_param_group(group)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        step = cls.__dict__.get("step")
-        if step is not None and not getattr(step, "hooked", False):
-            cls.step = _hooked_step(step)  # type: ignore[method-assign]
+        own_step = cls.__dict__.get("step")
+        if own_step is not None and not getattr(own_step, "_cgrad_step_hooks", False):
+            cls.step = _hooked_step(own_step)  # type: ignore[method-assign]
 
     def __getstate__(self) -> Dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
-        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
-                     "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
-                     "_optimizer_load_state_dict_post_hooks"):
-            if name not in self.__dict__:
-                setattr(self, name, OrderedDict())
+        for table in _HOOK_TABLES:
+            self.__dict__.setdefault(table, OrderedDict())
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, value in self._group_fallbacks.items():
+                group.setdefault(key, value)
+            group.update(self._group_forced)
+        if self._tensor_steps:
+            self._steps_to_tensors()
 
     def __repr__(self) -> str:
-        format_string = self.__class__.__name__ + " ("
-        for i, group in enumerate(self.param_groups):
-            format_string += "\n"
-            format_string += f"Parameter Group {i}\n"
-            for key in sorted(group.keys()):
-                if key != "params":
-                    format_string += f"    {key}: {group[key]}\n"
-        format_string += ")"
-        return format_string
+        blocks = []
+        for number, group in enumerate(self.param_groups):
+            options = "".join(f"    {key}: {group[key]}\n" for key in sorted(group) if key != "params")
+            blocks.append(f"\nParameter Group {number}\n{options}")
+        return f"{type(self).__name__} ({''.join(blocks)})"
 
     # ---------------------------------------------------------- hooks
     def register_step_pre_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
         """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), run before step."""
-        handle = _RemovableHandle(self._optimizer_step_pre_hooks)
-        self._optimizer_step_pre_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
         """hook(optimizer, args, kwargs) -> None, run after step."""
-        handle = _RemovableHandle(self._optimizer_step_post_hooks)
-        self._optimizer_step_post_hooks[handle.id] = hook
-        return handle
-
-    def _register(self, hooks: Dict[int, Callable[..., Any]], hook: Callable[..., Any],
-                  prepend: bool) -> _RemovableHandle:
-        handle = _RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)  # type: ignore[attr-defined]
-        return handle
+        return _add_hook(self._optimizer_step_post_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> _RemovableHandle:
         """hook(optimizer), run before state_dict."""
-        return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> _RemovableHandle:
         """hook(optimizer, state_dict) -> state_dict or None, run after state_dict."""
-        return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> _RemovableHandle:
         """hook(optimizer, state_dict) -> state_dict or None, run before load_state_dict."""
-        return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> _RemovableHandle:
         """hook(optimizer), run after load_state_dict."""
-        return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    def _pass_through(self, table: _HookTable, sd: StateDict) -> StateDict:
+        """Hand `sd` to each hook of `table` in turn; a hook returning a dict replaces it."""
+        for hook in table.values():
+            replacement = hook(self, sd)
+            if replacement is not None:
+                sd = replacement
+        return sd
 
     # ---------------------------------------------------------- state dict
+    def _param_numbers(self) -> Dict[int, int]:
+        """id(parameter) -> its number in the state dict: the position in the groups'
+        concatenated parameter lists. A parameter listed in two groups keeps the number
+        of the first; one listed twice in a group takes its later position there."""
+        numbers: Dict[int, int] = {}
+        position = 0
+        for group in self.param_groups:
+            in_group: Dict[int, int] = {}
+            for p in group["params"]:
+                in_group[id(p)] = position
+                position += 1
+            for key, number in in_group.items():
+                numbers.setdefault(key, number)
+        return numbers
+
     def state_dict(self) -> StateDict:
         """The optimizer's state: {'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}.
         Tensors are references to the live state (as in PyTorch)."""
-        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
-            pre_hook(self)
-        param_mappings: Dict[int, int] = {}
-        start_index = 0
-
-        def pack_group(group: Dict[str, Any]) -> Dict[str, Any]:
-            nonlocal start_index
-            packed = {k: v for k, v in group.items() if k != "params"}
-            param_mappings.update({id(p): i for i, p in enumerate(group["params"], start_index)
-                                   if id(p) not in param_mappings})
-            packed["params"] = [param_mappings[id(p)] for p in group["params"]]
-            start_index += len(packed["params"])
-            return packed
-
-        param_groups = [pack_group(g) for g in self.param_groups]
-        packed_state = {(param_mappings[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
-        state_dict = {"state": packed_state, "param_groups": param_groups}
-        for post_hook in self._optimizer_state_dict_post_hooks.values():
-            hook_result = post_hook(self, state_dict)
-            if hook_result is not None:
-                state_dict = hook_result
-        return state_dict
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
+        numbers = self._param_numbers()
+        saved_groups = []
+        for group in self.param_groups:
+            saved = {key: value for key, value in group.items() if key != "params"}
+            saved["params"] = [numbers[id(p)] for p in group["params"]]
+            saved_groups.append(saved)
+        saved_state = {}
+        for key, value in self.state.items():
+            saved_state[numbers[id(key)] if isinstance(key, Tensor) else key] = value
+        return self._pass_through(self._optimizer_state_dict_post_hooks,
+                                  {"state": saved_state, "param_groups": saved_groups})
 
     @staticmethod
-    def _process_value_according_to_param_policy(param: Tensor, value: Tensor, param_id: Any,
-                                                 param_groups: List[Dict[str, Any]], key: Hashable = None) -> Tensor:
-        if key == "step":
-            return value
-        if param.is_floating_point():
-            return value.to(dtype=param.dtype, device=param.device)
-        return value.to(device=param.device)
+    def _loaded_value(param: Tensor, value: Any, key: Any = None) -> Any:
+        """A copy of a loaded state entry for `param`: tensors move to its device, floating
+        ones also to its dtype (floating parameters fix the state's precision); the
+        step count (key 'step') is kept as saved. Dicts and lists are copied through."""
+        if isinstance(value, Tensor):
+            if key == "step":
+                return value
+            dtype = param.dtype if param.is_floating_point() else value.dtype
+            return value.to(device=param.device, dtype=dtype)
+        if isinstance(value, dict):
+            return {k: Optimizer._loaded_value(param, v, k) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(Optimizer._loaded_value(param, v) for v in value)
+        return value
 
     def load_state_dict(self, state_dict: StateDict) -> None:
         """Load a state produced by state_dict() (ours, or PyTorch's with its tensors converted)."""
-        state_dict = state_dict.copy()
-        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
-            hook_result = pre_hook(self, state_dict)
-            if hook_result is not None:
-                state_dict = hook_result
-        groups = self.param_groups
-        saved_groups = deepcopy(state_dict["param_groups"])
-        if len(groups) != len(saved_groups):
-            raise ValueError("loaded state dict has a different number of parameter groups")
-        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
-                             "optimizer's group")
-        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
-                          chain.from_iterable(g["params"] for g in groups)))
-
-        def _cast(param: Tensor, value: Any, param_id: Any = None, param_groups: Any = None, key: Any = None) -> Any:
-            if isinstance(value, Tensor):
-                return Optimizer._process_value_according_to_param_policy(param, value, param_id, param_groups, key)
-            if isinstance(value, dict):
-                return {k: _cast(param, v, param_id=param_id, param_groups=param_groups, key=k)
-                        for k, v in value.items()}
-            if isinstance(value, (list, tuple)):
-                return type(value)(_cast(param, v, param_id=param_id, param_groups=param_groups) for v in value)
-            return value
-
-        state: DefaultDict[Any, Dict[Any, Any]] = defaultdict(dict)
-        for k, v in state_dict["state"].items():
-            if k in id_map:
-                param = id_map[k]
-                state[param] = _cast(param, v, param_id=k, param_groups=state_dict["param_groups"])
+        sd = self._pass_through(self._optimizer_load_state_dict_pre_hooks, dict(state_dict))
+        live_groups = self.param_groups
+        loaded_groups = deepcopy(sd["param_groups"])  # becomes our param_groups
+        if len(loaded_groups) != len(live_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups "
+                             f"({len(loaded_groups)}, the optimizer has {len(live_groups)})")
+        live_of: Dict[Any, Tensor] = {}
+        for loaded, live in zip(loaded_groups, live_groups):
+            if len(loaded["params"]) != len(live["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                                 f"optimizer's group ({len(loaded['params'])} vs {len(live['params'])} parameters)")
+        for loaded, live in zip(loaded_groups, live_groups):
+            live_of.update(zip(loaded["params"], live["params"]))
+        # entries of our parameters are copied to their device / dtype; others are kept
+        # as they are (old checkpoints may hold such entries)
+        state: DefaultDict[Any, Any] = defaultdict(dict)
+        for key, entry in sd["state"].items():
+            if key in live_of:
+                param = live_of[key]
+                state[param] = self._loaded_value(param, entry)
             else:
-                state[k] = v
-
-        def update_group(group: Dict[str, Any], new_group: Dict[str, Any]) -> Dict[str, Any]:
-            new_group["params"] = group["params"]
-            if "param_names" in group and "param_names" not in new_group:
-                new_group["param_names"] = group["param_names"]
-            return new_group
-
-        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
-        self.__setstate__({"state": state, "param_groups": param_groups})
-        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
-            post_hook(self)
+                state[key] = entry
+        for loaded, live in zip(loaded_groups, live_groups):
+            loaded["params"] = live["params"]
+            if "param_names" in live:
+                loaded.setdefault("param_names", live["param_names"])
+        self.__setstate__({"state": state, "param_groups": loaded_groups})
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
 
     def _steps_to_tensors(self) -> None:
         """Loaded states may hold the step as a number (old PyTorch checkpoints): make it a 0-d float32 tensor."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                p_state = self.state.get(p)
-                if p_state and "step" in p_state and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _C.tensor(float(p_state["step"]), dtype=_C.float32)
+        for p in self._all_params():
+            entry = self.state.get(p)
+            if entry and "step" in entry and not isinstance(entry["step"], Tensor):
+                entry["step"] = _C.tensor(float(entry["step"]), dtype=_C.float32)
 
     # ---------------------------------------------------------- gradients and steps
+    def _all_params(self) -> Iterable[Tensor]:
+        for group in self.param_groups:
+            yield from group["params"]
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors (to None by default, else to zero)."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = p.grad
-                if g is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        if g.grad_fn is not None:
-                            g.detach_()
-                        else:
-                            g.requires_grad_(False)
-                        g.zero_()
+        for p in self._all_params():
+            g = p.grad
+            if g is None:
+                continue
+            if set_to_none:
+                p.grad = None
+                continue
+            # the zeroed gradient must not record history
+            if g.grad_fn is None:
+                g.requires_grad_(False)
+            else:
+                g.detach_()
+            g.zero_()
 
     @_hooked_step
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
@@ -339,57 +369,61 @@ class Optimizer:
     def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
         raise NotImplementedError(f"{type(self).__name__}: no _init_state for lazily created state")
 
+    # ---------------------------------------------------------- parameter groups
     def add_param_group(self, param_group: Dict[str, Any]) -> None:
         """Add a parameter group (a dict with 'params' and optional option values) to param_groups."""
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
-        params = param_group["params"]
-        if isinstance(params, Tensor):
-            param_group["params"] = [params]
-        elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
-                            "tensors in sets will change between runs. Please use a list instead.")
-        else:
-            param_group["params"] = list(params)
-        tensors = []
-        names = []
-        for param in param_group["params"]:
-            if isinstance(param, tuple):
-                names.append(param[0])
-                tensors.append(param[1])
-            else:
-                tensors.append(param)
+        tensors, names = _unpack_params(param_group["params"])
         param_group["params"] = tensors
-        if names:
-            if len(names) == len(tensors):
-                param_group["param_names"] = names
-            else:
-                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
-        for param in param_group["params"]:
-            if not isinstance(param, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
-            if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
-                raise ValueError("can't optimize a non-leaf Tensor")
-        for name, default in self.defaults.items():
-            if default is required and name not in param_group:
-                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
-            param_group.setdefault(name, default)
-        params = param_group["params"]
-        if len(params) != len(set(params)):
-            import warnings
-
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
-                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)
-        param_set: set = set()
-        for group in self.param_groups:
-            param_set.update(set(group["params"]))
-            if ("param_names" in param_group) != ("param_names" in group):
-                current_group_txt = "with names" if "param_names" in param_group else "without names"
-                raise ValueError("all optimizer param groups should be with/without names. "
-                                 f"cannot add param group {current_group_txt} to the optimizer")
-        if not param_set.isdisjoint(set(param_group["params"])):
+        if names is not None:
+            param_group["param_names"] = names
+        differentiable = self.defaults.get("differentiable", None)
+        for p in tensors:
+            _check_param(p, differentiable)
+        for option, default in self.defaults.items():
+            if option in param_group:
+                continue
+            if default is required:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter "
+                                 f"{option}")
+            param_group[option] = default
+        distinct = set(tensors)
+        if len(distinct) != len(tensors):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        named = names is not None
+        if any(("param_names" in group) != named for group in self.param_groups):
+            raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                             f"{'with' if named else 'without'} names to the optimizer")
+        if any(not distinct.isdisjoint(group["params"]) for group in self.param_groups):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
+
+
+def _unpack_params(params: Any) -> Tuple[List[Tensor], Optional[List[str]]]:
+    """A group's 'params' entry as (tensors, names or None): one Tensor, or an ordered
+    collection of Tensors or of (name, Tensor) pairs (all named or none)."""
+    if isinstance(params, Tensor):
+        return [params], None
+    if isinstance(params, set):
+        raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                        "tensors in sets will change between runs. Please use a list instead.")
+    items = list(params)
+    pairs = [item for item in items if isinstance(item, tuple)]
+    if not pairs:
+        return items, None
+    if len(pairs) != len(items):
+        raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+    return [pair[1] for pair in pairs], [pair[0] for pair in pairs]
+
+
+def _check_param(p: Any, differentiable: Any) -> None:
+    if not isinstance(p, Tensor):
+        raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
+    if not differentiable and not (p.is_leaf or p.retains_grad):
+        raise ValueError("can't optimize a non-leaf Tensor")
 
 
 def _typename(obj: Any) -> str:

@@ -6,7 +6,7 @@ from typing import List, Optional, Union
 
 from .. import _C
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check_unsupported, _scalar_step, _zeros_like
+from .optimizer import Optimizer, ParamsT, _check_lr, _check_nonnegative, _check_unsupported, _scalar_step, _zeros_like
 
 __all__ = ["RMSprop"]
 
@@ -14,37 +14,20 @@ __all__ = ["RMSprop"]
 class RMSprop(Optimizer):
     """RMSprop, as torch.optim.RMSprop."""
 
+    _group_fallbacks = dict(momentum=0, centered=False, foreach=None, maximize=False, differentiable=False,
+                            capturable=False)
+    _tensor_steps = True
+
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: Optional[bool] = None, maximize: bool = False, differentiable: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_lr(lr)
+        _check_nonnegative((("epsilon value", eps), ("momentum value", momentum), ("weight_decay value", weight_decay),
+                            ("alpha value", alpha)))
         _check_unsupported("RMSprop", capturable=capturable, differentiable=differentiable)
-        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
-                    "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach, "maximize": maximize,
-                    "differentiable": differentiable}
-        super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        self._steps_to_tensors()
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                                      weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable))
 
     def _init_state(self, p: Tensor, group: dict) -> dict:
         st = self.state[p]
