@@ -1,22 +1,61 @@
 """The convolution layers, as torch.nn: Conv1d/2d/3d (padding int / tuple / 'same' / 'valid', padding
-modes zeros / reflect / replicate / circular) and ConvTranspose1d/2d/3d (output_padding, output_size)."""
+modes zeros / reflect / replicate / circular) and ConvTranspose1d/2d/3d (output_padding, output_size).
+
+One class per family carries the whole behaviour; the 1-d / 2-d / 3-d classes only name their number
+of spatial dims and the functional kernel they call."""
 from __future__ import annotations
 
-import math
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from ... import _C
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
-from .. import init
 from ..parameter import Parameter
 from .module import Module
-from .utils import _pair, _reverse_repeat_tuple, _single, _triple
+from .utils import _fan_in_uniform_, _fields_repr, _pair, _single, _triple, _unless, _unless_filled
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _Size = Union[int, Sequence[int]]
+
+_PADDING_STRINGS = {"same", "valid"}
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+_AS_TUPLE = {1: _single, 2: _pair, 3: _triple}
+
+
+def _check_conv_args(in_channels: int, out_channels: int, groups: int, stride: Tuple[int, ...],
+                     padding: Union[str, Tuple[int, ...]], padding_mode: str) -> None:
+    """The constructor's argument errors, with torch's messages."""
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    for label, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
+        if channels % groups:
+            raise ValueError(f"{label} must be divisible by groups")
+    if isinstance(padding, str):
+        if padding not in _PADDING_STRINGS:
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of {_PADDING_STRINGS}")
+        if padding == "same" and not all(s == 1 for s in stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'")
+
+
+def _explicit_padding(padding: Union[str, Tuple[int, ...]], kernel_size: Tuple[int, ...],
+                      dilation: Tuple[int, ...]) -> List[int]:
+    """The amounts F.pad adds for the non-zeros padding modes, in F.pad's order (last spatial dim first,
+    (before, after) for each): 'valid' adds nothing; 'same' adds the kernel's reach d * (k - 1), the
+    smaller half before; explicit sizes add their value on both sides."""
+    if padding == "valid":
+        sides = [(0, 0) for _ in kernel_size]
+    elif padding == "same":
+        sides = []
+        for k, d in zip(kernel_size, dilation):
+            reach = d * (k - 1)
+            sides.append((reach // 2, reach - reach // 2))
+    else:
+        sides = [(p, p) for p in padding]
+    return [amount for side in reversed(sides) for amount in side]
 
 
 class _ConvNd(Module):
@@ -44,142 +83,82 @@ class _ConvNd(Module):
                  output_padding: Tuple[int, ...], groups: int, bias: bool, padding_mode: str, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
-        valid_padding_strings = {"same", "valid"}
-        if isinstance(padding, str):
-            if padding not in valid_padding_strings:
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid_padding_strings}")
-            if padding == "same" and any(s != 1 for s in stride):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-        valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
-        if padding_mode not in valid_padding_modes:
-            raise ValueError(
-                f"padding_mode must be one of {valid_padding_modes}, but got padding_mode='{padding_mode}'")
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.padding = padding
-        self.dilation = dilation
-        self.transposed = transposed
-        self.output_padding = output_padding
-        self.groups = groups
-        self.padding_mode = padding_mode
-        if isinstance(self.padding, str):
-            self._reversed_padding_repeated_twice = [0, 0] * len(kernel_size)
-            if padding == "same":
-                for d, k, i in zip(dilation, kernel_size, range(len(kernel_size) - 1, -1, -1)):
-                    total_padding = d * (k - 1)
-                    left_pad = total_padding // 2
-                    self._reversed_padding_repeated_twice[2 * i] = left_pad
-                    self._reversed_padding_repeated_twice[2 * i + 1] = total_padding - left_pad
-        else:
-            self._reversed_padding_repeated_twice = list(_reverse_repeat_tuple(self.padding, 2))
-        if transposed:
-            shape = (in_channels, out_channels // groups, *kernel_size)
-        else:
-            shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(_C.empty(shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_C.empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _check_conv_args(in_channels, out_channels, groups, stride, padding, padding_mode)
+        settings = {"in_channels": in_channels, "out_channels": out_channels, "kernel_size": kernel_size,
+                    "stride": stride, "padding": padding, "dilation": dilation, "transposed": transposed,
+                    "output_padding": output_padding, "groups": groups, "padding_mode": padding_mode,
+                    "_reversed_padding_repeated_twice": _explicit_padding(padding, kernel_size, dilation)}
+        for name, value in settings.items():
+            setattr(self, name, value)
+        # the weight's first dim is the side the groups do not split
+        whole, split = (in_channels, out_channels) if transposed else (out_channels, in_channels)
+        self.weight = Parameter(_C.empty((whole, split // groups, *kernel_size), device=device, dtype=dtype))
+        self.register_parameter("bias", Parameter(_C.empty(out_channels, device=device, dtype=dtype))
+                                if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """torch's default: kaiming_uniform_(a=sqrt(5)) weight, uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias."""
         with no_grad():
-            init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-            if self.bias is not None:
-                fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-                bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-                init.uniform_(self.bias, -bound, bound)
+            _fan_in_uniform_(self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0,) * len(self.padding):
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * len(self.dilation):
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * len(self.output_padding):
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += f", padding_mode={self.padding_mode}"
-        return s
+        return _fields_repr(self.in_channels, self.out_channels, kernel_size=self.kernel_size, stride=self.stride,
+                            padding=_unless_filled(self.padding, 0), dilation=_unless_filled(self.dilation, 1),
+                            output_padding=_unless_filled(self.output_padding, 0),
+                            groups=_unless(self.groups, 1), bias=_unless(self.bias is not None, True),
+                            padding_mode=_unless(self.padding_mode, "zeros"))
 
     def __setstate__(self, state: Any) -> None:
         super().__setstate__(state)
-        if not hasattr(self, "padding_mode"):
-            self.padding_mode = "zeros"
+        self.__dict__.setdefault("padding_mode", "zeros")  # pickles from before padding modes existed
 
 
-class Conv1d(_ConvNd):
+class _ConvSpatial(_ConvNd):
+    """Conv1d / 2d / 3d: the public constructor and forward; subclasses set _dims and _kernel."""
+
+    _dims: int
+    _kernel: Callable[..., Tensor]
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size, stride: _Size = 1,
+                 padding: Union[str, _Size] = 0, dilation: _Size = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        as_tuple = _AS_TUPLE[self._dims]
+        super().__init__(in_channels, out_channels, as_tuple(kernel_size), as_tuple(stride),
+                         padding if isinstance(padding, str) else as_tuple(padding), as_tuple(dilation), False,
+                         as_tuple(0), groups, bias, padding_mode, device, dtype)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
+        kernel = self._kernel
+        if self.padding_mode == "zeros":
+            return kernel(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+        # other modes: pad explicitly, then convolve without implicit padding
+        padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+        return kernel(padded, weight, bias, self.stride, (0,) * self._dims, self.dilation, self.groups)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv1d(_ConvSpatial):
     """1-d convolution over (N, C_in, L) or (C_in, L)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size, stride: _Size = 1,
-                 padding: Union[str, _Size] = 0, dilation: _Size = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride),
-                         padding if isinstance(padding, str) else _single(padding), _single(dilation), False,
-                         _single(0), groups, bias, padding_mode, device, dtype)
-
-    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv1d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight,
-                            bias, self.stride, _single(0), self.dilation, self.groups)
-        return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return self._conv_forward(input, self.weight, self.bias)
+    _dims = 1
+    _kernel = staticmethod(F.conv1d)
 
 
-class Conv2d(_ConvNd):
+class Conv2d(_ConvSpatial):
     """2-d convolution over (N, C_in, H, W) or (C_in, H, W)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size, stride: _Size = 1,
-                 padding: Union[str, _Size] = 0, dilation: _Size = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride),
-                         padding if isinstance(padding, str) else _pair(padding), _pair(dilation), False,
-                         _pair(0), groups, bias, padding_mode, device, dtype)
-
-    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight,
-                            bias, self.stride, _pair(0), self.dilation, self.groups)
-        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return self._conv_forward(input, self.weight, self.bias)
+    _dims = 2
+    _kernel = staticmethod(F.conv2d)
 
 
-class Conv3d(_ConvNd):
+class Conv3d(_ConvSpatial):
     """3-d convolution over (N, C_in, D, H, W) or (C_in, D, H, W)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size, stride: _Size = 1,
-                 padding: Union[str, _Size] = 0, dilation: _Size = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
-                         padding if isinstance(padding, str) else _triple(padding), _triple(dilation), False,
-                         _triple(0), groups, bias, padding_mode, device, dtype)
-
-    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv3d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight,
-                            bias, self.stride, _triple(0), self.dilation, self.groups)
-        return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return self._conv_forward(input, self.weight, self.bias)
+    _dims = 3
+    _kernel = staticmethod(F.conv3d)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -197,82 +176,68 @@ class _ConvTransposeNd(_ConvNd):
     def _output_padding(self, input: Tensor, output_size: Optional[Sequence[int]], stride: Sequence[int],
                         padding: Sequence[int], kernel_size: Sequence[int], num_spatial_dims: int,
                         dilation: Optional[Sequence[int]] = None) -> List[int]:
+        """The extra output size per spatial dim that makes the result output_size (given with or without
+        the leading batch / channel dims); the stored output_padding when output_size is None."""
         if output_size is None:
             return list(_single(self.output_padding))
-        has_batch_dim = input.dim() == num_spatial_dims + 2
-        num_non_spatial_dims = 2 if has_batch_dim else 1
-        output_size = list(output_size)
-        if len(output_size) == num_non_spatial_dims + num_spatial_dims:
-            output_size = output_size[num_non_spatial_dims:]
-        if len(output_size) != num_spatial_dims:
-            raise ValueError(
-                f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must have "
-                f"{num_spatial_dims} or {num_non_spatial_dims + num_spatial_dims} elements (got {len(output_size)})")
-        min_sizes: List[int] = []
-        max_sizes: List[int] = []
-        for d in range(num_spatial_dims):
-            dim_size = ((input.size(d + num_non_spatial_dims) - 1) * stride[d] - 2 * padding[d]
-                        + (dilation[d] if dilation is not None else 1) * (kernel_size[d] - 1) + 1)
-            min_sizes.append(dim_size)
-            max_sizes.append(min_sizes[d] + stride[d] - 1)
-        for i in range(len(output_size)):
-            if output_size[i] < min_sizes[i] or output_size[i] > max_sizes[i]:
-                raise ValueError(
-                    f"requested an output size of {output_size}, but valid sizes range "
-                    f"from {min_sizes} to {max_sizes} (for an input of {input.size()[2:]})")
-        return [output_size[d] - min_sizes[d] for d in range(num_spatial_dims)]
+        n = num_spatial_dims
+        lead = 2 if input.dim() == n + 2 else 1
+        wanted = list(output_size)
+        if len(wanted) == lead + n:
+            del wanted[:lead]
+        if len(wanted) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} or "
+                             f"{lead + n} elements (got {len(wanted)})")
+        spread = dilation if dilation is not None else (1,) * n
+        # the stride leaves stride - 1 sizes above the smallest output reachable by output_padding
+        smallest = [(input.size(lead + i) - 1) * stride[i] - 2 * padding[i] + spread[i] * (kernel_size[i] - 1) + 1
+                    for i in range(n)]
+        largest = [lo + s - 1 for lo, s in zip(smallest, stride)]
+        if not all(lo <= w <= hi for w, lo, hi in zip(wanted, smallest, largest)):
+            raise ValueError(f"requested an output size of {wanted}, but valid sizes range from {smallest} to "
+                             f"{largest} (for an input of {input.size()[2:]})")
+        return [w - lo for w, lo in zip(wanted, smallest)]
 
 
-class ConvTranspose1d(_ConvTransposeNd):
-    """1-d transposed convolution over (N, C_in, L) or (C_in, L)."""
+class _ConvTransposeSpatial(_ConvTransposeNd):
+    """ConvTranspose1d / 2d / 3d: the public constructor and forward; subclasses set _dims and _kernel."""
+
+    _dims: int
+    _kernel: Callable[..., Tensor]
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size, stride: _Size = 1,
                  padding: _Size = 0, output_padding: _Size = 0, groups: int = 1, bias: bool = True,
                  dilation: _Size = 1, padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride), _single(padding),
-                         _single(dilation), True, _single(output_padding), groups, bias, padding_mode, device, dtype)
-
-    def forward(self, input: Tensor, output_size: Optional[List[int]] = None) -> Tensor:
-        if self.padding_mode != "zeros":
-            raise ValueError("Only `zeros` padding mode is supported for ConvTranspose1d")
-        output_padding = self._output_padding(input, output_size, self.stride, self.padding,  # type: ignore[arg-type]
-                                              self.kernel_size, 1, self.dilation)
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                                  self.groups, self.dilation)
-
-
-class ConvTranspose2d(_ConvTransposeNd):
-    """2-d transposed convolution over (N, C_in, H, W) or (C_in, H, W)."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size, stride: _Size = 1,
-                 padding: _Size = 0, output_padding: _Size = 0, groups: int = 1, bias: bool = True,
-                 dilation: _Size = 1, padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride), _pair(padding),
-                         _pair(dilation), True, _pair(output_padding), groups, bias, padding_mode, device, dtype)
-
-    def forward(self, input: Tensor, output_size: Optional[List[int]] = None) -> Tensor:
-        if self.padding_mode != "zeros":
-            raise ValueError("Only `zeros` padding mode is supported for ConvTranspose2d")
-        output_padding = self._output_padding(input, output_size, self.stride, self.padding,  # type: ignore[arg-type]
-                                              self.kernel_size, 2, self.dilation)
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                                  self.groups, self.dilation)
-
-
-class ConvTranspose3d(_ConvTransposeNd):
-    """3-d transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W)."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: _Size, stride: _Size = 1,
-                 padding: _Size = 0, output_padding: _Size = 0, groups: int = 1, bias: bool = True,
-                 dilation: _Size = 1, padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride), _triple(padding),
-                         _triple(dilation), True, _triple(output_padding), groups, bias, padding_mode, device,
+        as_tuple = _AS_TUPLE[self._dims]
+        super().__init__(in_channels, out_channels, as_tuple(kernel_size), as_tuple(stride), as_tuple(padding),
+                         as_tuple(dilation), True, as_tuple(output_padding), groups, bias, padding_mode, device,
                          dtype)
 
     def forward(self, input: Tensor, output_size: Optional[List[int]] = None) -> Tensor:
         if self.padding_mode != "zeros":
-            raise ValueError("Only `zeros` padding mode is supported for ConvTranspose3d")
-        output_padding = self._output_padding(input, output_size, self.stride, self.padding,  # type: ignore[arg-type]
-                                              self.kernel_size, 3, self.dilation)
-        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                                  self.groups, self.dilation)
+            raise ValueError(f"Only `zeros` padding mode is supported for ConvTranspose{self._dims}d")
+        extra = self._output_padding(input, output_size, self.stride, self.padding,  # type: ignore[arg-type]
+                                     self.kernel_size, self._dims, self.dilation)
+        return self._kernel(input, self.weight, self.bias, self.stride, self.padding, extra, self.groups,
+                                  self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeSpatial):
+    """1-d transposed convolution over (N, C_in, L) or (C_in, L)."""
+
+    _dims = 1
+    _kernel = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeSpatial):
+    """2-d transposed convolution over (N, C_in, H, W) or (C_in, H, W)."""
+
+    _dims = 2
+    _kernel = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeSpatial):
+    """3-d transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W)."""
+
+    _dims = 3
+    _kernel = staticmethod(F.conv_transpose3d)

@@ -4,14 +4,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ... import _C
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter, UninitializedParameter
+from ..parameter import UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
+from .utils import _fan_in_uniform_, _fields_repr, _register_affine
 
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
@@ -37,28 +37,20 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
-        self.weight = Parameter(_C.empty((out_features, in_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_C.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.in_features, self.out_features = in_features, out_features
+        _register_affine(self, (out_features, in_features), device, dtype, weight=True)
+        _register_affine(self, out_features, device, dtype, bias=bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """torch's default: kaiming_uniform_(a=sqrt(5)) weight, uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _fan_in_uniform_(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return _fields_repr(in_features=self.in_features, out_features=self.out_features, bias=self.bias is not None)
 
 
 class Bilinear(Module):
@@ -69,29 +61,24 @@ class Bilinear(Module):
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        self.in1_features = in1_features
-        self.in2_features = in2_features
-        self.out_features = out_features
-        self.weight = Parameter(_C.empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_C.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        _register_affine(self, (out_features, in1_features, in2_features), device, dtype, weight=True)
+        _register_affine(self, out_features, device, dtype, bias=bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight and bias uniform in (-1/sqrt(in1_features), 1/sqrt(in1_features)), as torch."""
-        bound = 1 / math.sqrt(self.weight.size(1))
-        init.uniform_(self.weight, -bound, bound)
-        if self.bias is not None:
-            init.uniform_(self.bias, -bound, bound)
+        limit = 1 / math.sqrt(self.weight.size(1))
+        for param in (self.weight, self.bias):
+            if param is not None:
+                init.uniform_(param, -limit, limit)
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
         return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
-                f"out_features={self.out_features}, bias={self.bias is not None}")
+        return _fields_repr(in1_features=self.in1_features, in2_features=self.in2_features,
+                            out_features=self.out_features, bias=self.bias is not None)
 
 
 class LazyLinear(LazyModuleMixin, Linear):

@@ -1,255 +1,182 @@
-"""The padding layers, as torch.nn: zero / constant / reflection / replication /
-circular padding of the last 1, 2 or 3 dims, each a thin wrapper of F.pad."""
+"""The padding layers, as torch.nn: zero / constant / reflection / replication / circular padding of the
+last 1, 2 or 3 dims. One base (_PadNd) does the work, parameterised by the F.pad mode and the number of
+padded dims; the per-mode bases and the 1d / 2d / 3d classes only set those two class attributes."""
 from __future__ import annotations
 
 import collections.abc
-from itertools import repeat
-from typing import Any, Callable, Sequence, Tuple, Union
+from typing import Sequence, Tuple, Union
 
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
+from .utils import _check_rank
 
 __all__ = ["CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
            "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
 
-_size_2_t = Union[int, Tuple[int, int]]
-_size_4_t = Union[int, Tuple[int, int, int, int]]
-_size_6_t = Union[int, Tuple[int, int, int, int, int, int]]
+_PadArg = Union[int, Sequence[int]]
 
 
-def _ntuple(n: int) -> Callable[[Any], Tuple[Any, ...]]:
-    """An int repeated n times; an iterable as a tuple unchanged (torch.nn.modules.utils._ntuple)."""
-    def parse(x: Any) -> Tuple[Any, ...]:
-        if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
-            return tuple(x)
-        return tuple(repeat(x, n))
-    return parse
+def _per_side(padding: _PadArg, sides: int) -> Tuple[int, ...]:
+    """The padding as F.pad takes it: a sequence as given, one int for every side."""
+    if isinstance(padding, collections.abc.Iterable) and not isinstance(padding, str):
+        return tuple(padding)
+    return (padding,) * sides
 
 
-_pair = _ntuple(2)
-_quadruple = _ntuple(4)
-_sextuple = _ntuple(6)
+class _PadNd(Module):
+    """Pads the last _dims dims with F.pad(mode=_mode); padding is (before, after) per dim, last dim first."""
 
-
-class _CircularPadNd(Module):
     __constants__ = ["padding"]
+    _mode = "constant"
+    _dims = 1
     padding: Sequence[int]
 
+    def __init__(self, padding: _PadArg) -> None:
+        super().__init__()
+        self.padding = _per_side(padding, 2 * self._dims)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, self._mode)
+
+    def extra_repr(self) -> str:
+        return str(self.padding)
+
+
+class _CircularPadNd(_PadNd):
+    """Wrap-around padding; the input must be batched or unbatched (_dims + 1 or + 2 dims)."""
+
+    _mode = "circular"
+
     def _check_input_dim(self, input: Tensor) -> None:
-        raise NotImplementedError
+        _check_rank(input, (self._dims + 1, self._dims + 2))
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
-        return F.pad(input, self.padding, "circular")
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+        return F.pad(input, self.padding, self._mode)
 
 
-class CircularPad1d(_CircularPadNd):
-    """Wrap-around padding of the last dim: padding (left, right)."""
+class _ConstantPadNd(_PadNd):
+    """Padding with a constant value, shown in the repr."""
 
-    padding: Tuple[int, int]
-
-    def __init__(self, padding: _size_2_t) -> None:
-        super().__init__()
-        self.padding = _pair(padding)
-
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() != 2 and input.dim() != 3:
-            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
-
-
-class CircularPad2d(_CircularPadNd):
-    """Wrap-around padding of the last 2 dims: padding (left, right, top, bottom)."""
-
-    padding: Tuple[int, int, int, int]
-
-    def __init__(self, padding: _size_4_t) -> None:
-        super().__init__()
-        self.padding = _quadruple(padding)
-
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() != 3 and input.dim() != 4:
-            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
-
-
-class CircularPad3d(_CircularPadNd):
-    """Wrap-around padding of the last 3 dims: padding (left, right, top, bottom, front, back)."""
-
-    padding: Tuple[int, int, int, int, int, int]
-
-    def __init__(self, padding: _size_6_t) -> None:
-        super().__init__()
-        self.padding = _sextuple(padding)
-
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() != 4 and input.dim() != 5:
-            raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")
-
-
-class _ConstantPadNd(Module):
     __constants__ = ["padding", "value"]
     value: float
-    padding: Sequence[int]
 
-    def __init__(self, value: float) -> None:
-        super().__init__()
+    def __init__(self, padding: _PadArg, value: float) -> None:
+        super().__init__(padding)
         self.value = value
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.pad(input, self.padding, "constant", self.value)
+        return F.pad(input, self.padding, self._mode, self.value)
 
     def extra_repr(self) -> str:
         return f"padding={self.padding}, value={self.value}"
 
 
+class _ReflectionPadNd(_PadNd):
+    """Mirror padding (the edge itself is not repeated)."""
+
+    _mode = "reflect"
+
+
+class _ReplicationPadNd(_PadNd):
+    """Edge-repeating padding."""
+
+    _mode = "replicate"
+
+
+class _ZeroPad:
+    """ZeroPad1d / 2d / 3d: a constant pad with 0.0 whose repr shows only the padding."""
+
+    padding: Sequence[int]
+
+    def __init__(self, padding: _PadArg) -> None:
+        super().__init__(padding, 0.0)  # type: ignore[call-arg]
+
+    def extra_repr(self) -> str:
+        return str(self.padding)
+
+
+class CircularPad1d(_CircularPadNd):
+    """Wrap-around padding of the last dim: padding (left, right)."""
+
+    _dims = 1
+
+
+class CircularPad2d(_CircularPadNd):
+    """Wrap-around padding of the last 2 dims: padding (left, right, top, bottom)."""
+
+    _dims = 2
+
+
+class CircularPad3d(_CircularPadNd):
+    """Wrap-around padding of the last 3 dims: padding (left, right, top, bottom, front, back)."""
+
+    _dims = 3
+
+
 class ConstantPad1d(_ConstantPadNd):
     """Pads the last dim with `value`: padding (left, right)."""
 
-    padding: Tuple[int, int]
-
-    def __init__(self, padding: _size_2_t, value: float) -> None:
-        super().__init__(value)
-        self.padding = _pair(padding)
+    _dims = 1
 
 
 class ConstantPad2d(_ConstantPadNd):
     """Pads the last 2 dims with `value`: padding (left, right, top, bottom)."""
 
-    __constants__ = ["padding", "value"]
-    padding: Tuple[int, int, int, int]
-
-    def __init__(self, padding: _size_4_t, value: float) -> None:
-        super().__init__(value)
-        self.padding = _quadruple(padding)
+    _dims = 2
 
 
 class ConstantPad3d(_ConstantPadNd):
     """Pads the last 3 dims with `value`: padding (left, right, top, bottom, front, back)."""
 
-    padding: Tuple[int, int, int, int, int, int]
-
-    def __init__(self, padding: _size_6_t, value: float) -> None:
-        super().__init__(value)
-        self.padding = _sextuple(padding)
-
-
-class _ReflectionPadNd(Module):
-    __constants__ = ["padding"]
-    padding: Sequence[int]
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.pad(input, self.padding, "reflect")
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+    _dims = 3
 
 
 class ReflectionPad1d(_ReflectionPadNd):
     """Mirror padding (edge not repeated) of the last dim: padding (left, right)."""
 
-    padding: Tuple[int, int]
-
-    def __init__(self, padding: _size_2_t) -> None:
-        super().__init__()
-        self.padding = _pair(padding)
+    _dims = 1
 
 
 class ReflectionPad2d(_ReflectionPadNd):
     """Mirror padding of the last 2 dims: padding (left, right, top, bottom)."""
 
-    padding: Tuple[int, int, int, int]
-
-    def __init__(self, padding: _size_4_t) -> None:
-        super().__init__()
-        self.padding = _quadruple(padding)
+    _dims = 2
 
 
 class ReflectionPad3d(_ReflectionPadNd):
     """Mirror padding of the last 3 dims: padding (left, right, top, bottom, front, back)."""
 
-    padding: Tuple[int, int, int, int, int, int]
-
-    def __init__(self, padding: _size_6_t) -> None:
-        super().__init__()
-        self.padding = _sextuple(padding)
-
-
-class _ReplicationPadNd(Module):
-    __constants__ = ["padding"]
-    padding: Sequence[int]
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.pad(input, self.padding, "replicate")
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+    _dims = 3
 
 
 class ReplicationPad1d(_ReplicationPadNd):
     """Edge-repeating padding of the last dim: padding (left, right)."""
 
-    padding: Tuple[int, int]
-
-    def __init__(self, padding: _size_2_t) -> None:
-        super().__init__()
-        self.padding = _pair(padding)
+    _dims = 1
 
 
 class ReplicationPad2d(_ReplicationPadNd):
     """Edge-repeating padding of the last 2 dims: padding (left, right, top, bottom)."""
 
-    padding: Tuple[int, int, int, int]
-
-    def __init__(self, padding: _size_4_t) -> None:
-        super().__init__()
-        self.padding = _quadruple(padding)
+    _dims = 2
 
 
 class ReplicationPad3d(_ReplicationPadNd):
     """Edge-repeating padding of the last 3 dims: padding (left, right, top, bottom, front, back)."""
 
-    padding: Tuple[int, int, int, int, int, int]
-
-    def __init__(self, padding: _size_6_t) -> None:
-        super().__init__()
-        self.padding = _sextuple(padding)
+    _dims = 3
 
 
-class ZeroPad1d(ConstantPad1d):
+class ZeroPad1d(_ZeroPad, ConstantPad1d):
     """Zero padding of the last dim: padding (left, right)."""
 
-    padding: Tuple[int, int]
 
-    def __init__(self, padding: _size_2_t) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
+class ZeroPad2d(_ZeroPad, ConstantPad2d):
     """Zero padding of the last 2 dims: padding (left, right, top, bottom)."""
 
-    padding: Tuple[int, int, int, int]
 
-    def __init__(self, padding: _size_4_t) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad3d(_ZeroPad, ConstantPad3d):
     """Zero padding of the last 3 dims: padding (left, right, top, bottom, front, back)."""
-
-    padding: Tuple[int, int, int, int, int, int]
-
-    def __init__(self, padding: _size_6_t) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
