@@ -12,6 +12,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
+from .utils import _fields_repr, _unless
 
 __all__ = ["Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish", "Hardswish",
            "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus", "Softshrink",
@@ -33,6 +34,95 @@ _sigmoid, _tanh, _gelu, _softplus = _C.sigmoid, _C.tanh, _C._gelu, _C._softplus
 _softsign, _logsigmoid = _C._softsign, _C._logsigmoid
 
 
+class _Inplace(Module):
+    """Base of the activations with only an `inplace` flag: the class names its out-of-place and in-place
+    C functions (_op, _op_) and forward picks one; the repr shows inplace=True when set, unless the class
+    hides it (_repr_inplace False, as torch's Hardsigmoid / Hardswish)."""
+
+    __constants__ = ["inplace"]
+    inplace: bool
+    _repr_inplace = True
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._op_(input) if self.inplace else self._op(input)
+
+    def extra_repr(self) -> str:
+        return _fields_repr(inplace=_unless(self.inplace, False)) if self._repr_inplace else ""
+
+
+class ReLU(_Inplace):
+    """max(0, x)."""
+
+    _op, _op_ = staticmethod(_relu), staticmethod(_relu_)
+
+
+class SiLU(_Inplace):
+    """x * sigmoid(x)."""
+
+    _op, _op_ = staticmethod(_silu), staticmethod(_silu_)
+
+
+class Mish(_Inplace):
+    """x * tanh(softplus(x))."""
+
+    _op, _op_ = staticmethod(_mish), staticmethod(_mish_)
+
+
+class SELU(_Inplace):
+    """scale * ELU(x, alpha) with the self-normalizing constants."""
+
+    _op, _op_ = staticmethod(_selu), staticmethod(_selu_)
+
+
+class Hardsigmoid(_Inplace):
+    """clamp(x / 6 + 1/2, 0, 1)."""
+
+    _op, _op_ = staticmethod(_hsig), staticmethod(_hsig_)
+    _repr_inplace = False
+
+
+class Hardswish(_Inplace):
+    """x * hardsigmoid(x)."""
+
+    _op, _op_ = staticmethod(_hswish), staticmethod(_hswish_)
+    _repr_inplace = False
+
+
+class _Scaled(Module):
+    """Base of ELU and CELU: one `alpha` and the inplace flag; forward passes alpha to the C function
+    the class names (_op / _op_)."""
+
+    __constants__ = ["alpha", "inplace"]
+    alpha: float
+    inplace: bool
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return (self._op_ if self.inplace else self._op)(input, self.alpha)
+
+    def extra_repr(self) -> str:
+        return _fields_repr(alpha=self.alpha, inplace=_unless(self.inplace, False))
+
+
+class ELU(_Scaled):
+    """x if x > 0 else alpha * (exp(x) - 1)."""
+
+    _op, _op_ = staticmethod(_elu), staticmethod(_elu_)
+
+
+class CELU(_Scaled):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+
+    _op, _op_ = staticmethod(_celu), staticmethod(_celu_)
+
+
 class Threshold(Module):
     """y = x if x > threshold else value."""
 
@@ -43,33 +133,13 @@ class Threshold(Module):
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
-        self.threshold = threshold
-        self.value = value
-        self.inplace = inplace
+        self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.threshold(input, self.threshold, self.value, self.inplace)
+        return F.threshold(input, self.threshold, self.value, inplace=self.inplace)
 
     def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"threshold={self.threshold}, value={self.value}{inplace_str}"
-
-
-class ReLU(Module):
-    """max(0, x)."""
-
-    __constants__ = ["inplace"]
-    inplace: bool
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return _relu_(input) if self.inplace else _relu(input)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+        return _fields_repr(threshold=self.threshold, value=self.value, inplace=_unless(self.inplace, False))
 
 
 class Hardtanh(Module):
@@ -83,28 +153,23 @@ class Hardtanh(Module):
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
                  min_value: Optional[float] = None, max_value: Optional[float] = None) -> None:
         super().__init__()
-        if min_value is not None:
-            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
-                          stacklevel=2)
-            min_val = min_value
-        if max_value is not None:
-            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
-                          stacklevel=2)
-            max_val = max_value
-        self.min_val = min_val
-        self.max_val = max_val
-        self.inplace = inplace
-        if self.max_val <= self.min_val:
-            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
+        bounds = {"min_val": min_val, "max_val": max_val}
+        for old, value in (("min_value", min_value), ("max_value", max_value)):
+            if value is not None:
+                new = old.replace("value", "val")
+                warnings.warn(f"keyword argument `{old}` is deprecated and renamed to `{new}`", FutureWarning,
+                              stacklevel=2)
+                bounds[new] = value
+        low, high = bounds["min_val"], bounds["max_val"]
+        if not low < high:
+            raise AssertionError(f"max_val ({high}) must be greater than min_val ({low})")
+        self.min_val, self.max_val, self.inplace = low, high, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        if self.inplace:
-            return _hardtanh_(input, self.min_val, self.max_val)
-        return _hardtanh(input, self.min_val, self.max_val)
+        return (_hardtanh_ if self.inplace else _hardtanh)(input, self.min_val, self.max_val)
 
     def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"min_val={self.min_val}, max_val={self.max_val}{inplace_str}"
+        return _fields_repr(min_val=self.min_val, max_val=self.max_val, inplace=_unless(self.inplace, False))
 
 
 class ReLU6(Hardtanh):
@@ -117,7 +182,7 @@ class ReLU6(Hardtanh):
         return _relu6_(input) if self.inplace else _relu6(input)
 
     def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+        return _fields_repr(inplace=_unless(self.inplace, False))
 
 
 class Sigmoid(Module):
@@ -127,130 +192,11 @@ class Sigmoid(Module):
         return _sigmoid(input)
 
 
-class Hardsigmoid(Module):
-    """clamp(x / 6 + 1/2, 0, 1)."""
-
-    __constants__ = ["inplace"]
-    inplace: bool
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return _hsig_(input) if self.inplace else _hsig(input)
-
-
 class Tanh(Module):
     """tanh(x)."""
 
     def forward(self, input: Tensor) -> Tensor:
         return _tanh(input)
-
-
-class SiLU(Module):
-    """x * sigmoid(x)."""
-
-    __constants__ = ["inplace"]
-    inplace: bool
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return _silu_(input) if self.inplace else _silu(input)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
-
-
-class Mish(Module):
-    """x * tanh(softplus(x))."""
-
-    __constants__ = ["inplace"]
-    inplace: bool
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return _mish_(input) if self.inplace else _mish(input)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
-
-
-class Hardswish(Module):
-    """x * hardsigmoid(x)."""
-
-    __constants__ = ["inplace"]
-    inplace: bool
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return _hswish_(input) if self.inplace else _hswish(input)
-
-
-class ELU(Module):
-    """x if x > 0 else alpha * (exp(x) - 1)."""
-
-    __constants__ = ["alpha", "inplace"]
-    alpha: float
-    inplace: bool
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return _elu_(input, self.alpha) if self.inplace else _elu(input, self.alpha)
-
-    def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"alpha={self.alpha}{inplace_str}"
-
-
-class CELU(Module):
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
-
-    __constants__ = ["alpha", "inplace"]
-    alpha: float
-    inplace: bool
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return _celu_(input, self.alpha) if self.inplace else _celu(input, self.alpha)
-
-    def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"alpha={self.alpha}{inplace_str}"
-
-
-class SELU(Module):
-    """scale * ELU(x, alpha) with the self-normalizing constants."""
-
-    __constants__ = ["inplace"]
-    inplace: bool
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return _selu_(input) if self.inplace else _selu(input)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
 
 class GLU(Module):
@@ -264,7 +210,7 @@ class GLU(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.glu(input, self.dim)
+        return F.glu(input, dim=self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -278,13 +224,13 @@ class GELU(Module):
 
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
-        self.approximate = approximate
+        self.approximate: str = approximate
 
     def forward(self, input: Tensor) -> Tensor:
         return _gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
-        return f"approximate={repr(self.approximate)}"
+        return _fields_repr(approximate=repr(self.approximate))
 
 
 class Hardshrink(Module):
@@ -298,10 +244,10 @@ class Hardshrink(Module):
         self.lambd = lambd
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardshrink(input, self.lambd)
+        return F.hardshrink(input, lambd=self.lambd)
 
     def extra_repr(self) -> str:
-        return f"{self.lambd}"
+        return _fields_repr(self.lambd)
 
 
 class LeakyReLU(Module):
@@ -313,17 +259,13 @@ class LeakyReLU(Module):
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
         super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        if self.inplace:
-            return _leaky_relu_(input, self.negative_slope)
-        return _leaky_relu(input, self.negative_slope)
+        return (_leaky_relu_ if self.inplace else _leaky_relu)(input, self.negative_slope)
 
     def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"negative_slope={self.negative_slope}{inplace_str}"
+        return _fields_repr(negative_slope=self.negative_slope, inplace=_unless(self.inplace, False))
 
 
 class LogSigmoid(Module):
@@ -342,14 +284,13 @@ class Softplus(Module):
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
-        self.beta = beta
-        self.threshold = threshold
+        self.beta, self.threshold = beta, threshold
 
     def forward(self, input: Tensor) -> Tensor:
         return _softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
-        return f"beta={self.beta}, threshold={self.threshold}"
+        return _fields_repr(beta=self.beta, threshold=self.threshold)
 
 
 class Softshrink(Module):
@@ -363,10 +304,10 @@ class Softshrink(Module):
         self.lambd = lambd
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softshrink(input, self.lambd)
+        return F.softshrink(input, lambd=self.lambd)
 
     def extra_repr(self) -> str:
-        return str(self.lambd)
+        return _fields_repr(self.lambd)
 
 
 class PReLU(Module):
@@ -386,10 +327,10 @@ class PReLU(Module):
         init.constant_(self.weight, self.init)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.prelu(input, self.weight)
+        return F.prelu(input, weight=self.weight)
 
     def extra_repr(self) -> str:
-        return f"num_parameters={self.num_parameters}"
+        return _fields_repr(num_parameters=self.num_parameters)
 
 
 class Softsign(Module):
@@ -403,7 +344,7 @@ class Tanhshrink(Module):
     """x - tanh(x)."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.tanhshrink(input)
+        return F.tanhshrink(input=input)
 
 
 class _SoftmaxFamily(Module):
@@ -419,8 +360,7 @@ class _SoftmaxFamily(Module):
 
     def __setstate__(self, state: Any) -> None:
         super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
+        self.__dict__.setdefault("dim", None)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -430,18 +370,18 @@ class Softmin(_SoftmaxFamily):
     """softmax(-x) along dim."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, self.dim, _stacklevel=5)
+        return F.softmin(input, dim=self.dim, _stacklevel=5)
 
 
 class Softmax(_SoftmaxFamily):
     """exp(x) / sum(exp(x)) along dim."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim, _stacklevel=5)
+        return F.softmax(input, dim=self.dim, _stacklevel=5)
 
 
 class LogSoftmax(_SoftmaxFamily):
     """log(softmax(x)) along dim."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim, _stacklevel=5)
+        return F.log_softmax(input, dim=self.dim, _stacklevel=5)

@@ -5,8 +5,21 @@ from typing import Any, Sequence, Tuple, Union
 
 from ..._tensor import Tensor
 from .module import Module
+from .utils import _fields_repr
 
 __all__ = ["Flatten", "Unflatten"]
+
+
+def _check_sizes(sizes: Any, containers: Any, entry: type, entries: str) -> None:
+    """TypeError unless `sizes` is one of the container types and every entry an `entry` (ints, or
+    (name, size) tuples); the message names the entry kind and the first misfit's type and position."""
+    if not isinstance(sizes, containers):
+        raise TypeError(f"unflattened_size must be a tuple of {entries}, but found type {type(sizes).__name__}")
+    misfits = [(pos, item) for pos, item in enumerate(sizes) if not isinstance(item, entry)]
+    if misfits:
+        pos, item = misfits[0]
+        raise TypeError(f"unflattened_size must be tuple of {entries}, but found element of type "
+                        f"{type(item).__name__} at pos {pos}")
 
 
 class Flatten(Module):
@@ -16,14 +29,13 @@ class Flatten(Module):
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
-        self.start_dim = start_dim
-        self.end_dim = end_dim
+        self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.flatten(self.start_dim, self.end_dim)
+        return input.flatten(start_dim=self.start_dim, end_dim=self.end_dim)
 
     def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+        return _fields_repr(start_dim=self.start_dim, end_dim=self.end_dim)
 
 
 class Unflatten(Module):
@@ -35,36 +47,23 @@ class Unflatten(Module):
     def __init__(self, dim: Union[int, str], unflattened_size: Any) -> None:
         super().__init__()
         if isinstance(dim, int):
-            self._require_tuple_int(unflattened_size)
+            _check_sizes(unflattened_size, (tuple, list), int, "ints")
         elif isinstance(dim, str):
-            self._require_tuple_tuple(unflattened_size)
+            _check_sizes(unflattened_size, tuple, tuple, "tuples")
         else:
             raise TypeError("invalid argument type for dim parameter")
-        self.dim = dim
-        self.unflattened_size = unflattened_size
+        self.dim, self.unflattened_size = dim, unflattened_size
 
     def _require_tuple_tuple(self, input: Any) -> None:
-        if isinstance(input, tuple):
-            for idx, elem in enumerate(input):
-                if not isinstance(elem, tuple):
-                    raise TypeError("unflattened_size must be tuple of tuples, " +
-                                    f"but found element of type {type(elem).__name__} at pos {idx}")
-            return
-        raise TypeError("unflattened_size must be a tuple of tuples, " + f"but found type {type(input).__name__}")
+        _check_sizes(input, tuple, tuple, "tuples")
 
     def _require_tuple_int(self, input: Any) -> None:
-        if isinstance(input, (tuple, list)):
-            for idx, elem in enumerate(input):
-                if not isinstance(elem, int):
-                    raise TypeError("unflattened_size must be tuple of ints, " +
-                                    f"but found element of type {type(elem).__name__} at pos {idx}")
-            return
-        raise TypeError(f"unflattened_size must be a tuple of ints, but found type {type(input).__name__}")
+        _check_sizes(input, (tuple, list), int, "ints")
 
     def forward(self, input: Tensor) -> Tensor:
         if isinstance(self.dim, str):
             raise NotImplementedError("Unflatten with a named dim: cgrad has no named tensors")
-        return input.unflatten(self.dim, self.unflattened_size)
+        return input.unflatten(self.dim, sizes=self.unflattened_size)
 
     def extra_repr(self) -> str:
-        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+        return _fields_repr(dim=self.dim, unflattened_size=self.unflattened_size)

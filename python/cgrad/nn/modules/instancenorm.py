@@ -8,6 +8,7 @@ from typing import Any, Dict, List
 from ..._tensor import Tensor
 from .. import functional as F
 from .batchnorm import _NormBase
+from .utils import _check_rank
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
@@ -24,27 +25,30 @@ class _InstanceNorm(_NormBase):
                          bias=bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
-        n = self._no_batch_dim
-        if input.dim() not in (n, n + 1):
-            raise ValueError(f"expected {n}D or {n + 1}D input (got {input.dim()}D input)")
+        unbatched = self._no_batch_dim
+        _check_rank(input, (unbatched, unbatched + 1))
 
     def _get_no_batch_dim(self) -> int:
         return self._no_batch_dim
 
     def _apply_instance_norm(self, input: Tensor) -> Tensor:
-        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
-                               self.training or not self.track_running_stats,
-                               self.momentum if self.momentum is not None else 0.0, self.eps)
+        batch_stats = self.training or not self.track_running_stats
+        momentum = 0.0 if self.momentum is None else self.momentum
+        return F.instance_norm(input, running_mean=self.running_mean, running_var=self.running_var,
+                               weight=self.weight, bias=self.bias, use_input_stats=batch_stats,
+                               momentum=momentum, eps=self.eps)
 
     def _handle_no_batch_input(self, input: Tensor) -> Tensor:
-        return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        """An unbatched sample goes through as a batch of one."""
+        batched = input.unsqueeze(0)
+        return self._apply_instance_norm(batched).squeeze(0)
 
     def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
                               strict: bool, missing_keys: List[str], unexpected_keys: List[str],
                               error_msgs: List[str]) -> None:
-        version = local_metadata.get("version", None)
-        if version is None and not self.track_running_stats:
-            keys = [prefix + n for n in ("running_mean", "running_var") if prefix + n in state_dict]
+        old_checkpoint = local_metadata.get("version") is None
+        if old_checkpoint and not self.track_running_stats:
+            keys = [key for key in (prefix + "running_mean", prefix + "running_var") if key in state_dict]
             if keys:
                 klass = self.__class__.__name__
                 error_msgs.append(
@@ -61,17 +65,17 @@ class _InstanceNorm(_NormBase):
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
-        feature_dim = input.dim() - self._no_batch_dim
-        if input.size(feature_dim) != self.num_features:
+        unbatched = input.dim() == self._no_batch_dim
+        channel_dim = 0 if unbatched else 1
+        channels = input.size(channel_dim)
+        if channels != self.num_features:
             if self.affine:
-                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features"
-                                 f" ({self.num_features}), but got: {input.size(feature_dim)}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                raise ValueError(f"expected input's size at dim={channel_dim} to match num_features"
+                                 f" ({self.num_features}), but got: {channels}.")
+            warnings.warn(f"input's size at dim={channel_dim} does not match num_features. You can silence this "
                           "warning by not passing in num_features, which is not used because affine=False",
                           stacklevel=2)
-        if input.dim() == self._no_batch_dim:
-            return self._handle_no_batch_input(input)
-        return self._apply_instance_norm(input)
+        return self._handle_no_batch_input(input) if unbatched else self._apply_instance_norm(input)
 
 
 class InstanceNorm1d(_InstanceNorm):

@@ -14,33 +14,48 @@ __all__ = ["L1Loss", "NLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogit
 
 
 class _Loss(Module):
+    """Base of the losses: the reduction ('mean', 'sum' or 'none'); the deprecated size_average / reduce
+    flags, when either is given, decide it instead."""
+
     reduction: str
 
     def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                  reduction: str = "mean") -> None:
         super().__init__()
-        if size_average is not None or reduce is not None:
-            self.reduction = F._legacy_get_string(size_average, reduce)
-        else:
-            self.reduction = reduction
+        legacy = (size_average, reduce) != (None, None)
+        self.reduction = F._legacy_get_string(size_average, reduce) if legacy else reduction
+
+    def _keep(self, **tensors: Optional[Tensor]) -> None:
+        """Registers the optional per-class tensors (weight, pos_weight) as buffers."""
+        for name, value in tensors.items():
+            self.register_buffer(name, value)
 
 
 class _WeightedLoss(_Loss):
+    """A loss with an optional per-class `weight` buffer."""
+
     weight: Optional[Tensor]
 
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
                  reduce: Optional[bool] = None, reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
+        super().__init__(size_average=size_average, reduce=reduce, reduction=reduction)
+        self._keep(weight=weight)
 
 
-class L1Loss(_Loss):
-    """Mean (or sum, or none) of |input - target|."""
+class _PointwiseLoss(_Loss):
+    """The elementwise losses of (input, target) with no options but the reduction: the class names its
+    nn.functional form (_loss)."""
 
     __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.l1_loss(input, target, reduction=self.reduction)
+        return self._loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_PointwiseLoss):
+    """Mean (or sum, or none) of |input - target|."""
+
+    _loss = staticmethod(F.l1_loss)
 
 
 class NLLLoss(_WeightedLoss):
@@ -51,7 +66,7 @@ class NLLLoss(_WeightedLoss):
 
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, ignore_index: int = -100,
                  reduce: Optional[bool] = None, reduction: str = "mean") -> None:
-        super().__init__(weight, size_average, reduce, reduction)
+        super().__init__(weight=weight, size_average=size_average, reduce=reduce, reduction=reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -65,20 +80,17 @@ class KLDivLoss(_Loss):
 
     def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean",
                  log_target: bool = False) -> None:
-        super().__init__(size_average, reduce, reduction)
+        super().__init__(size_average=size_average, reduce=reduce, reduction=reduction)
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
-class MSELoss(_Loss):
+class MSELoss(_PointwiseLoss):
     """Mean (or sum, or none) of (input - target)^2."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, reduction=self.reduction)
+    _loss = staticmethod(F.mse_loss)
 
 
 class BCELoss(_WeightedLoss):
@@ -98,9 +110,8 @@ class BCEWithLogitsLoss(_Loss):
 
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
                  reduce: Optional[bool] = None, reduction: str = "mean", pos_weight: Optional[Tensor] = None) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
-        self.register_buffer("pos_weight", pos_weight)
+        super().__init__(size_average=size_average, reduce=reduce, reduction=reduction)
+        self._keep(weight=weight, pos_weight=pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
@@ -114,11 +125,11 @@ class SmoothL1Loss(_Loss):
 
     def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean",
                  beta: float = 1.0) -> None:
-        super().__init__(size_average, reduce, reduction)
+        super().__init__(size_average=size_average, reduce=reduce, reduction=reduction)
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+        return F.smooth_l1_loss(input, target, beta=self.beta, reduction=self.reduction)
 
 
 class HuberLoss(_Loss):
@@ -127,13 +138,14 @@ class HuberLoss(_Loss):
     __constants__ = ["reduction", "delta"]
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
-        if not isinstance(delta, (float, int)):
-            raise TypeError(f"delta must be a float or int, got: {type(delta)}")
-        super().__init__(reduction=reduction)
-        self.delta = delta
+        if isinstance(delta, (int, float)):
+            super().__init__(reduction=reduction)
+            self.delta = delta
+            return
+        raise TypeError(f"delta must be a float or int, got: {type(delta)}")
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+        return F.huber_loss(input, target, delta=self.delta, reduction=self.reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
@@ -145,40 +157,37 @@ class CrossEntropyLoss(_WeightedLoss):
 
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, ignore_index: int = -100,
                  reduce: Optional[bool] = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
-        super().__init__(weight, size_average, reduce, reduction)
-        self.ignore_index = ignore_index
-        self.label_smoothing = label_smoothing
+        super().__init__(weight=weight, size_average=size_average, reduce=reduce, reduction=reduction)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
-class CosineEmbeddingLoss(_Loss):
+class _PairMarginLoss(_Loss):
+    """The losses of a pair (input1, input2) against a +-1 target with a `margin`: the class names its
+    nn.functional form (_loss)."""
+
+    __constants__ = ["margin", "reduction"]
+    margin: float
+
+    def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average=size_average, reduce=reduce, reduction=reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return self._loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_PairMarginLoss):
     """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
 
-    __constants__ = ["margin", "reduction"]
-    margin: float
-
-    def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
-                 reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
-    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+    _loss = staticmethod(F.cosine_embedding_loss)
 
 
-class MarginRankingLoss(_Loss):
+class MarginRankingLoss(_PairMarginLoss):
     """max(0, -target * (x1 - x2) + margin)."""
 
-    __constants__ = ["margin", "reduction"]
-    margin: float
-
-    def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
-                 reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
-    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+    _loss = staticmethod(F.margin_ranking_loss)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ... import _C
 from ..._tensor import Tensor
 from .module import Module
+from .utils import _fields_repr
 
 __all__ = ["PixelShuffle", "PixelUnshuffle"]
 
@@ -24,7 +25,7 @@ class PixelShuffle(Module):
         return _pixel_shuffle(input, self.upscale_factor)
 
     def extra_repr(self) -> str:
-        return f"upscale_factor={self.upscale_factor}"
+        return _fields_repr(upscale_factor=self.upscale_factor)
 
 
 class PixelUnshuffle(Module):
@@ -41,4 +42,4 @@ class PixelUnshuffle(Module):
         return _pixel_unshuffle(input, self.downscale_factor)
 
     def extra_repr(self) -> str:
-        return f"downscale_factor={self.downscale_factor}"
+        return _fields_repr(downscale_factor=self.downscale_factor)

@@ -10,8 +10,19 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
+from .utils import _HIDDEN, _fields_repr, _unless
 
 __all__ = ["Embedding"]
+
+
+def _row_index(index: Optional[int], rows: int) -> Optional[int]:
+    """padding_idx checked against the table's rows (AssertionError outside [-rows, rows)) and made
+    non-negative; None stays None."""
+    if index is None:
+        return None
+    if not -rows <= index < rows and index != 0:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    return index + rows if index < 0 else index
 
 
 class Embedding(Module):
@@ -35,28 +46,17 @@ class Embedding(Module):
                  sparse: bool = False, _weight: Optional[Tensor] = None, _freeze: bool = False, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                if padding_idx >= self.num_embeddings:
-                    raise AssertionError("Padding_idx must be within num_embeddings")
-            elif padding_idx < 0:
-                if padding_idx < -self.num_embeddings:
-                    raise AssertionError("Padding_idx must be within num_embeddings")
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        if _weight is None:
-            self.weight = Parameter(_C.empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
-                                    requires_grad=not _freeze)
+        rows, cols = num_embeddings, embedding_dim
+        self.num_embeddings, self.embedding_dim = rows, cols
+        self.padding_idx = _row_index(padding_idx, rows)
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        given = _weight is not None
+        if given and tuple(_weight.shape) != (rows, cols):
+            raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+        table = _weight if given else _C.empty((rows, cols), device=device, dtype=dtype)
+        self.weight = Parameter(table, requires_grad=not _freeze)
+        if not given:
             self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
         self.sparse = sparse
 
     def reset_parameters(self) -> None:
@@ -64,27 +64,23 @@ class Embedding(Module):
         self._fill_padding_idx_with_zero()
 
     def _fill_padding_idx_with_zero(self) -> None:
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        row = self.padding_idx
+        if row is None:
+            return
+        with no_grad():
+            self.weight[row].zero_()
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
-        if self.sparse is not False:
-            s += ", sparse=True"
-        return s
+        return _fields_repr(self.num_embeddings, self.embedding_dim,
+                            padding_idx=_HIDDEN if self.padding_idx is None else self.padding_idx,
+                            max_norm=_HIDDEN if self.max_norm is None else self.max_norm,
+                            norm_type=_unless(self.norm_type, 2),
+                            scale_grad_by_freq=_HIDDEN if self.scale_grad_by_freq is False else self.scale_grad_by_freq,
+                            sparse=_HIDDEN if self.sparse is False else True)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: Optional[int] = None,
@@ -93,7 +89,5 @@ class Embedding(Module):
         """An Embedding whose weight is `embeddings` (2-d); frozen (requires_grad False) unless freeze=False."""
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
-        return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
-                   padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
-                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+        return cls(*embeddings.shape, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)
