@@ -35,6 +35,17 @@
 #define CG_VM_FMA(a, b, c) ((a) * (b) + (c))
 #endif
 
+/* lo with hi + lo = a * a exactly, for hi = a * a rounded (Dekker's split
+ * when there is no fused multiply-add) */
+CG_VM_INLINE float cg_vm_sq_lo(float a, float hi) {
+#if defined(__FMA__)
+    return fmaf(a, a, -hi);
+#else
+    const float c = 4097.0f * a, ah = c - (c - a), al = a - ah;
+    return ((ah * ah - hi) + 2.0f * ah * al) + al * al;
+#endif
+}
+
 CG_VM_INLINE uint32_t cg_vm_bits(float x) {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
@@ -239,7 +250,7 @@ CG_VM_INLINE float cg_vm_erfc_big(float a, float sq_hi, float sq_lo, float m) {
 CG_VM_INLINE float cg_vm_erfc_of_abs(float a) {
     const float ac = a > CG_VM_ERFC_MAX ? CG_VM_ERFC_MAX : a;
     const float hi = ac * ac;
-    return cg_vm_erfc_big(ac, hi, CG_VM_FMA(ac, ac, -hi), 1.0f);
+    return cg_vm_erfc_big(ac, hi, cg_vm_sq_lo(ac, hi), 1.0f);
 }
 
 CG_VM_INLINE float cg_vm_erff(float x) {
@@ -263,7 +274,7 @@ CG_VM_INLINE float cg_vm_geluf(float x) {
     const float ac = a > CG_VM_ERFC_MAX ? CG_VM_ERFC_MAX : a;
     const float sq = xc * xc, hx = 0.5f * x;
     /* x/2 erfc(|x|/sqrt2) for x < 0, erfc(|x|/sqrt2) otherwise */
-    const float ec = cg_vm_erfc_big(ac, 0.5f * sq, 0.5f * CG_VM_FMA(xc, xc, -sq), x < 0.0f ? 0.5f * xc : 1.0f);
+    const float ec = cg_vm_erfc_big(ac, 0.5f * sq, 0.5f * cg_vm_sq_lo(xc, sq), x < 0.0f ? 0.5f * xc : 1.0f);
     const float big = x < 0.0f ? ec : hx * (2.0f - ec);
     const float small = hx * (1.0f + cg_vm_erf_small(x * 0.707106769f));
     return a < CG_VM_ERF_SPLIT ? small : (x == -INFINITY ? NAN : big); /* -inf * 0, as x/2 erfc(inf) */
