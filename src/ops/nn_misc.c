@@ -31,6 +31,11 @@ static void mask_range(int64_t b, int64_t e, void *ctx) {
     for (int64_t blk = b; blk < e; blk++) {
         int64_t lo = blk * MASK_BLOCK, hi = lo + MASK_BLOCK < j->numel ? lo + MASK_BLOCK : j->numel;
         cg_rng_fill_uniform(j->seed, j->base, lo, hi, 53, u);
+        if (j->dt == CG_DTYPE_F32) { /* the common case as a plain loop; the same values */
+            float *o = (float *)j->out, kept = (float)j->kept;
+            for (int64_t i = lo; i < hi; i++) o[i] = u[i - lo] < j->keep ? kept : 0.0f;
+            continue;
+        }
         for (int64_t i = lo; i < hi; i++)
             cg_store_f64(j->out + (size_t)i * es, j->dt, u[i - lo] < j->keep ? j->kept : 0.0);
     }

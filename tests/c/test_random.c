@@ -107,6 +107,21 @@ TEST(random_stream_split_consistency) {
             CHECK(memcmp(up, uw + b, sizeof(uint64_t) * (size_t)(e - b)) == 0);
         }
     }
+    /* the batched uniform fill is the scalar definition, element by element */
+    enum { N = 1000 };
+    static double u[N];
+    int bad = 0;
+    for (int digits = 24; digits <= 53; digits += 29)
+        for (int64_t b = 0; b < 3; b++) {
+            cg_rng_fill_uniform(0x123456789abcull, 77, b, N, digits, u);
+            for (int64_t i = b; i < N; i++) {
+                uint32_t w[4];
+                cg_philox(0x123456789abcull, 77 + (uint64_t)(i / 2), w);
+                uint64_t v = i % 2 ? ((uint64_t)w[2] << 32) | w[3] : ((uint64_t)w[0] << 32) | w[1];
+                bad += u[i - b] != (double)(v >> (64 - digits)) * ldexp(1.0, -digits);
+            }
+        }
+    CHECK_MSG(bad == 0, "%d batched uniforms differ from the scalar Philox stream", bad);
 }
 
 /* ---------------------------------------------------------------- thread independence */
