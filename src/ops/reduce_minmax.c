@@ -59,9 +59,10 @@
                 b[j] = v CMP b[j] ? v : b[j];                                                         \
                 nan[j] |= v != v;                                                                     \
             }                                                                                         \
+        for (int w = 16; w >= 1; w /= 2) /* halving tree (equal values are equal bits here) */        \
+            for (int j = 0; j < w; j++) b[j] = b[j + w] CMP b[j] ? b[j + w] : b[j], nan[j] |= nan[j + w]; \
         T best = b[0];                                                                                \
         int any_nan = nan[0];                                                                         \
-        for (int j = 1; j < 32; j++) best = b[j] CMP best ? b[j] : best, any_nan |= nan[j];           \
         for (; k < n; k++) best = x[k] CMP best ? x[k] : best, any_nan |= x[k] != x[k];               \
         if (any_nan || best == 0) {                                                                   \
             for (k = 0; k < n; k++)                                                                   \
