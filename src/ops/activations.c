@@ -144,7 +144,8 @@ CG_GRAD(sigmoid, TK(cg_act_grad(CG_ACT_GRAD_SIGMOID, g, s)))
 NAMED_OP(sigmoid, "SigmoidBackward0", false, true, CG_FLOAT_TABLE(sigmoid))
 
 /* ---------------------------------------------------------------- logsigmoid = min(x,0) - log1p(exp(-|x|)): d = sigmoid(-x) */
-CG_UNARY_FLOAT_LOOPS(logsigmoid, -cg_vm_log1pexpf(-x), fmin(x, 0.0) - log1p(exp(-fabs(x))))
+CG_UNARY_FLOAT_LOOPS(logsigmoid, (x < 0.0f ? x : 0.0f) - cg_vm_log1pf(cg_vm_expf(-fabsf(x))),
+                     fmin(x, 0.0) - log1p(exp(-fabs(x))))
 CG_GRAD(logsigmoid, MUL(g, TK(cg_sigmoid(NEG(s)))))
 NAMED_OP(logsigmoid, "LogSigmoidBackward0", true, false, CG_FLOAT_TABLE(logsigmoid))
 
