@@ -31,7 +31,7 @@
  * per column in row order, in blocks of CG_RD_COLS_BLOCK columns whose
  * accumulators stay in L1; INIT / STEP / FINAL as in CG_REDUCE_LOOP, so each
  * output gets exactly the strided loop's result. */
-#define CG_RD_COLS_BLOCK 256
+#define CG_RD_COLS_BLOCK 1024
 #define CG_REDUCE_COLS_LOOP(fname, T, ACC, OT, LOAD, STORE, INIT, STEP, FINAL)                        \
     static void fname(char *out, const char *in, int64_t rows, int64_t rs, int64_t m, const double *p) { \
         (void)p;                                                                                       \

@@ -90,14 +90,18 @@ MM_LOOPS(min, FMIN_BETTER, IMIN_BETTER, <)
 #define MM_COLS_LOOP(fname, T, LOAD, BETTER)                                                           \
     static void fname(char *out, const char *in, int64_t rows, int64_t rs, int64_t m, const double *p) { \
         (void)p;                                                                                        \
-        T *o = (T *)out;                                                                                \
-        memcpy(o, in, (size_t)m * sizeof(T));                                                           \
-        for (int64_t i = 1; i < rows; i++) {                                                            \
-            const T *xr = (const T *)(in + i * rs);                                                     \
-            for (int64_t j = 0; j < m; j++) {                                                           \
-                const T x = xr[j], b = o[j];                                                            \
-                o[j] = BETTER(LOAD(x), LOAD(b)) ? x : b;                                                \
+        T bv[CG_RD_COLS_BLOCK];                                                                         \
+        for (int64_t j0 = 0; j0 < m; j0 += CG_RD_COLS_BLOCK) {                                          \
+            const int64_t w = m - j0 < CG_RD_COLS_BLOCK ? m - j0 : CG_RD_COLS_BLOCK;                    \
+            memcpy(bv, (const T *)in + j0, (size_t)w * sizeof(T));                                      \
+            for (int64_t i = 1; i < rows; i++) {                                                        \
+                const T *xr = (const T *)(in + i * rs) + j0;                                            \
+                for (int64_t j = 0; j < w; j++) {                                                       \
+                    const T x = xr[j], b = bv[j];                                                       \
+                    bv[j] = BETTER(LOAD(x), LOAD(b)) ? x : b;                                           \
+                }                                                                                       \
             }                                                                                           \
+            memcpy((T *)out + j0, bv, (size_t)w * sizeof(T));                                           \
         }                                                                                               \
     }
 #define MM_COLS_LOOPS(name, FB, IB)                          \
