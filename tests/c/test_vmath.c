@@ -49,8 +49,9 @@ static double ulp_err(float y, double r) {
     return fabs((double)y - r) / ulp;
 }
 
-/* max_ulp leaves room for builds without FMA (-Dnative=false), where sigmoid
- * reaches 2.05 ulp and gelu 2.98 (with FMA: see Note [Vector math]) */
+/* max_ulp: the maxima over all 2^32 inputs (Note [Vector math]) with a little
+ * room, also for builds without FMA (-Dnative=false: sigmoid 2.05, gelu 2.98
+ * on the default sweep) */
 typedef struct vm_case {
     const char *name;
     vm_batch f;
@@ -67,8 +68,8 @@ static const vm_case k_cases[] = {
     {"log1p", b_log1p, log1p, 2, {0, 1, -1, -0.5f, -0.99999994f, 1e-8f, 1e-30f, 16777216, 3e38f, 0x1p-149f, 0}},
     {"tanh", b_tanh, tanh, 2, {0, 0.625f, 0.62499994f, 9.01f, 44.4f, 1e-20f, 0x1p-149f, FLT_MIN, 0}},
     {"sigmoid", b_sigmoid, r_sigmoid, 2.5, {0, 88.8f, 103.9f, 104, 150, 16.7f, 1e-8f, 0}},
-    {"log1pexp", b_log1pexp, r_log1pexp, 2, {0, 20, 88.8f, 103.9f, 200, 1e-8f, 0}},
-    {"erf", b_erf, erf, 2, {0, 0.4769f, 0.47689998f, 1.1f, 2, 4, 6, 3.9f, 10.06f, 1e-30f, 0x1p-149f, 0}},
+    {"log1pexp", b_log1pexp, r_log1pexp, 2.5, {0, 20, 88.8f, 103.9f, 200, 1e-8f, 0}},
+    {"erf", b_erf, erf, 2.5, {0, 0.4769f, 0.47689998f, 1.1f, 2, 4, 6, 3.9f, 10.06f, 1e-30f, 0x1p-149f, 0}},
     {"erfc", b_erfc, erfc, 3, {0, 0.4769f, 0.47689998f, 1.1f, 2, 4, 6, 9.19f, 10.05f, 10.06f, 10.1f, 10.11f, 27, 0}},
     {"gelu", b_gelu, r_gelu, 3.5, {0, 0.6744f, 1.5556f, 2.8285f, 5.6569f, 8.4853f, 13, 14.28f, 14.3f, 20, 1e-30f, 0}},
 };
