@@ -195,6 +195,58 @@ static bool simple_windows(const pool_geom *g) {
 MAX_SIMPLE_KERNEL(max_simple_f32, float)
 MAX_SIMPLE_KERNEL(max_simple_f64, double)
 
+/* The 2-D 2x2 window with stride 2 (simple_windows, k = s = (1,2,2)) as
+ * selects the compiler vectorises across a row of outputs: the max of each
+ * row pair of taps, then of the two rows, a later candidate winning when
+ * greater or NaN. That picks what MAX_SIMPLE_KERNEL's row-major scan picks
+ * (the last NaN if any, else the first maximum). The values-only variant
+ * serves calls that record no graph and want no indices. */
+static bool pool_2x2(const pool_geom *g) {
+    return simple_windows(g) && g->k[0] == 1 && g->s[0] == 1 && g->k[1] == 2 && g->k[2] == 2 && g->s[1] == 2 &&
+           g->s[2] == 2;
+}
+#define MAX_2X2_KERNEL(name, T, IDX)                                                           \
+    static void name(int64_t b, int64_t e, void *p) {                                          \
+        const pool_job *jb = p;                                                                \
+        const pool_geom *g = jb->g;                                                            \
+        const int64_t W = g->in[2], OH = g->out[1], OW = g->out[2], P = vol(g->in), L = vol(g->out); \
+        for (int64_t pl = b; pl < e; pl++)                                                     \
+            for (int64_t oh = 0; oh < OH; oh++) {                                              \
+                const T *restrict r0 = (const T *)jb->src + pl * P + 2 * oh * W;               \
+                const T *restrict r1 = r0 + W;                                                 \
+                T *restrict y = (T *)jb->dst + pl * L + oh * OW;                               \
+                const int64_t lrow = pl * L + oh * OW, f0 = 2 * oh * W;                        \
+                (void)lrow, (void)f0;                                                          \
+                for (int64_t o = 0; o < OW; o++) {                                             \
+                    T a = r0[2 * o], bb = r0[2 * o + 1], c = r1[2 * o], d = r1[2 * o + 1];     \
+                    int64_t f = f0 + 2 * o, i01 = f, i23 = f + W, i;                           \
+                    (void)i01, (void)i23, (void)i;                                             \
+                    T m01 = a, m23 = c, m;                                                     \
+                    /* one select per statement: the form GCC if-converts */                  \
+                    IDX(i01 = bb > a ? f + 1 : i01);                                           \
+                    m01 = bb > a ? bb : m01;                                                   \
+                    IDX(i01 = bb != bb ? f + 1 : i01);                                         \
+                    m01 = bb != bb ? bb : m01;                                                 \
+                    IDX(i23 = d > c ? f + W + 1 : i23);                                        \
+                    m23 = d > c ? d : m23;                                                     \
+                    IDX(i23 = d != d ? f + W + 1 : i23);                                       \
+                    m23 = d != d ? d : m23;                                                    \
+                    IDX(i = m23 > m01 ? i23 : i01);                                            \
+                    m = m23 > m01 ? m23 : m01;                                                 \
+                    IDX(i = m23 != m23 ? i23 : i);                                             \
+                    m = m23 != m23 ? m23 : m;                                                  \
+                    y[o] = m;                                                                  \
+                    IDX(jb->idx[lrow + o] = i);                                                \
+                }                                                                              \
+            }                                                                                  \
+    }
+#define WITH_IDX(s) s
+#define NO_IDX(s) (void)0
+MAX_2X2_KERNEL(max_2x2_f32, float, WITH_IDX)
+MAX_2X2_KERNEL(max_2x2_f64, double, WITH_IDX)
+MAX_2X2_KERNEL(max_2x2_values_f32, float, NO_IDX)
+MAX_2X2_KERNEL(max_2x2_values_f64, double, NO_IDX)
+
 /* First-order max backward: gx (planes, P) zeroed, gx[idx] += g per plane. */
 typedef struct max_back_job {
     const char *g;
@@ -431,12 +483,18 @@ static cg_status max_apply(const char *name, const pool_geom *g, cg_tensor *x, c
         {"", "AdaptiveMaxPool1DBackward0", "AdaptiveMaxPool2DBackward0", "AdaptiveMaxPool3DBackward0"}};
     int64_t shape[CG_MAX_DIMS];
     int nd = with_spatial(x, g->nsp, g->out, shape);
+    /* no indices asked for and no graph to record: the values-only kernel */
+    bool values_only = !indices && pool_2x2(g) && !cg_any_requires_grad(1, &x);
     cg_tensor *y = cg_new_output(name, nd, shape, x->dtype, x->device);
-    cg_tensor *idx = y ? cg_new_output(name, nd, shape, CG_DTYPE_I64, x->device) : NULL;
-    bool failed = !idx;
-    if (!failed && !cg_is_meta(y))
-        failed = (simple_windows(g) ? pool_run(max_simple_f32, max_simple_f64, g, x, y, idx, window_work(g))
-                                    : pool_run(max_pool_f32, max_pool_f64, g, x, y, idx, window_work(g))) != CG_OK;
+    cg_tensor *idx = y && !values_only ? cg_new_output(name, nd, shape, CG_DTYPE_I64, x->device) : NULL;
+    bool failed = !y || (!values_only && !idx);
+    if (!failed && !cg_is_meta(y)) {
+        cg_range_fn f32 = max_pool_f32, f64 = max_pool_f64;
+        if (values_only) f32 = max_2x2_values_f32, f64 = max_2x2_values_f64;
+        else if (pool_2x2(g)) f32 = max_2x2_f32, f64 = max_2x2_f64;
+        else if (simple_windows(g)) f32 = max_simple_f32, f64 = max_simple_f64;
+        failed = pool_run(f32, f64, g, x, y, idx, window_work(g)) != CG_OK;
+    }
     if (!failed) {
         cg_node *node = cg_wire_unary_output(names[g->adaptive][g->nsp], max_backward, &k_max_schema, 1, &x, y, 1,
                                              &failed);
