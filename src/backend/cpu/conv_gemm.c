@@ -1,30 +1,39 @@
 /* conv_gemm.c — the CPU convolution kernels (Note [Conv geometry]): the
  * batch in chunks of samples (Note [Conv chunks]), each chunk one column
  * matrix and one BLAS GEMM per group; the transpose runs the GEMM the other
- * way and col2im; the weight gradient accumulates one GEMM per chunk. */
+ * way and col2im; the weight gradient sums one GEMM per chunk. Chunks run
+ * in parallel (Note [Conv threads]). Also the bias gradient. */
 #include "conv_internal.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <string.h>
+
+void openblas_set_num_threads(int num_threads);
 
 /* Note [Conv chunks]: the samples of a chunk lay their columns side by side
  * in one (cin*kvol, B*L) matrix (im2col with row stride B*L), so each group
- * is one GEMM of width B*L instead of B narrow ones: a narrow GEMM (a 14x14
- * output is 196 columns) spends much of its time packing and on edges, and
- * threading it costs a pool hand-off per sample. The GEMM results
- * (cout, B*L) are then copied to the (B, cout, L) output, the bias added on
- * the way. B is the largest count whose column matrix and result fit
- * CONV_CHUNK_BYTES (at least 1): it depends only on the shapes.
+ * is one GEMM of width B*L instead of B narrow ones (a 14x14 output is 196
+ * columns: a GEMM that narrow spends much of its time packing and on
+ * edges). The results (cout, B*L) are copied to the (B, cout, L) output,
+ * the bias added on the way. B keeps a chunk's column matrix and result
+ * within CONV_CHUNK_BYTES (cache-sized: larger chunks were slower); the
+ * chunk count is then rounded up to a multiple of CONV_CHUNK_MULT so chunks
+ * share out evenly over 2, 4 or 8 threads. Both depend only on the shapes.
  *
- * Note [Conv threads]: the GEMMs are threaded by OpenBLAS; the column
- * transforms and copies between them split (sample, channel) pairs across
- * our threads. The two pools take turns and never nest (an OpenBLAS call
- * made from inside one of our parallel regions would wait for OpenBLAS's
- * busy workers). OpenBLAS splits a GEMM over rows and columns, never over
- * the depth, and every column copy is a plain copy, so every output element
- * is computed by the same operations whatever the thread count; the weight
- * gradient sums its chunks in chunk order. */
+ * Note [Conv threads]: with several chunks and threads, each of our threads
+ * takes whole chunks (im2col, GEMM, copies: one parallel region per op, the
+ * chunk's data staying in that core's cache) and OpenBLAS is set to one
+ * thread meanwhile (blas_serial), so its calls run on the calling thread
+ * instead of queueing for OpenBLAS's own workers. A single chunk (one
+ * sample, or a batch that fits) runs on the calling thread instead, its
+ * GEMMs threaded by OpenBLAS and its copies split over (sample, channel)
+ * pairs across our threads. OpenBLAS splits a GEMM over rows and columns,
+ * never over the depth, so an output element is the same whatever the
+ * split; the weight gradient is one partial sum per chunk, added in chunk
+ * order. Nothing depends on the thread count. */
 #define CONV_CHUNK_BYTES ((size_t)2 << 20)
+#define CONV_CHUNK_MULT 8
 #define COL_GRAIN 32768
 
 typedef struct conv_job {
@@ -35,17 +44,23 @@ typedef struct conv_job {
     int64_t cin_g, cout_g;  /* channels per group */
     int64_t K, L, P;        /* K = cin_g*kvol (GEMM depth), L = out volume, P = in volume */
     int64_t rows;           /* cin*kvol: rows of the column matrix */
-    int64_t B;              /* samples per chunk */
-    const char *a, *b, *bias;
+    int64_t B, nchunks;     /* samples per chunk, chunks */
+    const char *x, *w, *y, *bias; /* operands (which ones depends on the kernel) */
     char *out;
-    /* the current chunk */
+    char *partials;         /* weight gradient: (nchunks - 1, cout, K) */
+    atomic_int oom;
+} conv_job;
+
+/* One chunk being processed by one thread. */
+typedef struct conv_chunk {
+    const conv_job *j;
     int64_t n0, nb;         /* first sample, count */
     char *col;              /* (rows, nb*L) */
     char *mat;              /* (cout, nb*L): GEMM result or gathered gradient */
     const char *src;        /* copies: source */
     char *dst;              /* copies: destination */
-    int64_t C;              /* copies: channels per sample */
-} conv_job;
+    int64_t C, R;           /* copies: channels per sample, row length */
+} conv_chunk;
 
 /* C (m,n) = op(A) @ op(B) + beta * C, row-major, leading dims given. */
 static void gemm(cg_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A, int64_t lda,
@@ -57,6 +72,18 @@ static void gemm(cg_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
     else
         cblas_dgemm(CblasRowMajor, TA, TB, (blasint)m, (blasint)n, (blasint)k, 1.0, (const double *)A, (blasint)lda,
                     (const double *)B, (blasint)ldb, beta, (double *)C, (blasint)ldc);
+}
+
+/* OpenBLAS on one thread while any conv runs chunks on our threads (Note
+ * [Conv threads]); the last one out restores the thread count. */
+static pthread_mutex_t g_serial_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_serial_users;
+
+static void blas_serial(bool enter) {
+    pthread_mutex_lock(&g_serial_lock);
+    if (enter ? g_serial_users++ == 0 : --g_serial_users == 0)
+        openblas_set_num_threads(enter ? 1 : cg_get_num_threads());
+    pthread_mutex_unlock(&g_serial_lock);
 }
 
 static void job_init(conv_job *j, cg_dtype dt, const cg_conv_geom *g) {
@@ -73,130 +100,175 @@ static void job_init(conv_job *j, cg_dtype dt, const cg_conv_geom *g) {
     j->pointwise = cg_conv_vol(g->k) == 1 && j->L == j->P;
     for (int d = 0; d < 3; d++)
         if (g->stride[d] != 1 || g->pad[d] != 0) j->pointwise = false;
+    /* Note [Conv chunks] */
+    int64_t N = g->n > 0 ? g->n : 1;
     size_t per_sample = (size_t)((j->rows + g->cout) * j->L) * j->es;
-    int64_t B = per_sample ? (int64_t)(CONV_CHUNK_BYTES / per_sample) : g->n;
-    j->B = B < 1 ? 1 : B > g->n ? g->n : B;
+    int64_t fit = per_sample ? (int64_t)(CONV_CHUNK_BYTES / per_sample) : N;
+    fit = fit < 1 ? 1 : fit > N ? N : fit;
+    int64_t nch = (N + fit - 1) / fit;
+    if (nch > 1) nch = (nch + CONV_CHUNK_MULT - 1) / CONV_CHUNK_MULT * CONV_CHUNK_MULT;
+    if (nch > N) nch = N;
+    j->B = (N + nch - 1) / nch;
+    j->nchunks = (N + j->B - 1) / j->B;
 }
 
-/* Scratch comes from the caching allocator: a fresh column buffer of
- * several MB would cost page faults on every call. */
+/* Run fn over the chunks: in parallel, whole chunks per thread, when there
+ * are several chunks and threads (Note [Conv threads]). */
+static void run_chunks(conv_job *j, cg_range_fn fn) {
+    bool par = j->nchunks > 1 && cg_get_num_threads() > 1 && !cg_in_parallel_region();
+    if (par) blas_serial(true);
+    cg_parallel_for(j->nchunks, 1, fn, j);
+    if (par) blas_serial(false);
+}
+
+/* The chunk's buffers for chunks of up to B samples: col (unless a single
+ * pointwise sample needs none), mat (for several samples). Scratch comes
+ * from the caching allocator: fresh MBs would cost page faults every call. */
 static const cg_device k_cpu = {CG_DEVICE_CPU, 0};
 
-/* The chunk's buffers: col (unless a single pointwise sample needs none) and,
- * for several samples, mat. false + CG_ERR_OOM on failure. */
-static bool chunk_alloc(conv_job *j, const char *op) {
+static void chunk_free(conv_chunk *c) {
+    size_t w = (size_t)(c->j->B * c->j->L) * c->j->es;
+    if (c->col) cg_free(c->col, (size_t)c->j->rows * w, k_cpu);
+    if (c->mat) cg_free(c->mat, (size_t)c->j->g->cout * w, k_cpu);
+}
+
+static bool chunk_alloc(conv_chunk *c, conv_job *j) {
     size_t w = (size_t)(j->B * j->L) * j->es;
-    if (!(j->B == 1 && j->pointwise) && !(j->col = cg_alloc((size_t)j->rows * w, k_cpu))) goto oom;
-    if (j->B > 1 && !(j->mat = cg_alloc((size_t)j->g->cout * w, k_cpu))) goto oom;
-    return true;
-oom:
-    cg_set_error(CG_ERR_OOM, "[%s] out of memory for the column buffer", op);
-    return false;
+    memset(c, 0, sizeof *c);
+    c->j = j;
+    bool ok = (j->B == 1 && j->pointwise) || (c->col = cg_alloc((size_t)j->rows * w, k_cpu));
+    ok = ok && (j->B == 1 || (c->mat = cg_alloc((size_t)j->g->cout * w, k_cpu)));
+    if (!ok) {
+        chunk_free(c);
+        atomic_store(&j->oom, 1);
+    }
+    return ok;
 }
 
-static void chunk_free(conv_job *j) {
-    size_t w = (size_t)(j->B * j->L) * j->es;
-    if (j->col) cg_free(j->col, (size_t)j->rows * w, k_cpu);
-    if (j->mat) cg_free(j->mat, (size_t)j->g->cout * w, k_cpu);
+static void chunk_select(conv_chunk *c, int64_t chunk) {
+    c->n0 = chunk * c->j->B;
+    c->nb = c->j->g->n - c->n0 < c->j->B ? c->j->g->n - c->n0 : c->j->B;
 }
 
-/* Run fn over the chunk's (sample, channel) pairs, per_item elements of work each. */
-static void chunk_parallel(const conv_job *j, int64_t channels, int64_t per_item, cg_range_fn fn) {
-    cg_parallel_for(j->nb * channels, COL_GRAIN / (per_item > 0 ? per_item : 1) + 1, fn, (void *)j);
+/* Run fn over the chunk's (sample, channel) pairs, per_item elements of work
+ * each: across our threads for a single chunk, inline inside a chunk region. */
+static void pairs_parallel(conv_chunk *c, int64_t channels, int64_t per_item, cg_range_fn fn) {
+    cg_parallel_for(c->nb * channels, COL_GRAIN / (per_item > 0 ? per_item : 1) + 1, fn, c);
 }
 
-/* pairs [i0, i1) -> im2col of x (the job's `src`, all samples) into col */
+/* pairs [i0, i1) -> im2col of x (src, all samples) into col */
 static void im2col_pairs(int64_t i0, int64_t i1, void *p) {
-    const conv_job *j = p;
-    const int64_t cin = j->g->cin, ld = j->nb * j->L;
+    const conv_chunk *c = p;
+    const conv_job *j = c->j;
+    const int64_t cin = j->g->cin, ld = c->nb * j->L;
     for (int64_t i = i0; i < i1;) {
-        int64_t s = i / cin, c0 = i % cin, c1 = c0 + (i1 - i) < cin ? c0 + (i1 - i) : cin;
-        cg_im2col(j->dt, j->g, c0, c1, j->src + (size_t)((j->n0 + s) * cin * j->P) * j->es,
-                  j->col + (size_t)(s * j->L) * j->es, ld);
-        i += c1 - c0;
+        int64_t s = i / cin, k0 = i % cin, k1 = k0 + (i1 - i) < cin ? k0 + (i1 - i) : cin;
+        cg_im2col(j->dt, j->g, k0, k1, c->src + (size_t)((c->n0 + s) * cin * j->P) * j->es,
+                  c->col + (size_t)(s * j->L) * j->es, ld);
+        i += k1 - k0;
     }
 }
 
-/* pairs [i0, i1) -> x[n, c] = col2im of col (dst = x, all samples), zeroed first */
+/* pairs [i0, i1) -> x[n, k] = col2im of col (dst = x, all samples), zeroed first */
 static void col2im_pairs(int64_t i0, int64_t i1, void *p) {
-    const conv_job *j = p;
-    const int64_t cin = j->g->cin, ld = j->nb * j->L;
+    const conv_chunk *c = p;
+    const conv_job *j = c->j;
+    const int64_t cin = j->g->cin, ld = c->nb * j->L;
     for (int64_t i = i0; i < i1; i++) {
-        int64_t s = i / cin, c = i % cin;
-        char *xn = j->dst + (size_t)((j->n0 + s) * cin * j->P) * j->es;
-        memset(xn + (size_t)(c * j->P) * j->es, 0, (size_t)j->P * j->es);
-        cg_col2im(j->dt, j->g, c, c + 1, j->col + (size_t)(s * j->L) * j->es, xn, ld);
+        int64_t s = i / cin, k = i % cin;
+        char *xn = c->dst + (size_t)((c->n0 + s) * cin * j->P) * j->es;
+        memset(xn + (size_t)(k * j->P) * j->es, 0, (size_t)j->P * j->es);
+        cg_col2im(j->dt, j->g, k, k + 1, c->col + (size_t)(s * j->L) * j->es, xn, ld);
     }
 }
 
-/* out[n, c, :] += bias[c] for the rows of (n, c) pairs */
-static void add_bias_row(cg_dtype dt, const char *bias, int64_t c, char *row, int64_t L) {
+/* row (R entries) += bias[k] */
+static void add_bias_row(cg_dtype dt, const char *bias, int64_t k, char *row, int64_t R) {
     if (dt == CG_DTYPE_F32) {
-        float b = ((const float *)bias)[c], *o = (float *)row;
-        for (int64_t l = 0; l < L; l++) o[l] += b;
+        float b = ((const float *)bias)[k], *o = (float *)row;
+        for (int64_t r = 0; r < R; r++) o[r] += b;
     } else {
-        double b = ((const double *)bias)[c], *o = (double *)row;
-        for (int64_t l = 0; l < L; l++) o[l] += b;
+        double b = ((const double *)bias)[k], *o = (double *)row;
+        for (int64_t r = 0; r < R; r++) o[r] += b;
     }
 }
 
-/* pairs [i0, i1) -> dst[n0+s, c, :] = mat[c, s*L ...] (+ bias[c]): the
- * (C, nb*L) GEMM result to the (N, C, L) output */
+/* pairs [i0, i1) -> dst[n0+s, k, :] = mat[k, s*R ...] (+ bias[k]): a
+ * (C, nb*R) GEMM result to the (N, C, R) output */
 static void scatter_pairs(int64_t i0, int64_t i1, void *p) {
-    const conv_job *j = p;
-    const int64_t C = j->C, L = j->L;
+    const conv_chunk *c = p;
+    const conv_job *j = c->j;
     for (int64_t i = i0; i < i1; i++) {
-        int64_t s = i / C, c = i % C;
-        char *row = j->dst + (size_t)(((j->n0 + s) * C + c) * L) * j->es;
-        memcpy(row, j->mat + (size_t)((c * j->nb + s) * L) * j->es, (size_t)L * j->es);
-        if (j->bias) add_bias_row(j->dt, j->bias, c, row, L);
+        int64_t s = i / c->C, k = i % c->C;
+        char *row = c->dst + (size_t)(((c->n0 + s) * c->C + k) * c->R) * j->es;
+        memcpy(row, c->mat + (size_t)((k * c->nb + s) * c->R) * j->es, (size_t)c->R * j->es);
+        if (j->bias) add_bias_row(j->dt, j->bias, k, row, c->R);
     }
 }
 
-/* pairs [i0, i1) -> mat[c, s*L ...] = src[n0+s, c, :]: a (N, C, L) gradient
- * gathered to the (C, nb*L) layout of the GEMMs */
+/* pairs [i0, i1) -> mat[k, s*R ...] = src[n0+s, k, :]: a (N, C, R) gradient
+ * gathered to the (C, nb*R) layout of the GEMMs */
 static void gather_pairs(int64_t i0, int64_t i1, void *p) {
-    const conv_job *j = p;
-    const int64_t C = j->C, L = j->L;
+    const conv_chunk *c = p;
+    const size_t es = c->j->es;
     for (int64_t i = i0; i < i1; i++) {
-        int64_t s = i / C, c = i % C;
-        memcpy(j->mat + (size_t)((c * j->nb + s) * L) * j->es, j->src + (size_t)(((j->n0 + s) * C + c) * L) * j->es,
-               (size_t)L * j->es);
+        int64_t s = i / c->C, k = i % c->C;
+        memcpy(c->mat + (size_t)((k * c->nb + s) * c->R) * es, c->src + (size_t)(((c->n0 + s) * c->C + k) * c->R) * es,
+               (size_t)c->R * es);
     }
 }
 
-/* pairs [i0, i1) -> bias added to the rows of dst (N, C, L) */
+/* pairs [i0, i1) -> bias added to the rows of dst (N, C, R) */
 static void bias_pairs(int64_t i0, int64_t i1, void *p) {
-    const conv_job *j = p;
+    const conv_chunk *c = p;
     for (int64_t i = i0; i < i1; i++) {
-        int64_t s = i / j->C, c = i % j->C;
-        add_bias_row(j->dt, j->bias, c, j->dst + (size_t)(((j->n0 + s) * j->C + c) * j->L) * j->es, j->L);
+        int64_t s = i / c->C, k = i % c->C;
+        add_bias_row(c->j->dt, c->j->bias, k, c->dst + (size_t)(((c->n0 + s) * c->C + k) * c->R) * c->j->es, c->R);
     }
 }
 
 /* The chunk's column matrix (rows, nb*L) of x: col, or x_n itself for a single pointwise sample. */
-static const char *chunk_columns(conv_job *j, const char *x) {
-    if (j->nb == 1 && j->pointwise) return x + (size_t)(j->n0 * j->g->cin * j->P) * j->es;
-    j->src = x;
-    chunk_parallel(j, j->g->cin, cg_conv_vol(j->g->k) * j->L, im2col_pairs);
-    return j->col;
+static const char *chunk_columns(conv_chunk *c) {
+    const conv_job *j = c->j;
+    if (c->nb == 1 && j->pointwise) return j->x + (size_t)(c->n0 * j->g->cin * j->P) * j->es;
+    c->src = j->x;
+    pairs_parallel(c, j->g->cin, cg_conv_vol(j->g->k) * j->L, im2col_pairs);
+    return c->col;
 }
 
-/* The chunk's gradient (C = cout, nb*L) of y (N, cout, L): mat, or y_n itself for a single sample. */
-static const char *chunk_gradient(conv_job *j, const char *y) {
-    if (j->nb == 1) return y + (size_t)(j->n0 * j->g->cout * j->L) * j->es;
-    j->src = y;
-    j->C = j->g->cout;
-    chunk_parallel(j, j->C, j->L, gather_pairs);
-    return j->mat;
-}
-
-static void next_chunk(conv_job *j, int64_t n0) {
-    j->n0 = n0;
-    j->nb = j->g->n - n0 < j->B ? j->g->n - n0 : j->B;
+/* The chunk's gradient (cout, nb*L) of y (N, cout, L): mat, or y_n itself for a single sample. */
+static const char *chunk_gradient(conv_chunk *c) {
+    const conv_job *j = c->j;
+    if (c->nb == 1) return j->y + (size_t)(c->n0 * j->g->cout * j->L) * j->es;
+    c->src = j->y;
+    c->C = j->g->cout, c->R = j->L;
+    pairs_parallel(c, c->C, c->R, gather_pairs);
+    return c->mat;
 }
 
 /* ---------------------------------------------------------------- forward */
+
+/* chunks [c0, c1): y = W @ columns (+ bias) */
+static void forward_chunks(int64_t c0, int64_t c1, void *p) {
+    conv_job *j = p;
+    const cg_conv_geom *g = j->g;
+    conv_chunk c;
+    if (!chunk_alloc(&c, j)) return;
+    for (int64_t ch = c0; ch < c1; ch++) {
+        chunk_select(&c, ch);
+        const char *col = chunk_columns(&c);
+        const int64_t ld = c.nb * j->L;
+        /* single sample: the GEMM writes y_n (cout, L) directly */
+        char *yn = j->out + (size_t)(c.n0 * g->cout * j->L) * j->es, *res = c.nb == 1 ? yn : c.mat;
+        for (int64_t gi = 0; gi < g->groups; gi++)
+            gemm(j->dt, false, false, j->cout_g, ld, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
+                 col + (size_t)(gi * j->K * ld) * j->es, ld, 0.0, res + (size_t)(gi * j->cout_g * ld) * j->es, ld);
+        c.dst = j->out, c.C = g->cout, c.R = j->L;
+        if (c.nb > 1) pairs_parallel(&c, g->cout, j->L, scatter_pairs);
+        else if (j->bias) pairs_parallel(&c, g->cout, j->L, bias_pairs);
+    }
+    chunk_free(&c);
+}
 
 cg_status cg_conv_cpu_forward(cg_dtype dt, const cg_conv_geom *g, const void *x, const void *w, const void *bias,
                               void *y) {
@@ -204,35 +276,44 @@ cg_status cg_conv_cpu_forward(cg_dtype dt, const cg_conv_geom *g, const void *x,
     job_init(&j, dt, g);
     int64_t total = g->n * g->cout * j.L;
     if (total == 0) return CG_OK;
-    j.bias = bias;
-    j.dst = y;
-    j.C = g->cout;
     if (j.K == 0) { /* no input channels: the bias alone */
         memset(y, 0, (size_t)total * j.es);
-        for (int64_t n0 = 0; bias && n0 < g->n; n0 += j.nb) {
-            next_chunk(&j, n0);
-            chunk_parallel(&j, g->cout, j.L, bias_pairs);
-        }
+        for (int64_t n = 0; bias && n < g->n; n++)
+            for (int64_t k = 0; k < g->cout; k++)
+                add_bias_row(dt, bias, k, (char *)y + (size_t)((n * g->cout + k) * j.L) * j.es, j.L);
         return CG_OK;
     }
-    if (!chunk_alloc(&j, "conv")) return cg_last_error();
-    for (int64_t n0 = 0; n0 < g->n; n0 += j.nb) {
-        next_chunk(&j, n0);
-        const char *col = chunk_columns(&j, x);
-        const int64_t ld = j.nb * j.L;
-        /* single sample: the GEMM writes y_n (cout, L) directly */
-        char *res = j.nb == 1 ? (char *)y + (size_t)(n0 * g->cout * j.L) * j.es : j.mat;
-        for (int64_t gi = 0; gi < g->groups; gi++)
-            gemm(dt, false, false, j.cout_g, ld, j.K, (const char *)w + (size_t)(gi * j.cout_g * j.K) * j.es, j.K,
-                 col + (size_t)(gi * j.K * ld) * j.es, ld, 0.0, res + (size_t)(gi * j.cout_g * ld) * j.es, ld);
-        if (j.nb > 1) chunk_parallel(&j, g->cout, j.L, scatter_pairs);
-        else if (bias) chunk_parallel(&j, g->cout, j.L, bias_pairs);
-    }
-    chunk_free(&j);
-    return CG_OK;
+    j.x = x, j.w = w, j.bias = bias, j.out = y;
+    run_chunks(&j, forward_chunks);
+    return atomic_load(&j.oom) ? cg_set_error(CG_ERR_OOM, "[conv] out of memory for the column buffer") : CG_OK;
 }
 
 /* ---------------------------------------------------------------- transpose */
+
+/* chunks [c0, c1): x = col2im(W^T @ gradient) (+ bias) */
+static void transpose_chunks(int64_t c0, int64_t c1, void *p) {
+    conv_job *j = p;
+    const cg_conv_geom *g = j->g;
+    conv_chunk c;
+    if (!chunk_alloc(&c, j)) return;
+    for (int64_t ch = c0; ch < c1; ch++) {
+        chunk_select(&c, ch);
+        const char *gy = chunk_gradient(&c);
+        const int64_t ld = c.nb * j->L;
+        /* a single pointwise sample: the GEMM writes x_n directly */
+        bool direct = c.nb == 1 && j->pointwise;
+        char *dst = direct ? j->out + (size_t)(c.n0 * g->cin * j->P) * j->es : c.col;
+        /* col_g (K, nb*L) = W_g^T (K, cout_g) @ gy_g (cout_g, nb*L) */
+        for (int64_t gi = 0; gi < g->groups; gi++)
+            gemm(j->dt, true, false, j->K, ld, j->cout_g, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
+                 gy + (size_t)(gi * j->cout_g * ld) * j->es, ld, 0.0, dst + (size_t)(gi * j->K * ld) * j->es, ld);
+        c.dst = j->out;
+        if (!direct) pairs_parallel(&c, g->cin, cg_conv_vol(g->k) * j->L, col2im_pairs);
+        c.C = g->cin, c.R = j->P;
+        if (j->bias) pairs_parallel(&c, g->cin, j->P, bias_pairs);
+    }
+    chunk_free(&c);
+}
 
 cg_status cg_conv_cpu_transpose(cg_dtype dt, const cg_conv_geom *g, const void *y, const void *w, const void *bias,
                                 void *x) {
@@ -240,43 +321,42 @@ cg_status cg_conv_cpu_transpose(cg_dtype dt, const cg_conv_geom *g, const void *
     job_init(&j, dt, g);
     int64_t total = g->n * g->cin * j.P;
     if (total == 0) return CG_OK;
-    j.bias = bias;
-    j.dst = x;
     if (j.L == 0 || j.cout_g == 0) { /* nothing reaches x: the bias alone */
         memset(x, 0, (size_t)total * j.es);
-        j.L = j.P; /* bias_pairs walks rows of x */
-        j.C = g->cin;
-        for (int64_t n0 = 0; bias && n0 < g->n; n0 += j.nb) {
-            next_chunk(&j, n0);
-            chunk_parallel(&j, g->cin, j.P, bias_pairs);
-        }
+        for (int64_t n = 0; bias && n < g->n; n++)
+            for (int64_t k = 0; k < g->cin; k++)
+                add_bias_row(dt, bias, k, (char *)x + (size_t)((n * g->cin + k) * j.P) * j.es, j.P);
         return CG_OK;
     }
-    if (!chunk_alloc(&j, "conv_transpose")) return cg_last_error();
-    for (int64_t n0 = 0; n0 < g->n; n0 += j.nb) {
-        next_chunk(&j, n0);
-        const char *gy = chunk_gradient(&j, y);
-        const int64_t ld = j.nb * j.L;
-        /* a single pointwise sample: the GEMM writes x_n directly */
-        bool direct = j.nb == 1 && j.pointwise;
-        char *dst = direct ? (char *)x + (size_t)(n0 * g->cin * j.P) * j.es : j.col;
-        /* col_g (K, nb*L) = W_g^T (K, cout_g) @ gy_g (cout_g, nb*L) */
-        for (int64_t gi = 0; gi < g->groups; gi++)
-            gemm(dt, true, false, j.K, ld, j.cout_g, (const char *)w + (size_t)(gi * j.cout_g * j.K) * j.es, j.K,
-                 gy + (size_t)(gi * j.cout_g * ld) * j.es, ld, 0.0, dst + (size_t)(gi * j.K * ld) * j.es, ld);
-        if (!direct) chunk_parallel(&j, g->cin, cg_conv_vol(g->k) * j.L, col2im_pairs);
-        if (bias) {
-            int64_t L = j.L;
-            j.L = j.P, j.C = g->cin;
-            chunk_parallel(&j, g->cin, j.P, bias_pairs);
-            j.L = L;
-        }
-    }
-    chunk_free(&j);
-    return CG_OK;
+    j.y = y, j.w = w, j.bias = bias, j.out = x;
+    run_chunks(&j, transpose_chunks);
+    return atomic_load(&j.oom) ? cg_set_error(CG_ERR_OOM, "[conv_transpose] out of memory for the column buffer")
+                               : CG_OK;
 }
 
 /* ---------------------------------------------------------------- weight gradient */
+
+/* chunks [c0, c1): chunk k's gradient @ columns^T into its partial sum
+ * (chunk 0: the result itself) */
+static void wgrad_chunks(int64_t c0, int64_t c1, void *p) {
+    conv_job *j = p;
+    const cg_conv_geom *g = j->g;
+    conv_chunk c;
+    if (!chunk_alloc(&c, j)) return;
+    size_t wsize = (size_t)(g->cout * j->K) * j->es;
+    for (int64_t ch = c0; ch < c1; ch++) {
+        chunk_select(&c, ch);
+        const char *col = chunk_columns(&c);
+        const char *gy = chunk_gradient(&c);
+        const int64_t ld = c.nb * j->L;
+        char *acc = ch == 0 ? j->out : j->partials + (size_t)(ch - 1) * wsize;
+        /* W_g (cout_g, K) = gy_g (cout_g, nb*L) @ col_g^T (nb*L, K) */
+        for (int64_t gi = 0; gi < g->groups; gi++)
+            gemm(j->dt, false, true, j->cout_g, j->K, ld, gy + (size_t)(gi * j->cout_g * ld) * j->es, ld,
+                 col + (size_t)(gi * j->K * ld) * j->es, ld, 0.0, acc + (size_t)(gi * j->cout_g * j->K) * j->es, j->K);
+    }
+    chunk_free(&c);
+}
 
 cg_status cg_conv_cpu_weight_grad(cg_dtype dt, const cg_conv_geom *g, const void *x, const void *y, void *w) {
     conv_job j;
@@ -287,20 +367,25 @@ cg_status cg_conv_cpu_weight_grad(cg_dtype dt, const cg_conv_geom *g, const void
         memset(w, 0, (size_t)wnum * j.es);
         return CG_OK;
     }
-    if (!chunk_alloc(&j, "conv_weight_grad")) return cg_last_error();
-    for (int64_t n0 = 0; n0 < g->n; n0 += j.nb) {
-        next_chunk(&j, n0);
-        const char *col = chunk_columns(&j, x);
-        const char *gy = chunk_gradient(&j, y);
-        const int64_t ld = j.nb * j.L;
-        /* W_g (cout_g, K) (+)= gy_g (cout_g, nb*L) @ col_g^T (nb*L, K), chunks summed in order */
-        for (int64_t gi = 0; gi < g->groups; gi++)
-            gemm(dt, false, true, j.cout_g, j.K, ld, gy + (size_t)(gi * j.cout_g * ld) * j.es, ld,
-                 col + (size_t)(gi * j.K * ld) * j.es, ld, n0 == 0 ? 0.0 : 1.0,
-                 (char *)w + (size_t)(gi * j.cout_g * j.K) * j.es, j.K);
+    j.x = x, j.y = y, j.out = w;
+    size_t psize = (size_t)((j.nchunks - 1) * wnum) * j.es;
+    if (psize && !(j.partials = cg_alloc(psize, k_cpu)))
+        return cg_set_error(CG_ERR_OOM, "[conv_weight_grad] out of memory for partial sums");
+    run_chunks(&j, wgrad_chunks);
+    for (int64_t k = 1; k < j.nchunks && !atomic_load(&j.oom); k++) {
+        if (dt == CG_DTYPE_F32) {
+            float *o = w;
+            const float *s = (const float *)j.partials + (k - 1) * wnum;
+            for (int64_t i = 0; i < wnum; i++) o[i] += s[i];
+        } else {
+            double *o = w;
+            const double *s = (const double *)j.partials + (k - 1) * wnum;
+            for (int64_t i = 0; i < wnum; i++) o[i] += s[i];
+        }
     }
-    chunk_free(&j);
-    return CG_OK;
+    if (psize) cg_free(j.partials, psize, k_cpu);
+    return atomic_load(&j.oom) ? cg_set_error(CG_ERR_OOM, "[conv_weight_grad] out of memory for the column buffer")
+                               : CG_OK;
 }
 
 /* ---------------------------------------------------------------- bias gradient */
