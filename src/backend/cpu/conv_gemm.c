@@ -16,24 +16,30 @@ void openblas_set_num_threads(int num_threads);
  * is one GEMM of width B*L instead of B narrow ones (a 14x14 output is 196
  * columns: a GEMM that narrow spends much of its time packing and on
  * edges). The results (cout, B*L) are copied to the (B, cout, L) output,
- * the bias added on the way. B keeps a chunk's column matrix and result
- * within CONV_CHUNK_BYTES (cache-sized: larger chunks were slower); the
- * chunk count is then rounded up to a multiple of CONV_CHUNK_MULT so chunks
- * share out evenly over 2, 4 or 8 threads. Both depend only on the shapes.
+ * the bias added on the way. Outputs of CONV_WIDE or more positions per
+ * sample are wide enough for a GEMM each: those write the output directly,
+ * accumulating onto the bias (beta = 1), which saves the copy. B keeps a
+ * chunk's column matrix and result within CONV_CHUNK_BYTES (cache-sized:
+ * larger chunks were slower); the chunk count is then rounded up to a
+ * multiple of CONV_CHUNK_MULT so chunks share out evenly over 2, 4 or 8
+ * threads. A batch that fits in one chunk (or one sample that does not fit)
+ * is cut into units instead: (sample, block of CONV_UNIT_COLS output
+ * positions), one GEMM per group each. All of it depends only on the shapes.
  *
- * Note [Conv threads]: with several chunks and threads, each of our threads
- * takes whole chunks (im2col, GEMM, copies: one parallel region per op, the
- * chunk's data staying in that core's cache) and OpenBLAS is set to one
- * thread meanwhile (blas_serial), so its calls run on the calling thread
- * instead of queueing for OpenBLAS's own workers. A single chunk (one
- * sample, or a batch that fits) runs on the calling thread instead, its
- * GEMMs threaded by OpenBLAS and its copies split over (sample, channel)
- * pairs across our threads. OpenBLAS splits a GEMM over rows and columns,
- * never over the depth, so an output element is the same whatever the
- * split; the weight gradient is one partial sum per chunk, added in chunk
- * order. Nothing depends on the thread count. */
+ * Note [Conv threads]: OpenBLAS's result for an element depends on how a
+ * GEMM is cut (its threads split the columns, and an element's sum depends
+ * on where its column falls), so no conv GEMM is threaded by OpenBLAS: with
+ * several threads, OpenBLAS is set to one thread for the duration of the op
+ * (blas_serial) and the GEMMs, cut by the shapes alone, run on our threads.
+ * Several chunks: each thread takes whole chunks (im2col, GEMM, copies: one
+ * parallel region per op, a chunk's data staying in its core's cache). One
+ * chunk: the column transforms split (sample, channel) pairs and the GEMMs
+ * split units across threads. The weight gradient is one partial sum per
+ * chunk or unit, added in order. So no result depends on the thread count. */
 #define CONV_CHUNK_BYTES ((size_t)2 << 20)
 #define CONV_CHUNK_MULT 8
+#define CONV_WIDE 512
+#define CONV_UNIT_COLS 1024
 #define COL_GRAIN 32768
 
 typedef struct conv_job {
@@ -47,7 +53,7 @@ typedef struct conv_job {
     int64_t B, nchunks;     /* samples per chunk, chunks */
     const char *x, *w, *y, *bias; /* operands (which ones depends on the kernel) */
     char *out;
-    char *partials;         /* weight gradient: (nchunks - 1, cout, K) */
+    char *partials;         /* weight gradient: (chunks or units - 1, cout, K) */
     atomic_int oom;
 } conv_job;
 
@@ -74,8 +80,8 @@ static void gemm(cg_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                     (const double *)B, (blasint)ldb, beta, (double *)C, (blasint)ldc);
 }
 
-/* OpenBLAS on one thread while any conv runs chunks on our threads (Note
- * [Conv threads]); the last one out restores the thread count. */
+/* OpenBLAS on one thread while any conv runs (Note [Conv threads]); the
+ * last one out restores the thread count. */
 static pthread_mutex_t g_serial_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_serial_users;
 
@@ -112,17 +118,18 @@ static void job_init(conv_job *j, cg_dtype dt, const cg_conv_geom *g) {
     j->nchunks = (N + j->B - 1) / j->B;
 }
 
-/* Run fn over the chunks: in parallel, whole chunks per thread, when there
- * are several chunks and threads (Note [Conv threads]). */
-static void run_chunks(conv_job *j, cg_range_fn fn) {
-    bool par = j->nchunks > 1 && cg_get_num_threads() > 1 && !cg_in_parallel_region();
-    if (par) blas_serial(true);
-    cg_parallel_for(j->nchunks, 1, fn, j);
-    if (par) blas_serial(false);
+/* Run a kernel: chunks in parallel (multi), or the single chunk (single),
+ * with OpenBLAS on one thread meanwhile (Note [Conv threads]). */
+static void run_job(conv_job *j, cg_range_fn multi, void (*single)(conv_job *)) {
+    bool serial = cg_get_num_threads() > 1;
+    if (serial) blas_serial(true);
+    if (j->nchunks > 1) cg_parallel_for(j->nchunks, 1, multi, j);
+    else single(j);
+    if (serial) blas_serial(false);
 }
 
 /* The chunk's buffers for chunks of up to B samples: col (unless a single
- * pointwise sample needs none), mat (for several samples). Scratch comes
+ * pointwise sample needs none), mat (for several samples, when asked). Scratch comes
  * from the caching allocator: fresh MBs would cost page faults every call. */
 static const cg_device k_cpu = {CG_DEVICE_CPU, 0};
 
@@ -132,12 +139,12 @@ static void chunk_free(conv_chunk *c) {
     if (c->mat) cg_free(c->mat, (size_t)c->j->g->cout * w, k_cpu);
 }
 
-static bool chunk_alloc(conv_chunk *c, conv_job *j) {
+static bool chunk_alloc(conv_chunk *c, conv_job *j, bool need_mat) {
     size_t w = (size_t)(j->B * j->L) * j->es;
     memset(c, 0, sizeof *c);
     c->j = j;
     bool ok = (j->B == 1 && j->pointwise) || (c->col = cg_alloc((size_t)j->rows * w, k_cpu));
-    ok = ok && (j->B == 1 || (c->mat = cg_alloc((size_t)j->g->cout * w, k_cpu)));
+    ok = ok && (j->B == 1 || !need_mat || (c->mat = cg_alloc((size_t)j->g->cout * w, k_cpu)));
     if (!ok) {
         chunk_free(c);
         atomic_store(&j->oom, 1);
@@ -218,6 +225,20 @@ static void gather_pairs(int64_t i0, int64_t i1, void *p) {
     }
 }
 
+/* pairs [i0, i1) -> the rows of dst (N, C, R) set to bias */
+static void fill_bias_pairs(int64_t i0, int64_t i1, void *p) {
+    const conv_chunk *c = p;
+    const conv_job *j = c->j;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t s = i / c->C, k = i % c->C;
+        char *row = c->dst + (size_t)(((c->n0 + s) * c->C + k) * c->R) * j->es;
+        if (j->dt == CG_DTYPE_F32)
+            for (int64_t r = 0; r < c->R; r++) ((float *)row)[r] = ((const float *)j->bias)[k];
+        else
+            for (int64_t r = 0; r < c->R; r++) ((double *)row)[r] = ((const double *)j->bias)[k];
+    }
+}
+
 /* pairs [i0, i1) -> bias added to the rows of dst (N, C, R) */
 static void bias_pairs(int64_t i0, int64_t i1, void *p) {
     const conv_chunk *c = p;
@@ -246,6 +267,124 @@ static const char *chunk_gradient(conv_chunk *c) {
     return c->mat;
 }
 
+/* ---------------------------------------------------------------- the single chunk in units */
+
+/* Units of the single chunk (Note [Conv chunks]): unit i is sample i / nblk,
+ * output positions [l0, l1) of block i % nblk. */
+typedef struct unit_job {
+    conv_chunk *c;
+    const char *col;  /* columns (rows, ld): the chunk's matrix, or a pointwise sample itself */
+    char *dst;        /* transpose: where the columns go (ld row stride) */
+    int64_t ld, nblk;
+} unit_job;
+
+static void unit_at(const unit_job *u, int64_t i, int64_t *s, int64_t *l0, int64_t *n) {
+    int64_t L = u->c->j->L;
+    *s = i / u->nblk;
+    *l0 = i % u->nblk * CONV_UNIT_COLS;
+    *n = L - *l0 < CONV_UNIT_COLS ? L - *l0 : CONV_UNIT_COLS;
+}
+
+/* Units over threads when each holds enough GEMM work to pay for a thread. */
+static void units_parallel(unit_job *u, cg_range_fn fn) {
+    const conv_job *j = u->c->j;
+    int64_t per = j->g->cout * j->K * (j->L < CONV_UNIT_COLS ? j->L : CONV_UNIT_COLS);
+    cg_parallel_for(u->c->nb * u->nblk, per > 0 && 262144 / per > 0 ? 262144 / per : 1, fn, u);
+}
+
+static void unit_init(unit_job *u, conv_chunk *c, const char *col) {
+    u->c = c;
+    u->col = col;
+    u->ld = c->nb * c->j->L;
+    u->nblk = (c->j->L + CONV_UNIT_COLS - 1) / CONV_UNIT_COLS;
+}
+
+/* units -> y_n[:, l0:l0+n] (+)= W @ columns (onto the bias when there is one) */
+static void forward_units(int64_t i0, int64_t i1, void *p) {
+    const unit_job *u = p;
+    const conv_job *j = u->c->j;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t s, l0, n;
+        unit_at(u, i, &s, &l0, &n);
+        char *yn = j->out + (size_t)((u->c->n0 + s) * j->g->cout * j->L) * j->es;
+        for (int64_t gi = 0; gi < j->g->groups; gi++)
+            gemm(j->dt, false, false, j->cout_g, n, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
+                 u->col + (size_t)(gi * j->K * u->ld + s * j->L + l0) * j->es, u->ld, j->bias ? 1.0 : 0.0,
+                 yn + (size_t)(gi * j->cout_g * j->L + l0) * j->es, j->L);
+    }
+}
+
+/* units -> dst columns = W^T @ y_n[:, l0:l0+n] */
+static void transpose_units(int64_t i0, int64_t i1, void *p) {
+    const unit_job *u = p;
+    const conv_job *j = u->c->j;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t s, l0, n;
+        unit_at(u, i, &s, &l0, &n);
+        const char *yn = j->y + (size_t)((u->c->n0 + s) * j->g->cout * j->L) * j->es;
+        for (int64_t gi = 0; gi < j->g->groups; gi++)
+            gemm(j->dt, true, false, j->K, n, j->cout_g, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
+                 yn + (size_t)(gi * j->cout_g * j->L + l0) * j->es, j->L, 0.0,
+                 u->dst + (size_t)(gi * j->K * u->ld + s * j->L + l0) * j->es, u->ld);
+    }
+}
+
+/* units -> partial i = y_n[:, l0:l0+n] @ columns^T (unit 0: the result itself) */
+static void wgrad_units(int64_t i0, int64_t i1, void *p) {
+    const unit_job *u = p;
+    const conv_job *j = u->c->j;
+    size_t wsize = (size_t)(j->g->cout * j->K) * j->es;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t s, l0, n;
+        unit_at(u, i, &s, &l0, &n);
+        const char *yn = j->y + (size_t)((u->c->n0 + s) * j->g->cout * j->L) * j->es;
+        char *acc = i == 0 ? j->out : j->partials + (size_t)(i - 1) * wsize;
+        for (int64_t gi = 0; gi < j->g->groups; gi++)
+            gemm(j->dt, false, true, j->cout_g, j->K, n, yn + (size_t)(gi * j->cout_g * j->L + l0) * j->es, j->L,
+                 u->col + (size_t)(gi * j->K * u->ld + s * j->L + l0) * j->es, u->ld, 0.0,
+                 acc + (size_t)(gi * j->cout_g * j->K) * j->es, j->K);
+    }
+}
+
+static void forward_single(conv_job *j) {
+    conv_chunk c;
+    if (!chunk_alloc(&c, j, false)) return;
+    chunk_select(&c, 0);
+    unit_job u;
+    unit_init(&u, &c, chunk_columns(&c));
+    c.dst = j->out, c.C = j->g->cout, c.R = j->L;
+    if (j->bias) pairs_parallel(&c, c.C, c.R, fill_bias_pairs);
+    units_parallel(&u, forward_units);
+    chunk_free(&c);
+}
+
+static void transpose_single(conv_job *j) {
+    conv_chunk c;
+    if (!chunk_alloc(&c, j, false)) return;
+    chunk_select(&c, 0);
+    unit_job u;
+    unit_init(&u, &c, NULL);
+    /* a single pointwise sample: the GEMMs write x_0 directly */
+    bool direct = c.nb == 1 && j->pointwise;
+    u.dst = direct ? j->out : c.col;
+    units_parallel(&u, transpose_units);
+    c.dst = j->out;
+    if (!direct) pairs_parallel(&c, j->g->cin, cg_conv_vol(j->g->k) * j->L, col2im_pairs);
+    c.C = j->g->cin, c.R = j->P;
+    if (j->bias) pairs_parallel(&c, c.C, c.R, bias_pairs);
+    chunk_free(&c);
+}
+
+static void wgrad_single(conv_job *j) {
+    conv_chunk c;
+    if (!chunk_alloc(&c, j, false)) return;
+    chunk_select(&c, 0);
+    unit_job u;
+    unit_init(&u, &c, chunk_columns(&c));
+    units_parallel(&u, wgrad_units);
+    chunk_free(&c);
+}
+
 /* ---------------------------------------------------------------- forward */
 
 /* chunks [c0, c1): y = W @ columns (+ bias) */
@@ -253,19 +392,30 @@ static void forward_chunks(int64_t c0, int64_t c1, void *p) {
     conv_job *j = p;
     const cg_conv_geom *g = j->g;
     conv_chunk c;
-    if (!chunk_alloc(&c, j)) return;
+    if (!chunk_alloc(&c, j, true)) return;
     for (int64_t ch = c0; ch < c1; ch++) {
         chunk_select(&c, ch);
         const char *col = chunk_columns(&c);
         const int64_t ld = c.nb * j->L;
-        /* single sample: the GEMM writes y_n (cout, L) directly */
-        char *yn = j->out + (size_t)(c.n0 * g->cout * j->L) * j->es, *res = c.nb == 1 ? yn : c.mat;
-        for (int64_t gi = 0; gi < g->groups; gi++)
-            gemm(j->dt, false, false, j->cout_g, ld, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
-                 col + (size_t)(gi * j->K * ld) * j->es, ld, 0.0, res + (size_t)(gi * j->cout_g * ld) * j->es, ld);
         c.dst = j->out, c.C = g->cout, c.R = j->L;
-        if (c.nb > 1) pairs_parallel(&c, g->cout, j->L, scatter_pairs);
-        else if (j->bias) pairs_parallel(&c, g->cout, j->L, bias_pairs);
+        if (c.nb > 1 && j->L < CONV_WIDE) {
+            /* narrow outputs: one GEMM for the chunk, copied out with the bias */
+            for (int64_t gi = 0; gi < g->groups; gi++)
+                gemm(j->dt, false, false, j->cout_g, ld, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
+                     col + (size_t)(gi * j->K * ld) * j->es, ld, 0.0, c.mat + (size_t)(gi * j->cout_g * ld) * j->es,
+                     ld);
+            pairs_parallel(&c, g->cout, j->L, scatter_pairs);
+            continue;
+        }
+        /* wide outputs: a GEMM per sample into y_n (cout, L), onto the bias */
+        if (j->bias) pairs_parallel(&c, g->cout, j->L, fill_bias_pairs);
+        for (int64_t s = 0; s < c.nb; s++) {
+            char *yn = j->out + (size_t)((c.n0 + s) * g->cout * j->L) * j->es;
+            for (int64_t gi = 0; gi < g->groups; gi++)
+                gemm(j->dt, false, false, j->cout_g, j->L, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es,
+                     j->K, col + (size_t)(gi * j->K * ld + s * j->L) * j->es, ld, j->bias ? 1.0 : 0.0,
+                     yn + (size_t)(gi * j->cout_g * j->L) * j->es, j->L);
+        }
     }
     chunk_free(&c);
 }
@@ -284,7 +434,7 @@ cg_status cg_conv_cpu_forward(cg_dtype dt, const cg_conv_geom *g, const void *x,
         return CG_OK;
     }
     j.x = x, j.w = w, j.bias = bias, j.out = y;
-    run_chunks(&j, forward_chunks);
+    run_job(&j, forward_chunks, forward_single);
     return atomic_load(&j.oom) ? cg_set_error(CG_ERR_OOM, "[conv] out of memory for the column buffer") : CG_OK;
 }
 
@@ -295,7 +445,7 @@ static void transpose_chunks(int64_t c0, int64_t c1, void *p) {
     conv_job *j = p;
     const cg_conv_geom *g = j->g;
     conv_chunk c;
-    if (!chunk_alloc(&c, j)) return;
+    if (!chunk_alloc(&c, j, true)) return;
     for (int64_t ch = c0; ch < c1; ch++) {
         chunk_select(&c, ch);
         const char *gy = chunk_gradient(&c);
@@ -329,7 +479,7 @@ cg_status cg_conv_cpu_transpose(cg_dtype dt, const cg_conv_geom *g, const void *
         return CG_OK;
     }
     j.y = y, j.w = w, j.bias = bias, j.out = x;
-    run_chunks(&j, transpose_chunks);
+    run_job(&j, transpose_chunks, transpose_single);
     return atomic_load(&j.oom) ? cg_set_error(CG_ERR_OOM, "[conv_transpose] out of memory for the column buffer")
                                : CG_OK;
 }
@@ -342,7 +492,7 @@ static void wgrad_chunks(int64_t c0, int64_t c1, void *p) {
     conv_job *j = p;
     const cg_conv_geom *g = j->g;
     conv_chunk c;
-    if (!chunk_alloc(&c, j)) return;
+    if (!chunk_alloc(&c, j, true)) return;
     size_t wsize = (size_t)(g->cout * j->K) * j->es;
     for (int64_t ch = c0; ch < c1; ch++) {
         chunk_select(&c, ch);
@@ -368,11 +518,13 @@ cg_status cg_conv_cpu_weight_grad(cg_dtype dt, const cg_conv_geom *g, const void
         return CG_OK;
     }
     j.x = x, j.y = y, j.out = w;
-    size_t psize = (size_t)((j.nchunks - 1) * wnum) * j.es;
+    /* one partial sum per chunk, or per unit of the single chunk */
+    int64_t parts = j.nchunks > 1 ? j.nchunks : g->n * ((j.L + CONV_UNIT_COLS - 1) / CONV_UNIT_COLS);
+    size_t psize = (size_t)((parts - 1) * wnum) * j.es;
     if (psize && !(j.partials = cg_alloc(psize, k_cpu)))
         return cg_set_error(CG_ERR_OOM, "[conv_weight_grad] out of memory for partial sums");
-    run_chunks(&j, wgrad_chunks);
-    for (int64_t k = 1; k < j.nchunks && !atomic_load(&j.oom); k++) {
+    run_job(&j, wgrad_chunks, wgrad_single);
+    for (int64_t k = 1; k < parts && !atomic_load(&j.oom); k++) {
         if (dt == CG_DTYPE_F32) {
             float *o = w;
             const float *s = (const float *)j.partials + (k - 1) * wnum;
