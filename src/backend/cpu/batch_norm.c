@@ -8,19 +8,24 @@
 
 /* Note [Batch norm kernels]: a channel is one unit of work, done by one
  * thread in a fixed order, so results never depend on the thread count.
- * Its sums run over the N rows of S contiguous elements into eight double
- * lanes (element s of a row goes to lane s % 8), added pairwise at the end:
+ * Its sums run over the N rows of S contiguous elements into sixteen double
+ * lanes (element s of a row goes to lane s % 16), added pairwise at the end:
  * a single accumulator would chain every add on the previous one's latency
- * and the compiler may not reorder it; eight lanes vectorise. The channel's
+ * and the compiler may not reorder it; the lanes vectorise into four
+ * independent vector accumulators. The channel's
  * data stays in cache between its passes (statistics, then the write). The
  * elementwise passes compute in float for float / half types (double for
  * float64), like PyTorch's kernels:
  *   forward:  alpha = w * invstd, beta = b - mean * alpha, y = x * alpha + beta
  *   backward: gx = (g - mean(g) - (x - mean) * invstd^2 * mean(g * (x - mean))) * w * invstd */
-#define BN_LANES 8
+#define BN_LANES 16
 
-#define LANE_SUM(acc) \
-    ((((acc)[0] + (acc)[1]) + ((acc)[2] + (acc)[3])) + (((acc)[4] + (acc)[5]) + ((acc)[6] + (acc)[7])))
+/* The lanes added pairwise in a fixed tree: (0+1), (2+3), ... then pairs of those. */
+static double lane_sum(double *acc) {
+    for (int w = BN_LANES / 2; w > 0; w /= 2)
+        for (int k = 0; k < w; k++) acc[k] = acc[2 * k] + acc[2 * k + 1];
+    return acc[0];
+}
 
 typedef struct bn_job {
     const char *x, *g;           /* (N, C, S) */
@@ -51,7 +56,7 @@ typedef struct bn_job {
                 acc[s % BN_LANES] += sq ? d * d : d;                                           \
             }                                                                                  \
         }                                                                                      \
-        return LANE_SUM(acc);                                                                  \
+        return lane_sum(acc);                                                                  \
     }                                                                                          \
     /* y = x * alpha + beta over channel c */                                                  \
     static void bn_apply_##sfx(const bn_job *j, int64_t c, double alpha, double beta) {        \
@@ -101,7 +106,7 @@ typedef struct bn_job {
                     agx[s % BN_LANES] += gv * ((double)LD(xr[s]) - m);                         \
                 }                                                                              \
             }                                                                                  \
-            const double sg = LANE_SUM(ag), sgx = LANE_SUM(agx);                               \
+            const double sg = lane_sum(ag), sgx = lane_sum(agx);                               \
             j->sum_g[c] = sg;                                                                  \
             j->sum_gxm[c] = sgx;                                                               \
             if (!j->y) continue;                                                               \
