@@ -80,9 +80,15 @@ typedef struct bn_job {
             j->var[c] = v;                                                                     \
         }                                                                                      \
     }                                                                                          \
-    static void bn_transform_##sfx(int64_t c0, int64_t c1, void *p) {                          \
+    /* rows [r0, r1) of the (N*C, S) view, in memory order */                                \
+    static void bn_transform_##sfx(int64_t r0, int64_t r1, void *p) {                          \
         const bn_job *j = p;                                                                   \
-        for (int64_t c = c0; c < c1; c++) bn_apply_##sfx(j, c, j->alpha[c], j->beta[c]);       \
+        for (int64_t r = r0; r < r1; r++) {                                                    \
+            const CT a = (CT)j->alpha[r % j->C], bt = (CT)j->beta[r % j->C];                   \
+            const T *restrict xr = (const T *)j->x + r * j->S;                                 \
+            T *restrict yr = (T *)j->y + r * j->S;                                             \
+            for (int64_t s = 0; s < j->S; s++) yr[s] = ST((CT)LD(xr[s]) * a + bt);             \
+        }                                                                                      \
     }                                                                                          \
     static void bn_backward_##sfx(int64_t c0, int64_t c1, void *p) {                           \
         const bn_job *j = p;                                                                   \
@@ -151,7 +157,9 @@ void cg_bn_cpu_forward(cg_dtype dt, int64_t N, int64_t C, int64_t S, const void 
 void cg_bn_cpu_transform(cg_dtype dt, int64_t N, int64_t C, int64_t S, const void *x, const double *alpha,
                          const double *beta, void *y) {
     bn_job j = {.x = x, .y = y, .alpha = alpha, .beta = beta, .N = N, .C = C, .S = S};
-    run(pick(dt, bn_transform_f32, bn_transform_f64, bn_transform_f16, bn_transform_bf16), &j);
+    /* no statistics: rows in memory order, not channel by channel */
+    cg_parallel_for(N * C, S > 0 && CG_GRAIN / S > 0 ? CG_GRAIN / S : 1,
+                    pick(dt, bn_transform_f32, bn_transform_f64, bn_transform_f16, bn_transform_bf16), &j);
 }
 
 void cg_bn_cpu_backward(cg_dtype dt, int64_t N, int64_t C, int64_t S, const void *g, const void *x,
