@@ -115,6 +115,17 @@ const cg_elementwise_op *cg_find_binary_op(const char *name);
 typedef void (*cg_reduce_loop)(char *out, char *out2, const char *in, int64_t n, int64_t stride,
                                const double *params);
 
+/* Reduce `rows` rows (byte stride rs) of m contiguous columns into m contiguous
+ * outputs, each column folded in row order (Note [Column reductions]). */
+typedef void (*cg_reduce_cols_loop)(char *out, const char *in, int64_t rows, int64_t rs, int64_t m,
+                                    const double *params);
+/* One whole reduction of n elements (byte stride s, input dtype dt) into
+ * *out, split across threads in fixed chunks (Note [Chunked reductions]);
+ * false = not done (a dtype it does not cover, or no memory): the driver then
+ * tries `chunked`, then the plain loop. */
+typedef bool (*cg_reduce_full_fn)(cg_dtype dt, char *out, const char *in, int64_t n, int64_t s,
+                                  const double *params);
+
 typedef struct cg_reduce_op {
     cg_op_schema schema;
     int out_dtype;          /* CG_SAME_DTYPE or fixed (bool for all/any, int64 for argmax) */
@@ -124,6 +135,8 @@ typedef struct cg_reduce_op {
                              * dtype (sum, prod, amax, any, ...): a single large reduction is
                              * split into fixed chunks across threads (Note [Chunked reductions]) */
     cg_reduce_loop cpu[CG_DTYPE_COUNT];
+    cg_reduce_cols_loop cols[CG_DTYPE_COUNT]; /* optional, by input dtype */
+    cg_reduce_full_fn full;                   /* optional; preferred over `chunked` */
     cg_backward_fn backward;
 } cg_reduce_op;
 

@@ -8,7 +8,9 @@
 
 typedef struct reduce_job {
     cg_reduce_loop loop;
+    cg_reduce_cols_loop cols; /* NULL when the op has none */
     int64_t n, stride; /* reduced elements per output, byte stride between them */
+    int64_t isize, osize;
     bool has_idx;
     const double *params;
 } reduce_job;
@@ -17,8 +19,18 @@ typedef struct reduce_job {
  * chunked op is cut into chunks of CG_REDUCE_CHUNK elements whose boundaries
  * depend only on the size; chunks are reduced in parallel into partials of the
  * output dtype, then the partials are reduced in order with the op's loop for
- * that dtype. The result is the same for every thread count. */
+ * that dtype. An op with a `full` function does the same itself (sum, mean,
+ * var keep their partials in double). The result is the same for every
+ * thread count. */
 #define CG_REDUCE_CHUNK 32768
+
+/* Note [Column reductions]: when consecutive outputs read consecutive input
+ * elements and the reduced run is strided (a sum over dim 0 of a matrix: every
+ * Linear bias gradient), folding each output's run alone walks memory with a
+ * large stride per element. An op's `cols` loop instead folds whole rows into
+ * a block of accumulators, column by column in row order: the same operations
+ * in the same order per output as the strided loop, so the result is
+ * identical, and the work still splits across outputs. */
 
 typedef struct chunk_job {
     cg_reduce_loop loop;
@@ -56,6 +68,10 @@ static bool reduce_chunked(const cg_reduce_op *op, cg_reduce_loop loop, cg_dtype
 static void reduce_trampoline(char **args, const int64_t *steps, int64_t n, const void *p) {
     const reduce_job *job = p;
     int in = job->has_idx ? 2 : 1;
+    if (job->cols && n > 1 && steps[0] == job->osize && steps[in] == job->isize && job->stride != job->isize) {
+        job->cols(args[0], args[in], job->n, job->stride, n, job->params);
+        return;
+    }
     for (int64_t i = 0; i < n; i++)
         job->loop(args[0] + i * steps[0], job->has_idx ? args[1] + i * steps[1] : NULL, args[in] + i * steps[in],
                   job->n, job->stride, job->params);
@@ -147,12 +163,14 @@ cg_status cg_reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t mask,
         if (ix) ixk = cg_tensor_view_of(ix, kn, kshape, NULL, 0);
         if (!xk || !ok || (ix && !ixk)) { st = cg_last_error(); goto done; }
         cg_tensor *args[3] = {ok, ix ? ixk : xk, xk};
-        if (!ix && cg_shape_numel(kn, kshape) == 1 &&
-            reduce_chunked(op, loop, odt, cg_tensor_ptr(ok), cg_tensor_ptr(xk), R, rstride, params))
+        if (!ix && cg_shape_numel(kn, kshape) == 1 && R >= 2 * CG_REDUCE_CHUNK &&
+            ((op->full && op->full(src->dtype, cg_tensor_ptr(ok), cg_tensor_ptr(xk), R, rstride, params)) ||
+             reduce_chunked(op, loop, odt, cg_tensor_ptr(ok), cg_tensor_ptr(xk), R, rstride, params)))
             goto wired;
         cg_iter it;
         cg_iter_init(&it, ix ? 3 : 2, args, kn, kshape);
-        reduce_job job = {loop, R, rstride, ix != NULL, params};
+        reduce_job job = {loop, ix ? NULL : op->cols[src->dtype], R, rstride, (int64_t)cg_dtype_size(src->dtype),
+                          (int64_t)cg_dtype_size(odt), ix != NULL, params};
         int64_t grain = R > 0 ? CG_GRAIN / R : CG_GRAIN;
         cg_iter_run(&it, reduce_trampoline, &job, grain > 0 ? grain : 1);
     }

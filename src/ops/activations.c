@@ -2,10 +2,10 @@
  * gelu, silu, mish, softplus, softsign, sigmoid family, hard* functions):
  * descriptor, loops and backward formula of each, side by side. Gradients at
  * kinks follow PyTorch (relu'(0) = 0, hardtanh' = 0 on its bounds, ...);
- * masks use the differentiable gradient gates of unary_internal.h. */
+ * masks use the differentiable gradient gates of unary_internal.h. Float32
+ * loops use the vectorisable math of vmath.h (Note [Vector math]). */
 #include "unary_internal.h"
 
-#define K_INV_SQRT_2PI 0.39894228040143267794 /* 1/sqrt(2 pi) */
 #define K_SQRT_2_PI 0.79788456080286535588    /* sqrt(2/pi) */
 #define K_GELU_C 0.044715
 #define K_SELU_ALPHA 1.6732632423543772848170429916717
@@ -73,7 +73,28 @@ static cg_tensor *elu_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x, double al
     cg_tensor *neg = MUL(SCALE(g, scale * alpha * is), TK(cg_exp(SCALE(TK(cg_clamp_scalar(x, NULL, &zero)), is))));
     return WHERE(GT(x, 0), SCALE(g, scale), neg);
 }
-CG_UNARY_FLOAT_LOOPS(elu, ELU(x, float, p[0], p[1], p[2], expm1f), ELU(x, double, p[0], p[1], p[2], expm1))
+CG_UNARY_LOOP(elu_f64, double, double, double, CG_ID, CG_ID, ELU(x, double, p[0], p[1], p[2], expm1))
+CG_UNARY_LOOP(elu_f16, cg_f16, float, cg_f16, CG_LD_F16, CG_ST_F16, ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
+CG_UNARY_LOOP(elu_bf16, cg_bf16, float, cg_bf16, CG_LD_BF16, CG_ST_BF16, ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
+/* float32 reads its parameters once, before the loop: read inside the branch
+ * they are conditional loads, and the loop does not vectorise */
+static void elu_f32(char **args, const int64_t *steps, int64_t n, const void *params) {
+    const double *p = params;
+    const float s = (float)p[1], sa = (float)(p[1] * p[0]), is = (float)p[2];
+    if (steps[0] == (int64_t)sizeof(float) && steps[1] == (int64_t)sizeof(float)) {
+        float *o = (float *)args[0];
+        const float *in = (const float *)args[1];
+        for (int64_t k = 0; k < n; k++) {
+            const float x = in[k];
+            o[k] = x > 0 ? s * x : sa * cg_vm_expm1f(x * is);
+        }
+        return;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        const float x = *(const float *)(args[1] + k * steps[1]);
+        *(float *)(args[0] + k * steps[0]) = x > 0 ? s * x : sa * cg_vm_expm1f(x * is);
+    }
+}
 CG_GRAD(elu, elu_formula_(A_, g, s, p[0], p[1], p[2]))
 ACT_OP(k_elu, "elu", "EluBackward0", CG_AMP_KEEP, true, false, elu_backward, CG_FLOAT_TABLE(elu))
 ACT_OP(k_celu, "celu", "CeluBackward0", CG_AMP_KEEP, true, false, elu_backward, CG_FLOAT_TABLE(elu))
@@ -87,22 +108,23 @@ cg_tensor *cg_celu(cg_tensor *x, double alpha) {
     return cg_unary_forward(&k_celu, x, p, 3);
 }
 
-CG_UNARY_FLOAT_LOOPS(selu, ELU(x, float, K_SELU_ALPHA, K_SELU_SCALE, 1, expm1f),
+CG_UNARY_FLOAT_LOOPS(selu, ELU(x, float, K_SELU_ALPHA, K_SELU_SCALE, 1, cg_vm_expm1f),
                      ELU(x, double, K_SELU_ALPHA, K_SELU_SCALE, 1, expm1))
 CG_GRAD(selu, elu_formula_(A_, g, s, K_SELU_ALPHA, K_SELU_SCALE, 1.0))
 NAMED_OP(selu, "EluBackward0", true, false, CG_FLOAT_TABLE(selu))
 
 /* ---------------------------------------------------------------- gelu (exact): x * Phi(x), Phi(x) = erfc(-x/sqrt2)/2;
  * d = Phi(x) + x phi(x) */
-CG_UNARY_FLOAT_LOOPS(gelu, 0.5f * x * erfcf(-x * (float)M_SQRT1_2), 0.5 * x * erfc(-x * M_SQRT1_2))
-CG_GRAD(gelu, MUL(g, ADD(SCALE(TK(cg_erfc(SCALE(s, -M_SQRT1_2))), 0.5),
-                         MUL(s, SCALE(TK(cg_exp(SCALE(SQ(s), -0.5))), K_INV_SQRT_2PI)))))
+CG_UNARY_FLOAT_LOOPS(gelu, cg_vm_geluf(x), 0.5 * x * erfc(-x * M_SQRT1_2))
+CG_GRAD(gelu, TK(cg_act_grad(CG_ACT_GRAD_GELU, g, s)))
 NAMED_DESC(gelu, "GeluBackward0", true, false, CG_FLOAT_TABLE(gelu))
 
 /* gelu (tanh approximation): 0.5 x (1 + tanh(k (x + c x^3))), k = sqrt(2/pi);
  * d = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) */
 #define GELU_T(x, CT, TANH) ((CT)0.5 * (x) * ((CT)1 + TANH((CT)K_SQRT_2_PI * ((x) + (CT)K_GELU_C * (x) * (x) * (x)))))
-CG_UNARY_FLOAT_LOOPS(gelu_tanh, GELU_T(x, float, tanhf), GELU_T(x, double, tanh))
+/* float: 0.5 (1 + tanh(u)) = sigmoid(2u), one exp and no cancellation for u << 0 */
+#define GELU_T_F(x) ((x) * cg_vm_sigmoidf((float)(2 * K_SQRT_2_PI) * ((x) + (float)K_GELU_C * (x) * (x) * (x))))
+CG_UNARY_FLOAT_LOOPS(gelu_tanh, GELU_T_F(x), GELU_T(x, double, tanh))
 static cg_tensor *gelu_tanh_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
     cg_tensor *x2 = SQ(x);
     cg_tensor *t = TK(cg_tanh(SCALE(MUL(x, SHIFT(SCALE(x2, K_GELU_C), 1.0)), K_SQRT_2_PI)));
@@ -117,29 +139,26 @@ cg_tensor *cg_gelu(cg_tensor *x, bool tanh_approx) {
 }
 
 /* ---------------------------------------------------------------- sigmoid: d = y (1 - y) */
-CG_UNARY_FLOAT_LOOPS(sigmoid, 1.0f / (1.0f + expf(-x)), 1.0 / (1.0 + exp(-x)))
-CG_GRAD(sigmoid, MUL(g, MUL(s, RSUB(1.0, s))))
+CG_UNARY_FLOAT_LOOPS(sigmoid, cg_vm_sigmoidf(x), 1.0 / (1.0 + exp(-x)))
+CG_GRAD(sigmoid, TK(cg_act_grad(CG_ACT_GRAD_SIGMOID, g, s)))
 NAMED_OP(sigmoid, "SigmoidBackward0", false, true, CG_FLOAT_TABLE(sigmoid))
 
 /* ---------------------------------------------------------------- logsigmoid = min(x,0) - log1p(exp(-|x|)): d = sigmoid(-x) */
-CG_UNARY_FLOAT_LOOPS(logsigmoid, fminf(x, 0.0f) - log1pf(expf(-fabsf(x))), fmin(x, 0.0) - log1p(exp(-fabs(x))))
+CG_UNARY_FLOAT_LOOPS(logsigmoid, -cg_vm_log1pexpf(-x), fmin(x, 0.0) - log1p(exp(-fabs(x))))
 CG_GRAD(logsigmoid, MUL(g, TK(cg_sigmoid(NEG(s)))))
 NAMED_OP(logsigmoid, "LogSigmoidBackward0", true, false, CG_FLOAT_TABLE(logsigmoid))
 
 /* ---------------------------------------------------------------- silu = x sigmoid(x): d = s (1 + x (1 - s)) */
-CG_UNARY_FLOAT_LOOPS(silu, x / (1.0f + expf(-x)), x / (1.0 + exp(-x)))
-static cg_tensor *silu_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
-    cg_tensor *sg = TK(cg_sigmoid(x));
-    return MUL(g, MUL(sg, SHIFT(MUL(x, RSUB(1.0, sg)), 1.0)));
-}
-CG_GRAD(silu, silu_formula_(A_, g, s))
+CG_UNARY_FLOAT_LOOPS(silu, x * cg_vm_sigmoidf(x), x / (1.0 + exp(-x)))
+CG_GRAD(silu, TK(cg_act_grad(CG_ACT_GRAD_SILU, g, s)))
 NAMED_OP(silu, "SiluBackward0", true, false, CG_FLOAT_TABLE(silu))
 
 /* ---------------------------------------------------------------- softplus: p = {beta, threshold};
  * f = beta x > threshold ? x : log1p(exp(beta x)) / beta; d = beta x > threshold ? 1 : sigmoid(beta x) */
 #define SOFTPLUS(x, CT, LOG1P, EXP) \
     ((x) * (CT)p[0] > (CT)p[1] ? (x) : LOG1P(EXP((x) * (CT)p[0])) / (CT)p[0])
-CG_UNARY_FLOAT_LOOPS(softplus, SOFTPLUS(x, float, log1pf, expf), SOFTPLUS(x, double, log1p, exp))
+#define SOFTPLUS_F(x) ((x) * (float)p[0] > (float)p[1] ? (x) : cg_vm_log1pexpf((x) * (float)p[0]) / (float)p[0])
+CG_UNARY_FLOAT_LOOPS(softplus, SOFTPLUS_F(x), SOFTPLUS(x, double, log1p, exp))
 static cg_tensor *softplus_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x, double beta, double threshold) {
     cg_tensor *z = SCALE(x, beta);
     return WHERE(GT(z, threshold), g, MUL(g, TK(cg_sigmoid(z))));
@@ -153,8 +172,13 @@ cg_tensor *cg_softplus(cg_tensor *x, double beta, double threshold) {
 }
 
 /* ---------------------------------------------------------------- mish = x tanh(softplus(x)):
- * d = t + x sigmoid(x) (1 - t^2), t = tanh(softplus(x)) */
-CG_UNARY_FLOAT_LOOPS(mish, x * tanhf(log1pf(expf(x))), x * tanh(log1p(exp(x))))
+ * d = t + x sigmoid(x) (1 - t^2), t = tanh(softplus(x)). In float, with w = e^x,
+ * tanh(log(1 + w)) = w (w + 2) / (w (w + 2) + 2) (1 above x = 20, where w^2 would overflow). */
+static inline float cg_mish_f(float x) {
+    const float w = cg_vm_expf(x), n = w * (w + 2.0f);
+    return x > 20.0f ? x : x * (n / (n + 2.0f));
+}
+CG_UNARY_FLOAT_LOOPS(mish, cg_mish_f(x), x * tanh(log1p(exp(x))))
 static cg_tensor *mish_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
     cg_tensor *t = TK(cg_tanh(TK(cg_softplus(x, 1.0, 20.0))));
     return MUL(g, ADD(t, MUL(MUL(x, TK(cg_sigmoid(x))), RSUB(1.0, SQ(t)))));

@@ -7,36 +7,119 @@
 /* ---------------------------------------------------------------- sum */
 #define SUM_STEP(acc, x) ((acc) + (x))
 #define SUM_FINAL(acc, n) (acc)
-/* float32 / float64 sums: the contiguous path keeps eight independent double
- * accumulators (combined in a fixed order) so the adds pipeline and vectorise
- * instead of waiting on one dependency chain; strided input folds serially. */
-#define SUM_FLOAT_LOOP(fname, T)                                                                     \
-    static void fname(char *out, char *out2, const char *in, int64_t n, int64_t s, const double *p) { \
-        (void)out2, (void)p;                                                                          \
+/* Floating sums accumulate in double. A contiguous run keeps sixteen
+ * independent accumulators (combined in a fixed order) so the adds pipeline
+ * and vectorise instead of waiting on one dependency chain; a strided run
+ * folds serially. SUM_RUN defines cg_rd_sum_run_<dtype> (reduce_internal.h). */
+#define SUM_RUN(fname, T, LOAD)                                                                       \
+    double fname(const char *in, int64_t n, int64_t s, double c) {                                   \
+        (void)c;                                                                                      \
         double acc = 0.0;                                                                             \
         int64_t k = 0;                                                                                \
         if (s == (int64_t)sizeof(T)) {                                                                \
             const T *x = (const T *)in;                                                               \
-            double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                   \
-            for (; k + 8 <= n; k += 8)                                                                \
-                for (int j = 0; j < 8; j++) a[j] += (double)x[k + j];                                 \
-            acc = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));                 \
-            for (; k < n; k++) acc += (double)x[k];                                                   \
+            double a[16] = {0};                                                                       \
+            for (; k + 16 <= n; k += 16)                                                              \
+                for (int j = 0; j < 16; j++) a[j] += (double)LOAD(x[k + j]);                          \
+            for (int w = 8; w >= 1; w /= 2)                                                           \
+                for (int j = 0; j < w; j++) a[j] += a[j + w];                                         \
+            acc = a[0];                                                                               \
+            for (; k < n; k++) acc += (double)LOAD(x[k]);                                             \
         } else {                                                                                      \
-            for (; k < n; k++) acc += (double)*(const T *)(in + k * s);                              \
+            for (; k < n; k++) acc += (double)LOAD(*(const T *)(in + k * s));                         \
         }                                                                                             \
-        *(T *)out = (T)acc;                                                                           \
+        return acc;                                                                                   \
     }
-SUM_FLOAT_LOOP(sum_f32, float)
-SUM_FLOAT_LOOP(sum_f64, double)
-CG_REDUCE_LOOP(sum_f16, cg_f16, double, cg_f16, CG_LD_F16, CG_ST_F16, 0.0, SUM_STEP, SUM_FINAL)
-CG_REDUCE_LOOP(sum_bf16, cg_bf16, double, cg_bf16, CG_LD_BF16, CG_ST_BF16, 0.0, SUM_STEP, SUM_FINAL)
+SUM_RUN(cg_rd_sum_run_f32, float, CG_ID)
+SUM_RUN(cg_rd_sum_run_f64, double, CG_ID)
+SUM_RUN(cg_rd_sum_run_f16, cg_f16, CG_LD_F16)
+SUM_RUN(cg_rd_sum_run_bf16, cg_bf16, CG_LD_BF16)
+
+/* sum / mean loops on a run: FIN(acc, n) */
+#define SUM_FLOAT_LOOP(fname, T, STORE, RUN, FIN)                                                     \
+    static void fname(char *out, char *out2, const char *in, int64_t n, int64_t s, const double *p) { \
+        (void)out2, (void)p;                                                                          \
+        *(T *)out = STORE(FIN(RUN(in, n, s, 0.0), n));                                                \
+    }
+#define SUM_FLOAT_LOOPS(name, FIN)                                                   \
+    SUM_FLOAT_LOOP(name##_f32, float, (float), cg_rd_sum_run_f32, FIN)               \
+    SUM_FLOAT_LOOP(name##_f64, double, CG_ID, cg_rd_sum_run_f64, FIN)                \
+    SUM_FLOAT_LOOP(name##_f16, cg_f16, CG_ST_F16, cg_rd_sum_run_f16, FIN)            \
+    SUM_FLOAT_LOOP(name##_bf16, cg_bf16, CG_ST_BF16, cg_rd_sum_run_bf16, FIN)
+SUM_FLOAT_LOOPS(sum, SUM_FINAL)
 CG_REDUCE_LOOP(sum_b, uint8_t, int64_t, int64_t, CG_LD_BOOL, CG_ID, 0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(sum_u8, uint8_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(sum_i8, int8_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(sum_i16, int16_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(sum_i32, int32_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(sum_i64, int64_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+
+/* column folds (Note [Column reductions]) for every dtype sum takes; FIN as the loops' */
+#define SUM_COLS_LOOPS(name, FIN)                                                                              \
+    CG_REDUCE_COLS_LOOP(name##_cols_f32, float, double, float, CG_ID, (float), 0.0, SUM_STEP, FIN)             \
+    CG_REDUCE_COLS_LOOP(name##_cols_f64, double, double, double, CG_ID, CG_ID, 0.0, SUM_STEP, FIN)             \
+    CG_REDUCE_COLS_LOOP(name##_cols_f16, cg_f16, double, cg_f16, CG_LD_F16, CG_ST_F16, 0.0, SUM_STEP, FIN)     \
+    CG_REDUCE_COLS_LOOP(name##_cols_bf16, cg_bf16, double, cg_bf16, CG_LD_BF16, CG_ST_BF16, 0.0, SUM_STEP, FIN)
+SUM_COLS_LOOPS(sum, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(sum_cols_b, uint8_t, int64_t, int64_t, CG_LD_BOOL, CG_ID, 0, SUM_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(sum_cols_u8, uint8_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(sum_cols_i8, int8_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(sum_cols_i16, int16_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(sum_cols_i32, int32_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(sum_cols_i64, int64_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+
+/* ---------------------------------------------------------------- chunked double sums (reduce_internal.h) */
+typedef struct rd_chunk_job {
+    cg_rd_run_fn run;
+    const char *in;
+    int64_t n, s;
+    double c;
+    double *partials;
+} rd_chunk_job;
+
+static void rd_chunk_range(int64_t b, int64_t e, void *ctx) {
+    const rd_chunk_job *j = ctx;
+    for (int64_t k = b; k < e; k++) {
+        int64_t start = k * CG_RD_CHUNK, len = j->n - start < CG_RD_CHUNK ? j->n - start : CG_RD_CHUNK;
+        j->partials[k] = j->run(j->in + start * j->s, len, j->s, j->c);
+    }
+}
+
+bool cg_rd_chunked_sum(cg_rd_run_fn run, const char *in, int64_t n, int64_t s, double c, double *total) {
+    int64_t nchunks = (n + CG_RD_CHUNK - 1) / CG_RD_CHUNK;
+    double local[64], *partials = nchunks <= 64 ? local : malloc(sizeof(double) * (size_t)nchunks);
+    if (!partials) return false;
+    rd_chunk_job job = {run, in, n, s, c, partials};
+    cg_parallel_for(nchunks, 1, rd_chunk_range, &job);
+    double t = 0.0;
+    for (int64_t k = 0; k < nchunks; k++) t += partials[k];
+    if (partials != local) free(partials);
+    *total = t;
+    return true;
+}
+
+cg_rd_run_fn cg_rd_sum_run(cg_dtype dt) {
+    switch (dt) {
+    case CG_DTYPE_F32: return cg_rd_sum_run_f32;
+    case CG_DTYPE_F64: return cg_rd_sum_run_f64;
+    case CG_DTYPE_F16: return cg_rd_sum_run_f16;
+    case CG_DTYPE_BF16: return cg_rd_sum_run_bf16;
+    default: return NULL;
+    }
+}
+
+/* one floating sum (div = 1) or mean (div = n) over all of its n elements */
+static bool sum_full_div(cg_dtype dt, char *out, const char *in, int64_t n, int64_t s, double div) {
+    cg_rd_run_fn run = cg_rd_sum_run(dt);
+    double t;
+    if (!run || !cg_rd_chunked_sum(run, in, n, s, 0.0, &t)) return false; /* integers: the chunked loops */
+    cg_store_f64(out, dt, t / div);
+    return true;
+}
+static bool sum_full(cg_dtype dt, char *out, const char *in, int64_t n, int64_t s, const double *p) {
+    (void)p;
+    return sum_full_div(dt, out, in, n, s, 1.0);
+}
 
 /* gx = expand(g) */
 static cg_status sum_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
@@ -47,6 +130,8 @@ static const cg_reduce_op k_sum = {
     .schema = {"sum", "SumBackward1", 1, CG_AMP_KEEP, false, false, false},
     .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(sum), CG_INT_TABLE(sum), [CG_DTYPE_BOOL] = sum_b},
+    .cols = {CG_FLOAT_TABLE(sum_cols), CG_INT_TABLE(sum_cols), [CG_DTYPE_BOOL] = sum_cols_b},
+    .full = sum_full,
     .chunked = true,
     .backward = sum_backward,
 };
@@ -95,17 +180,32 @@ cg_tensor *cg_sum(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim) {
     CG_REDUCE_LOOP(name##_bf16, cg_bf16, int, uint8_t, NZ_LD_BF16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)
 REDUCE_BOOL_LOOPS(any, 0, ANY_STEP)
 REDUCE_BOOL_LOOPS(all, 1, ALL_STEP)
+#define REDUCE_BOOL_COLS(name, INIT, STEP)                                                                   \
+    CG_REDUCE_COLS_LOOP(name##_cols_b, uint8_t, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)      \
+    CG_REDUCE_COLS_LOOP(name##_cols_u8, uint8_t, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)     \
+    CG_REDUCE_COLS_LOOP(name##_cols_i8, int8_t, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)      \
+    CG_REDUCE_COLS_LOOP(name##_cols_i16, int16_t, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)    \
+    CG_REDUCE_COLS_LOOP(name##_cols_i32, int32_t, int, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)    \
+    CG_REDUCE_COLS_LOOP(name##_cols_i64, int64_t, int64_t, uint8_t, CG_ID, CG_ST_BOOL, INIT, STEP, BOOL_FINAL) \
+    CG_REDUCE_COLS_LOOP(name##_cols_f32, float, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)      \
+    CG_REDUCE_COLS_LOOP(name##_cols_f64, double, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)     \
+    CG_REDUCE_COLS_LOOP(name##_cols_f16, cg_f16, int, uint8_t, NZ_LD_F16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL) \
+    CG_REDUCE_COLS_LOOP(name##_cols_bf16, cg_bf16, int, uint8_t, NZ_LD_BF16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)
+REDUCE_BOOL_COLS(any, 0, ANY_STEP)
+REDUCE_BOOL_COLS(all, 1, ALL_STEP)
 
 static const cg_reduce_op k_any = {
     .schema = {"any", NULL, 1, CG_AMP_KEEP, false, false, false},
     .out_dtype = CG_DTYPE_BOOL,
     .cpu = {CG_ALL_TABLE(any)},
+    .cols = {CG_ALL_TABLE(any_cols)},
     .chunked = true,
 };
 static const cg_reduce_op k_all = {
     .schema = {"all", NULL, 1, CG_AMP_KEEP, false, false, false},
     .out_dtype = CG_DTYPE_BOOL,
     .cpu = {CG_ALL_TABLE(all)},
+    .cols = {CG_ALL_TABLE(all_cols)},
     .chunked = true,
 };
 
@@ -192,10 +292,12 @@ cg_status cg_rd_mask(const char *op, cg_tensor *x, int ndims, const int64_t *dim
 
 /* ---------------------------------------------------------------- mean (float dtypes; empty -> nan) */
 #define MEAN_FINAL(acc, n) ((acc) / (double)(n))
-CG_REDUCE_LOOP(mean_f32, float, double, float, CG_ID, CG_ID, 0.0, SUM_STEP, MEAN_FINAL)
-CG_REDUCE_LOOP(mean_f64, double, double, double, CG_ID, CG_ID, 0.0, SUM_STEP, MEAN_FINAL)
-CG_REDUCE_LOOP(mean_f16, cg_f16, double, cg_f16, CG_LD_F16, CG_ST_F16, 0.0, SUM_STEP, MEAN_FINAL)
-CG_REDUCE_LOOP(mean_bf16, cg_bf16, double, cg_bf16, CG_LD_BF16, CG_ST_BF16, 0.0, SUM_STEP, MEAN_FINAL)
+SUM_FLOAT_LOOPS(mean, MEAN_FINAL)
+SUM_COLS_LOOPS(mean, MEAN_FINAL)
+static bool mean_full(cg_dtype dt, char *out, const char *in, int64_t n, int64_t s, const double *p) {
+    (void)p;
+    return sum_full_div(dt, out, in, n, s, (double)n);
+}
 
 /* gx = expand(g) / N */
 static cg_status mean_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
@@ -213,6 +315,8 @@ static const cg_reduce_op k_mean = {
     .schema = {"mean", "MeanBackward1", 1, CG_AMP_KEEP, false, false, false},
     .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(mean)},
+    .cols = {CG_FLOAT_TABLE(mean_cols)},
+    .full = mean_full,
     .backward = mean_backward,
 };
 
@@ -237,6 +341,16 @@ CG_REDUCE_LOOP(prod_i8, int8_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, 
 CG_REDUCE_LOOP(prod_i16, int16_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(prod_i32, int32_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(prod_i64, int64_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_f32, float, double, float, CG_ID, CG_ID, 1.0, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_f64, double, double, double, CG_ID, CG_ID, 1.0, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_f16, cg_f16, double, cg_f16, CG_LD_F16, CG_ST_F16, 1.0, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_bf16, cg_bf16, double, cg_bf16, CG_LD_BF16, CG_ST_BF16, 1.0, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_b, uint8_t, uint64_t, int64_t, CG_LD_BOOL, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_u8, uint8_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_i8, int8_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_i16, int16_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_i32, int32_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_i64, int64_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
 
 static const cg_reduce_op k_prod;
 static cg_tensor *prod_mask(cg_tensor *x, uint32_t mask, bool keepdim) {
@@ -347,6 +461,7 @@ static const cg_reduce_op k_prod = {
     .schema = {"prod", "ProdBackward1", 1, CG_AMP_FP32, false, true, true},
     .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(prod), CG_INT_TABLE(prod), [CG_DTYPE_BOOL] = prod_b},
+    .cols = {CG_FLOAT_TABLE(prod_cols), CG_INT_TABLE(prod_cols), [CG_DTYPE_BOOL] = prod_cols_b},
     .chunked = true,
     .backward = prod_backward,
 };

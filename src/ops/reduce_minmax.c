@@ -4,6 +4,8 @@
  * the first occurrence. Reducing over zero elements is an error (no identity). */
 #include "reduce_internal.h"
 
+#include <string.h>
+
 /* A value-selecting loop: keeps the first element x for which BETTER(x, best)
  * held last; writes the element itself (bit-exact, any dtype) to out and its
  * position in the run (int64) to out2 when indices are requested.
@@ -34,9 +36,43 @@
 #define IMAX_BETTER(x, b) ((x) > (b))
 #define IMIN_BETTER(x, b) ((x) < (b))
 
-#define MM_LOOPS(name, FB, IB)                                      \
-    MM_LOOP(name##_f32, float, float, CG_ID, FB)                    \
-    MM_LOOP(name##_f64, double, double, CG_ID, FB)                  \
+/* float32 / float64 without indices on a contiguous run: the extreme value in
+ * sixteen vector lanes, NaN noted on the side. The element the serial rule
+ * picks is then that value unless the run holds a NaN (the first NaN) or the
+ * value is a zero (the first zero: -0 and +0 compare equal); those rare cases
+ * scan once more. CMP is > for max, < for min. */
+#define MM_FLOAT_LOOP(fname, T, FB, CMP)                                                              \
+    MM_LOOP(fname##_serial, T, T, CG_ID, FB)                                                          \
+    static void fname(char *out, char *out2, const char *in, int64_t n, int64_t s, const double *p) { \
+        if (out2 || s != (int64_t)sizeof(T) || n < 64) {                                              \
+            fname##_serial(out, out2, in, n, s, p);                                                   \
+            return;                                                                                   \
+        }                                                                                             \
+        const T *x = (const T *)in;                                                                   \
+        T b[32];                                                                                      \
+        int nan[32];                                                                                  \
+        for (int j = 0; j < 32; j++) b[j] = x[j], nan[j] = x[j] != x[j];                              \
+        int64_t k = 32;                                                                               \
+        for (; k + 32 <= n; k += 32)                                                                  \
+            for (int j = 0; j < 32; j++) {                                                            \
+                const T v = x[k + j];                                                                 \
+                b[j] = v CMP b[j] ? v : b[j];                                                         \
+                nan[j] |= v != v;                                                                     \
+            }                                                                                         \
+        T best = b[0];                                                                                \
+        int any_nan = nan[0];                                                                         \
+        for (int j = 1; j < 32; j++) best = b[j] CMP best ? b[j] : best, any_nan |= nan[j];           \
+        for (; k < n; k++) best = x[k] CMP best ? x[k] : best, any_nan |= x[k] != x[k];               \
+        if (any_nan || best == 0) {                                                                   \
+            for (k = 0; k < n; k++)                                                                   \
+                if (any_nan ? x[k] != x[k] : x[k] == 0) break;                                        \
+            best = x[k];                                                                              \
+        }                                                                                             \
+        *(T *)out = best;                                                                             \
+    }
+#define MM_LOOPS(name, FB, IB, CMP)                                 \
+    MM_FLOAT_LOOP(name##_f32, float, FB, CMP)                       \
+    MM_FLOAT_LOOP(name##_f64, double, FB, CMP)                      \
     MM_LOOP(name##_f16, cg_f16, float, CG_LD_F16, FB)               \
     MM_LOOP(name##_bf16, cg_bf16, float, CG_LD_BF16, FB)            \
     MM_LOOP(name##_b, uint8_t, int, CG_LD_BOOL, IB)                 \
@@ -45,8 +81,37 @@
     MM_LOOP(name##_i16, int16_t, int16_t, CG_ID, IB)                \
     MM_LOOP(name##_i32, int32_t, int32_t, CG_ID, IB)                \
     MM_LOOP(name##_i64, int64_t, int64_t, CG_ID, IB)
-MM_LOOPS(max, FMAX_BETTER, IMAX_BETTER)
-MM_LOOPS(min, FMIN_BETTER, IMIN_BETTER)
+MM_LOOPS(max, FMAX_BETTER, IMAX_BETTER, >)
+MM_LOOPS(min, FMIN_BETTER, IMIN_BETTER, <)
+
+/* The column form (Note [Column reductions]) of the value-only ops: per column
+ * the same first-best rule, row by row; rows >= 1 (empty is an error). */
+#define MM_COLS_LOOP(fname, T, LOAD, BETTER)                                                           \
+    static void fname(char *out, const char *in, int64_t rows, int64_t rs, int64_t m, const double *p) { \
+        (void)p;                                                                                        \
+        T *o = (T *)out;                                                                                \
+        memcpy(o, in, (size_t)m * sizeof(T));                                                           \
+        for (int64_t i = 1; i < rows; i++) {                                                            \
+            const T *xr = (const T *)(in + i * rs);                                                     \
+            for (int64_t j = 0; j < m; j++) {                                                           \
+                const T x = xr[j], b = o[j];                                                            \
+                o[j] = BETTER(LOAD(x), LOAD(b)) ? x : b;                                                \
+            }                                                                                           \
+        }                                                                                               \
+    }
+#define MM_COLS_LOOPS(name, FB, IB)                          \
+    MM_COLS_LOOP(name##_f32, float, CG_ID, FB)               \
+    MM_COLS_LOOP(name##_f64, double, CG_ID, FB)              \
+    MM_COLS_LOOP(name##_f16, cg_f16, CG_LD_F16, FB)          \
+    MM_COLS_LOOP(name##_bf16, cg_bf16, CG_LD_BF16, FB)       \
+    MM_COLS_LOOP(name##_b, uint8_t, CG_LD_BOOL, IB)          \
+    MM_COLS_LOOP(name##_u8, uint8_t, CG_ID, IB)              \
+    MM_COLS_LOOP(name##_i8, int8_t, CG_ID, IB)               \
+    MM_COLS_LOOP(name##_i16, int16_t, CG_ID, IB)             \
+    MM_COLS_LOOP(name##_i32, int32_t, CG_ID, IB)             \
+    MM_COLS_LOOP(name##_i64, int64_t, CG_ID, IB)
+MM_COLS_LOOPS(max_cols, FMAX_BETTER, IMAX_BETTER)
+MM_COLS_LOOPS(min_cols, FMIN_BETTER, IMIN_BETTER)
 
 /* ---------------------------------------------------------------- backward formulas */
 
@@ -131,6 +196,7 @@ fail:
         .empty_error = true,                                                               \
         .chunked = !(idx),                                                                 \
         .cpu = {CG_ALL_TABLE(table)},                                                      \
+        .cols = {CG_ALL_TABLE(table##_cols)}, /* unused by the ops with indices */         \
         .backward = bw,                                                                    \
     };
 MM_OP(k_amax, "amax", "AmaxBackward0", max, false, amax_backward, true)

@@ -81,10 +81,10 @@ typedef struct sm_args {
                     y[d * I + i] = ST((keep ? LD(y[d * I + i]) : EXP(LD(x[d * I + i]) - mx[i])) * inv[i]); \
         }                                                                                        \
     }
-SM_UNIT(f32, float, float, CG_ID, CG_ID, expf)
+SM_UNIT(f32, float, float, CG_ID, CG_ID, cg_vm_expf)
 SM_UNIT(f64, double, double, CG_ID, CG_ID, exp)
-SM_UNIT(f16, cg_f16, float, CG_LD_F16, CG_ST_F16, expf)
-SM_UNIT(bf16, cg_bf16, float, CG_LD_BF16, CG_ST_BF16, expf)
+SM_UNIT(f16, cg_f16, float, CG_LD_F16, CG_ST_F16, cg_vm_expf)
+SM_UNIT(bf16, cg_bf16, float, CG_LD_BF16, CG_ST_BF16, cg_vm_expf)
 
 static void sm_range(int64_t begin, int64_t end, void *ctx) {
     const sm_args *a = ctx;

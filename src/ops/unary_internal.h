@@ -1,11 +1,13 @@
 /* unary_internal.h — internal: helpers shared by the unary math, activation
  * and softmax files: a small arena for the temporaries of backward formulas,
  * scalar-operand shortcuts, the gradient gate ops (masked pass-through of a
- * gradient, themselves differentiable) and the chain-rule trampoline. */
+ * gradient, themselves differentiable), the fused activation gradients and
+ * the chain-rule trampoline. */
 #ifndef CG_UNARY_INTERNAL_H
 #define CG_UNARY_INTERNAL_H
 
 #include "../backend/cpu/loops.h"
+#include "../backend/cpu/vmath.h"
 
 /* ------------------------------------------------------------- temporaries
  * Backward formulas chain many cg ops. Each result goes into the arena; the
@@ -70,6 +72,19 @@ typedef enum cg_gate_kind {
     CG_GATE_FINITE,   /* isfinite(x) */
 } cg_gate_kind;
 cg_tensor *cg_grad_gate(cg_gate_kind kind, cg_tensor *g, cg_tensor *x, double lo, double hi, double a, double b);
+
+/* ------------------------------------------------------------- fused activation gradients
+ * g * f'(s) in one pass for s the saved output (tanh, sigmoid) or input
+ * (silu, gelu); differentiable again (Note [Fused activation gradients] in
+ * unary_grads.c). */
+typedef enum cg_act_grad_kind {
+    CG_ACT_GRAD_TANH = 0,
+    CG_ACT_GRAD_SIGMOID,
+    CG_ACT_GRAD_SILU,
+    CG_ACT_GRAD_GELU,
+    CG_ACT_GRAD_COUNT
+} cg_act_grad_kind;
+cg_tensor *cg_act_grad(cg_act_grad_kind kind, cg_tensor *g, cg_tensor *s);
 
 /* ------------------------------------------------------------- chain rule
  * A formula computes the input gradient from g (the output gradient) and s

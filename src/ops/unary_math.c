@@ -2,7 +2,9 @@
  * trigonometric and hyperbolic functions, erf family, rounding, nan_to_num,
  * clamp with scalar bounds, pow with a scalar): descriptor, loops and
  * backward formula of each, side by side. Backward formulas are cg ops
- * (unary_internal.h), so every op is differentiable again. */
+ * (unary_internal.h), so every op is differentiable again. The float32
+ * exp / expm1 / log / log1p / tanh / erf / erfc loops use the vectorisable
+ * versions of vmath.h (Note [Vector math]). */
 #include "unary_internal.h"
 
 /* ---------------------------------------------------------------- neg */
@@ -23,7 +25,7 @@ const cg_unary_op cg_op_neg = {
 cg_tensor *cg_neg(cg_tensor *x) { return cg_unary_forward(&cg_op_neg, x, NULL, 0); }
 
 /* ---------------------------------------------------------------- exp: d/dx = exp(x) = out */
-CG_UNARY_FLOAT_LOOPS(exp, expf(x), exp(x))
+CG_UNARY_FLOAT_LOOPS(exp, cg_vm_expf(x), exp(x))
 
 static cg_status exp_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor *out = cg_node_saved(node, 0);
@@ -120,12 +122,12 @@ CG_GRAD(exp2, SCALE(MUL(g, s), K_LN2))
 FLOAT_OP_Y(exp2, "Exp2Backward0", CG_AMP_KEEP)
 
 /* ---------------------------------------------------------------- expm1: d = y + 1 */
-CG_UNARY_FLOAT_LOOPS(expm1, expm1f(x), expm1(x))
+CG_UNARY_FLOAT_LOOPS(expm1, cg_vm_expm1f(x), expm1(x))
 CG_GRAD(expm1, MUL(g, SHIFT(s, 1.0)))
 FLOAT_OP_Y(expm1, "Expm1Backward0", CG_AMP_FP32)
 
 /* ---------------------------------------------------------------- log family: d = 1/(x ln b), 1/(1+x) */
-CG_UNARY_FLOAT_LOOPS(log, logf(x), log(x))
+CG_UNARY_FLOAT_LOOPS(log, cg_vm_logf(x), log(x))
 CG_GRAD(log, DIV(g, s))
 FLOAT_OP_X(log, "LogBackward0", CG_AMP_FP32)
 
@@ -137,7 +139,7 @@ CG_UNARY_FLOAT_LOOPS(log10, log10f(x), log10(x))
 CG_GRAD(log10, DIV(g, SCALE(s, K_LN10)))
 FLOAT_OP_X(log10, "Log10Backward0", CG_AMP_FP32)
 
-CG_UNARY_FLOAT_LOOPS(log1p, log1pf(x), log1p(x))
+CG_UNARY_FLOAT_LOOPS(log1p, cg_vm_log1pf(x), log1p(x))
 CG_GRAD(log1p, DIV(g, SHIFT(s, 1.0)))
 FLOAT_OP_X(log1p, "Log1PBackward0", CG_AMP_FP32)
 
@@ -179,8 +181,8 @@ CG_GRAD(cosh, MUL(g, TK(cg_sinh(s))))
 FLOAT_OP_X(cosh, "CoshBackward0", CG_AMP_FP32)
 
 /* d = 1 - y^2 */
-CG_UNARY_FLOAT_LOOPS(tanh, tanhf(x), tanh(x))
-CG_GRAD(tanh, MUL(g, RSUB(1.0, SQ(s))))
+CG_UNARY_FLOAT_LOOPS(tanh, cg_vm_tanhf(x), tanh(x))
+CG_GRAD(tanh, TK(cg_act_grad(CG_ACT_GRAD_TANH, g, s)))
 FLOAT_OP_Y(tanh, "TanhBackward0", CG_AMP_KEEP)
 
 /* d = rsqrt(x^2 + 1), rsqrt(x^2 - 1), 1/(1 - x^2) */
@@ -198,11 +200,11 @@ FLOAT_OP_X(atanh, "AtanhBackward0", CG_AMP_KEEP)
 
 /* ---------------------------------------------------------------- erf family */
 /* d erf = 2/sqrt(pi) exp(-x^2) */
-CG_UNARY_FLOAT_LOOPS(erf, erff(x), erf(x))
+CG_UNARY_FLOAT_LOOPS(erf, cg_vm_erff(x), erf(x))
 CG_GRAD(erf, MUL(g, SCALE(TK(cg_exp(NEG(SQ(s)))), K_2_SQRTPI)))
 FLOAT_OP_X(erf, "ErfBackward0", CG_AMP_KEEP)
 
-CG_UNARY_FLOAT_LOOPS(erfc, erfcf(x), erfc(x))
+CG_UNARY_FLOAT_LOOPS(erfc, cg_vm_erfcf(x), erfc(x))
 CG_GRAD(erfc, MUL(g, SCALE(TK(cg_exp(NEG(SQ(s)))), -K_2_SQRTPI)))
 FLOAT_OP_X(erfc, "ErfcBackward0", CG_AMP_KEEP)
 

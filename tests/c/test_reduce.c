@@ -729,13 +729,15 @@ TEST(reduce_full_sum_chunked_threads_identical) {
     int64_t n[1] = {1000003};
     cg_tensor *x = tt_rand(CG_DTYPE_F32, 1, n, -1, 1, 77);
     int prev = cg_get_num_threads();
-    const char *names[4] = {"sum", "prod", "amax", "any"};
-    for (int k = 0; k < 4; k++) {
+    const char *names[7] = {"sum", "prod", "amax", "any", "mean", "var", "std"};
+    for (int k = 0; k < 7; k++) {
         double v[2];
         for (int t = 0; t < 2; t++) {
             cg_set_num_threads(t + 1);
             cg_tensor *r = k == 0 ? cg_sum(x, 0, NULL, false) : k == 1 ? cg_prod(x, 0, NULL, false)
-                           : k == 2 ? cg_amax(x, 0, NULL, false) : cg_any(x, 0, NULL, false);
+                           : k == 2 ? cg_amax(x, 0, NULL, false) : k == 3 ? cg_any(x, 0, NULL, false)
+                           : k == 4 ? cg_mean(x, 0, NULL, false) : k == 5 ? cg_var(x, 0, NULL, 1, false)
+                                    : cg_std(x, 0, NULL, 1, false);
             CHECK_NN(r);
             v[t] = tt_get(r, 0);
             cg_tensor_release(r);
@@ -743,10 +745,52 @@ TEST(reduce_full_sum_chunked_threads_identical) {
         CHECK_MSG(v[0] == v[1] || (isnan(v[0]) && isnan(v[1])), "[%s] 1 thread %.17g vs 2 threads %.17g", names[k], v[0], v[1]);
     }
     cg_set_num_threads(prev);
-    double ref = 0;
+    double ref = 0, ss = 0;
     for (int64_t i = 0; i < n[0]; i++) ref += tt_get(x, i);
-    cg_tensor *s = cg_sum(x, 0, NULL, false);
+    for (int64_t i = 0; i < n[0]; i++) ss += (tt_get(x, i) - ref / (double)n[0]) * (tt_get(x, i) - ref / (double)n[0]);
+    cg_tensor *s = cg_sum(x, 0, NULL, false), *m = cg_mean(x, 0, NULL, false), *v = cg_var(x, 0, NULL, 1, false);
     CHECK_NEAR(tt_get(s, 0), ref, 1e-3);
+    CHECK_NEAR(tt_get(m, 0), ref / (double)n[0], 1e-8);
+    CHECK_NEAR(tt_get(v, 0), ss / (double)(n[0] - 1), 1e-6);
     cg_tensor_release(s);
+    cg_tensor_release(m);
+    cg_tensor_release(v);
+    cg_tensor_release(x);
+}
+
+/* Note [Column reductions]: reducing a leading or middle dim folds whole rows
+ * into per-column accumulators; each output is the serial fold in row order
+ * (double accumulation) bit for bit, whatever the thread count. */
+TEST(reduce_column_folds_match_serial) {
+    int64_t sh[3] = {3, 701, 300}, d1 = 1;
+    cg_tensor *x = tt_rand(CG_DTYPE_F32, 3, sh, -2, 2, 91);
+    const float *px = (const float *)cg_tensor_data(x);
+    int prev = cg_get_num_threads();
+    for (int t = 1; t <= 2; t++) {
+        cg_set_num_threads(t);
+        cg_tensor *r[5] = {cg_sum(x, 1, &d1, false), cg_mean(x, 1, &d1, false), cg_var(x, 1, &d1, 1, false),
+                           cg_amax(x, 1, &d1, false), cg_prod(x, 1, &d1, false)};
+        int bad = 0;
+        for (int64_t a = 0; a < sh[0]; a++)
+            for (int64_t j = 0; j < sh[2]; j++) {
+                double sm = 0, ss = 0, pr = 1;
+                float mx = -INFINITY;
+                for (int64_t i = 0; i < sh[1]; i++) {
+                    float v = px[(a * sh[1] + i) * sh[2] + j];
+                    sm += v, pr *= v, mx = v > mx ? v : mx;
+                }
+                double mean = sm / (double)sh[1];
+                for (int64_t i = 0; i < sh[1]; i++) {
+                    double d = px[(a * sh[1] + i) * sh[2] + j] - mean;
+                    ss += d * d;
+                }
+                float want[5] = {(float)sm, (float)mean, (float)(ss / (double)(sh[1] - 1)), mx, (float)pr};
+                for (int k = 0; k < 5; k++)
+                    if (!r[k] || tt_get(r[k], a * sh[2] + j) != (double)want[k]) bad++;
+            }
+        CHECK_MSG(bad == 0, "%d column-fold results differ from the serial fold (%d threads)", bad, t);
+        for (int k = 0; k < 5; k++) cg_tensor_release(r[k]);
+    }
+    cg_set_num_threads(prev);
     cg_tensor_release(x);
 }
