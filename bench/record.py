@@ -98,11 +98,13 @@ class Case:
         return mine.best() / theirs.best()
 
     def limit_fraction(self) -> Optional[float]:
-        """cgrad's throughput as a fraction of the C limit's (limit time / cgrad time)."""
+        """cgrad's throughput as a fraction of the C limit's, best repeat against best repeat
+        (limit's minimum time / cgrad's minimum time): the limit is a best by definition,
+        and a median against it would count the machine's noise against cgrad."""
         mine, limit = self.results.get("cgrad"), self.results.get("native")
-        if mine is None or limit is None or mine.best() <= 0:
+        if mine is None or limit is None or mine.min <= 0:
             return None
-        return limit.best() / mine.best()
+        return limit.min / mine.min
 
     def with_rate(self, key: str, amount: float) -> "Case":
         """Adds `amount` / time as derived figure `key` to every result (e.g. "GB/s" with

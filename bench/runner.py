@@ -24,10 +24,15 @@ def run_setting(names: Sequence[str], threads: Optional[int], quick: bool,
     ctx = Context(libs, settings, quick)
     in_effect = threads_mod.in_effect(libs)
     label = threads_mod.label(threads)
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > cores / 2:
+        print(f"  warning: 1-min load average {load:.1f} on {cores} cores before the run: other processes "
+              "share the cores, so the figures (multi-threaded ones most) will be noisy", file=out)
     if libs.native is None:
         print("  note: build/libbench_native.so is missing (run `ninja -C build`): no C limits", file=out)
     setting = {"threads": threads, "label": label, "threads_in_effect": in_effect,
-               "machine": machine.describe(libs), "suites": [], "cases": [], "errors": []}
+               "machine": machine.describe(libs), "load_avg_start": round(load, 2),
+               "suites": [], "cases": [], "errors": []}
     start = time.perf_counter()
     for name in names:
         suite = suites.get(name)

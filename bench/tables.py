@@ -11,7 +11,7 @@ from bench.record import LIBRARIES, TITLES
 TIME_SCALES = {"us": 1e6, "ms": 1e3, "s": 1.0}
 UNIT_TITLES = {"us": "µs"}
 RATIO_NOTE = ("cgrad/X: cgrad's time (or memory) / X's, from medians — below 1 cgrad is ahead; "
-              "of C limit: cgrad's throughput / the C loop's best.")
+              "of C limit: cgrad's best repeat's throughput / the C code's best repeat's.")
 
 
 def _best(result: dict) -> float:

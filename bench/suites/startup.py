@@ -43,7 +43,7 @@ def _results(case: str, unit: str, samples: Dict[str, List[float]]) -> Dict[str,
 
 
 def run(ctx: Context) -> List[Case]:
-    runs = 3 if ctx.quick else 7
+    runs = 3 if ctx.quick else 5
     libs = ("cgrad", "torch", "numpy")
     for lib in libs:  # warm the file cache (and let an editable install finish building)
         _import_once(lib)
@@ -58,7 +58,7 @@ def run(ctx: Context) -> List[Case]:
     for lib, r in imports.results.items():
         r.derived["process wall s"] = sorted(walls[lib])[len(walls[lib]) // 2]
 
-    rss_runs = 1 if ctx.quick else 3
+    rss_runs = 1 if ctx.quick else 2
     threads = ctx.threads or 0
     bare: Dict[str, List[float]] = {lib: [] for lib in libs}
     trained: Dict[str, List[float]] = {lib: [] for lib in ("cgrad", "torch")}
