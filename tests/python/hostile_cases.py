@@ -339,6 +339,40 @@ case("cat_not_tensors", lambda L: L.cat([L.zeros(2), 3]), TypeError, "expected T
 case("stack_sizes", lambda L: L.stack([L.zeros(2, 3), L.zeros(3, 2)]), RuntimeError, "equal size")
 case("stack_empty_list", lambda L: L.stack([]), RuntimeError, "non-empty")
 case("stack_dim_out_of_range", lambda L: L.stack([L.zeros(2), L.zeros(2)], 3), IndexError, "dimension out of range")
+case("stack_meta_cpu", lambda L: L.stack([L.zeros(2, device="meta"), L.zeros(2)]), RuntimeError, "same device")
+case("where_meta_cpu", lambda L: L.where(L.ones(2, dtype=L.bool), L.zeros(2, device="meta"), L.zeros(2)),
+     RuntimeError, "same device")
+case("copy_from_meta", lambda L: L.zeros(2).copy_(L.zeros(2, device="meta")), RuntimeError, "meta")
+case("cross_entropy_meta_cpu", lambda L: F(L).cross_entropy(L.zeros(2, 3, device="meta"), L.tensor([0, 1])),
+     RuntimeError, "target is on cpu but input is on meta")
+case("cross_entropy_weight_meta", lambda L: F(L).cross_entropy(L.zeros(2, 3), L.tensor([0, 1]),
+                                                               weight=L.ones(3, device="meta")),
+     RuntimeError, "weight is on meta")
+case("mse_loss_meta_cpu", lambda L: F(L).mse_loss(L.zeros(3, device="meta"), L.zeros(3)), RuntimeError,
+     "same device")
+case("batch_norm_running_mean_meta", lambda L: F(L).batch_norm(L.zeros(2, 3), L.zeros(3, device="meta"), L.ones(3)),
+     RuntimeError, "running_mean is on meta")
+# PyTorch's meta kernels accept these cpu / meta mixes
+case("conv2d_weight_meta", lambda L: F(L).conv2d(L.zeros(1, 1, 4, 4), L.zeros(1, 1, 3, 3, device="meta")),
+     RuntimeError, "same device", None)
+case("embedding_weight_meta", lambda L: F(L).embedding(L.tensor([0]), L.zeros(3, 2, device="meta")), RuntimeError,
+     "same device", None)
+case("nll_loss_weight_dtype", lambda L: F(L).nll_loss(L.zeros(2, 3), L.tensor([0, 1]),
+                                                       weight=L.ones(3, dtype=L.float64)),
+     RuntimeError, "weight has dtype float64")
+case("bce_dtypes", lambda L: F(L).binary_cross_entropy(L.full((3,), 0.5), L.zeros(3, dtype=L.float64)),
+     RuntimeError, "float32 and float64")
+case("layer_norm_weight_dtype", lambda L: F(L).layer_norm(L.zeros(2, 3), (3,), weight=L.ones(3, dtype=L.float64)),
+     RuntimeError, "weight has dtype float64")
+case("bmm_dtypes", lambda L: L.bmm(L.zeros(2, 3, 4), L.zeros(2, 4, 5, dtype=L.float64)), RuntimeError, "same dtype")
+case("mm_int_by_float", lambda L: L.mm(L.zeros(2, 2, dtype=L.int64), L.zeros(2, 2)), RuntimeError, "same dtype")
+case("linear_dtypes", lambda L: F(L).linear(L.zeros(2, 3), L.zeros(4, 3, dtype=L.float64)), RuntimeError,
+     "same dtype")
+case("add_out_dtype", lambda L: L.add(L.zeros(2), L.zeros(2), out=L.zeros(2, dtype=L.int64)), RuntimeError,
+     "can't be cast to the desired output type")
+case("attention_shapes", lambda L: F(L).scaled_dot_product_attention(L.zeros(2, 3, 4), L.zeros(2, 5, 6),
+                                                                     L.zeros(2, 5, 4)),
+     RuntimeError, "key")
 case("from_numpy_object", lambda L: L.from_numpy(__import__("numpy").array([object()])), TypeError,
      "numpy.object_")
 # PyTorch 2.13 converts complex arrays; cgrad has no complex dtype

@@ -76,7 +76,7 @@ def trainer(kind):
 @pytest.mark.parametrize("kind,iters", [("mlp", 10_000), ("cnn", 100), ("lstm", 100), ("transformer", 100)])
 def test_training_returns_live_bytes_and_object_counts(kind, iters):
     step = trainer(kind)
-    for _ in range(20):  # optimizer state, lazily created buffers, allocator free lists
+    for _ in range(50):  # optimizer state, lazily created buffers, allocator free lists
         step()
     object_counts()
     counts0, bytes0, blocks0 = object_counts(), live_bytes(), sys.getallocatedblocks()
@@ -85,9 +85,10 @@ def test_training_returns_live_bytes_and_object_counts(kind, iters):
     counts1, bytes1, blocks1 = object_counts(), live_bytes(), sys.getallocatedblocks()
     assert bytes1 == bytes0, f"{kind}: {bytes1 - bytes0} bytes still live after {iters} steps"
     assert not grown(counts0, counts1), f"{kind}: object counts grew: {grown(counts0, counts1)}"
-    # pymalloc's block count wanders by a few hundred whatever the run length; a
-    # reference leaked per step (an int, a str) would add one block per step
-    assert blocks1 - blocks0 < 300 + iters // 50, f"{kind}: {blocks1 - blocks0} more Python memory blocks"
+    # Python's free lists (tuples, floats, frames) keep freed blocks and fill up
+    # over the first few hundred steps: a few hundred blocks whatever the run
+    # length; a reference leaked per step (an int, a str) adds one per step
+    assert blocks1 - blocks0 < 500 + iters // 50, f"{kind}: {blocks1 - blocks0} more Python memory blocks"
 
 
 class Probe:
