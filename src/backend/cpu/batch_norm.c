@@ -143,9 +143,28 @@ static cg_range_fn pick(cg_dtype dt, cg_range_fn f32, cg_range_fn f64, cg_range_
 }
 
 /* Channels split across threads; a channel is N*S elements of work. */
+typedef struct bn_workers {
+    cg_range_fn fn;
+    bn_job *j;
+    int64_t grain;
+    atomic_llong next;
+} bn_workers;
+
+/* A worker takes the next `grain` channels as it finishes the previous ones
+ * (a thread that loses its core holds up one block, not a fixed share). */
+static void bn_worker(int64_t t0, int64_t t1, void *p) {
+    bn_workers *w = p;
+    (void)t0, (void)t1;
+    for (int64_t c; (c = atomic_fetch_add(&w->next, w->grain)) < w->j->C;)
+        w->fn(c, c + w->grain < w->j->C ? c + w->grain : w->j->C, w->j);
+}
+
 static void run(cg_range_fn fn, bn_job *j) {
-    int64_t per = j->N * j->S;
-    cg_parallel_for(j->C, per > 0 && CG_GRAIN / per > 0 ? CG_GRAIN / per : 1, fn, j);
+    int64_t per = j->N * j->S, grain = per > 0 && CG_GRAIN / per > 0 ? CG_GRAIN / per : 1;
+    int64_t blocks = (j->C + grain - 1) / grain, nt = cg_get_num_threads();
+    bn_workers w = {.fn = fn, .j = j, .grain = grain};
+    atomic_init(&w.next, 0);
+    cg_parallel_for(nt < blocks ? nt : blocks, 1, bn_worker, &w);
 }
 
 void cg_bn_cpu_forward(cg_dtype dt, int64_t N, int64_t C, int64_t S, const void *x, const double *w,

@@ -31,8 +31,9 @@ void openblas_set_num_threads(int num_threads);
  * on where its column falls), so no conv GEMM is threaded by OpenBLAS: with
  * several threads, OpenBLAS is set to one thread for the duration of the op
  * (blas_serial) and the GEMMs, cut by the shapes alone, run on our threads.
- * Several chunks: each thread takes whole chunks (im2col, GEMM, copies: one
- * parallel region per op, a chunk's data staying in its core's cache). One
+ * Several chunks: each thread takes whole chunks, the next free one as it
+ * finishes one (im2col, GEMM, copies: one parallel region per op, a chunk's
+ * data staying in its core's cache). One
  * chunk: the column transforms split (sample, channel) pairs and the GEMMs
  * split units across threads. The weight gradient is one partial sum per
  * chunk or unit, added in order. So no result depends on the thread count. */
@@ -54,6 +55,7 @@ typedef struct conv_job {
     const char *x, *w, *y, *bias; /* operands (which ones depends on the kernel) */
     char *out;
     char *partials;         /* weight gradient: (chunks or units - 1, cout, K) */
+    atomic_llong next;      /* the next chunk not yet taken by a worker */
     atomic_int oom;
 } conv_job;
 
@@ -121,11 +123,23 @@ static void job_init(conv_job *j, cg_dtype dt, const cg_conv_geom *g) {
 /* Run a kernel: chunks in parallel (multi), or the single chunk (single),
  * with OpenBLAS on one thread meanwhile (Note [Conv threads]). */
 static void run_job(conv_job *j, cg_range_fn multi, void (*single)(conv_job *)) {
-    bool serial = cg_get_num_threads() > 1;
+    int nt = cg_get_num_threads();
+    bool serial = nt > 1;
     if (serial) blas_serial(true);
-    if (j->nchunks > 1) cg_parallel_for(j->nchunks, 1, multi, j);
+    /* one worker per thread, each taking the next free chunk (take_chunk) */
+    atomic_store(&j->next, 0);
+    if (j->nchunks > 1) cg_parallel_for(nt < j->nchunks ? nt : j->nchunks, 1, multi, j);
     else single(j);
     if (serial) blas_serial(false);
+}
+
+/* The next chunk for a worker, or -1 when all are taken. Workers take chunks
+ * as they finish the previous one: a thread that loses its core for a while
+ * (a busy machine) holds up one chunk, not a fixed share of them. Where a
+ * chunk runs changes nothing in its result. */
+static int64_t take_chunk(conv_job *j) {
+    int64_t k = atomic_fetch_add(&j->next, 1);
+    return k < j->nchunks ? k : -1;
 }
 
 /* The chunk's buffers for chunks of up to B samples: col (unless a single
@@ -387,13 +401,14 @@ static void wgrad_single(conv_job *j) {
 
 /* ---------------------------------------------------------------- forward */
 
-/* chunks [c0, c1): y = W @ columns (+ bias) */
-static void forward_chunks(int64_t c0, int64_t c1, void *p) {
+/* a worker: chunks -> y = W @ columns (+ bias) */
+static void forward_chunks(int64_t t0, int64_t t1, void *p) {
     conv_job *j = p;
     const cg_conv_geom *g = j->g;
     conv_chunk c;
+    (void)t0, (void)t1;
     if (!chunk_alloc(&c, j, true)) return;
-    for (int64_t ch = c0; ch < c1; ch++) {
+    for (int64_t ch; (ch = take_chunk(j)) >= 0;) {
         chunk_select(&c, ch);
         const char *col = chunk_columns(&c);
         const int64_t ld = c.nb * j->L;
@@ -440,13 +455,14 @@ cg_status cg_conv_cpu_forward(cg_dtype dt, const cg_conv_geom *g, const void *x,
 
 /* ---------------------------------------------------------------- transpose */
 
-/* chunks [c0, c1): x = col2im(W^T @ gradient) (+ bias) */
-static void transpose_chunks(int64_t c0, int64_t c1, void *p) {
+/* a worker: chunks -> x = col2im(W^T @ gradient) (+ bias) */
+static void transpose_chunks(int64_t t0, int64_t t1, void *p) {
     conv_job *j = p;
     const cg_conv_geom *g = j->g;
     conv_chunk c;
+    (void)t0, (void)t1;
     if (!chunk_alloc(&c, j, true)) return;
-    for (int64_t ch = c0; ch < c1; ch++) {
+    for (int64_t ch; (ch = take_chunk(j)) >= 0;) {
         chunk_select(&c, ch);
         const char *gy = chunk_gradient(&c);
         const int64_t ld = c.nb * j->L;
@@ -486,15 +502,16 @@ cg_status cg_conv_cpu_transpose(cg_dtype dt, const cg_conv_geom *g, const void *
 
 /* ---------------------------------------------------------------- weight gradient */
 
-/* chunks [c0, c1): chunk k's gradient @ columns^T into its partial sum
+/* a worker: chunks -> chunk k's gradient @ columns^T into its partial sum
  * (chunk 0: the result itself) */
-static void wgrad_chunks(int64_t c0, int64_t c1, void *p) {
+static void wgrad_chunks(int64_t t0, int64_t t1, void *p) {
     conv_job *j = p;
     const cg_conv_geom *g = j->g;
     conv_chunk c;
+    (void)t0, (void)t1;
     if (!chunk_alloc(&c, j, true)) return;
     size_t wsize = (size_t)(g->cout * j->K) * j->es;
-    for (int64_t ch = c0; ch < c1; ch++) {
+    for (int64_t ch; (ch = take_chunk(j)) >= 0;) {
         chunk_select(&c, ch);
         const char *col = chunk_columns(&c);
         const char *gy = chunk_gradient(&c);
