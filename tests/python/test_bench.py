@@ -11,7 +11,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from bench import cli, native, writers  # noqa: E402
+from bench import cli, native_lib as native, writers  # noqa: E402
 from bench.harness import Settings, StmtIn, measure  # noqa: E402
 from bench.runner import run_setting  # noqa: E402
 
