@@ -185,9 +185,12 @@ static int hook_changed(void *fn, cg_tensor *grad, cg_tensor *rep) {
     }
     if (!what) return 0;
     PyObject *name = PyObject_GetAttrString((PyObject *)fn, "__name__");
-    if (!name) PyErr_Clear();
-    PyErr_Format(PyExc_RuntimeError, "hook '%s' has changed the %s of value (was %s got %s)",
-                 name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "hook", what, was, got);
+    const char *nm = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (!nm) {
+        PyErr_Clear();
+        nm = "hook";
+    }
+    PyErr_Format(PyExc_RuntimeError, "hook '%s' has changed the %s of value (was %s got %s)", nm, what, was, got);
     Py_XDECREF(name);
     return 1;
 }
