@@ -7,6 +7,8 @@
 #   make example-c   build and run the pure-C MLP example
 #   make demo        the main job: a CNN trained on Fashion-MNIST
 #                    (python -m cgrad.examples.fashion_mnist; installs the dataset)
+#   make bench       benchmarks beside PyTorch and NumPy (python -m bench), with each
+#                    library's default threads and with THREADS (1); SUITE=name for one suite
 
 PYTHON ?= python3
 VENV := .venv
@@ -16,7 +18,7 @@ NINJA := $(VBIN)/ninja
 DEB_PACKAGES := libopenblas-dev pkg-config gcc
 DATA_PACKAGES := dataset-fashion-mnist
 
-.PHONY: all deps data data-if-possible build test test-c test-py py-install test-asan example-c demo clean
+.PHONY: all deps data data-if-possible build test test-c test-py py-install test-asan example-c demo bench clean
 
 all: build
 
@@ -85,6 +87,12 @@ example-c: build
 
 demo: py-install data
 	$(VBIN)/python -m cgrad.examples.fashion_mnist
+
+# Both thread settings, each in its own process; results in bench/results/latest.{json,md}.
+# Without the dataset (and not root) the main-job suite is skipped with a line saying so.
+THREADS ?= 1
+bench: py-install build data-if-possible
+	$(VBIN)/python -m bench $(if $(SUITE),--suite $(SUITE)) --threads default $(THREADS)
 
 clean:
 	rm -rf build build-asan build-py

@@ -3,10 +3,12 @@
  * (a fresh large buffer costs page faults), with statistics.
  * Note [Allocator]: classes are 64-byte steps up to 1 KiB, then four steps per
  * power of two. The cache holds at most CG_CACHE_LIMIT bytes; beyond that
- * blocks go back to the OS. Blocks over CG_CACHE_MAX_BLOCK are never cached. */
+ * blocks go back to the OS. Blocks over CG_CACHE_MAX_BLOCK are never cached.
+ * Tensor blocks (a tensor struct with its storage) have their own short list. */
 #include "core_internal.h"
 
-#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #define CG_NUM_CLASSES 256
@@ -15,7 +17,23 @@
 
 typedef struct free_block { struct free_block *next; } free_block;
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The critical sections are a few loads and stores, so a spin lock (yielding
+ * after a short spin) costs far less than a mutex on the per-op path. */
+static atomic_flag g_lock_flag = ATOMIC_FLAG_INIT;
+/* recycled tensor blocks (a struct of a few hundred bytes per op output) */
+#ifdef __SANITIZE_ADDRESS__
+#define CG_BLOCK_CACHE 0 /* let AddressSanitizer see every tensor's lifetime */
+#else
+#define CG_BLOCK_CACHE 1024
+#endif
+static free_block *g_blocks;
+static int g_nblocks;
+
+static void lock(void) {
+    for (int spins = 0; atomic_flag_test_and_set_explicit(&g_lock_flag, memory_order_acquire); spins++)
+        if (spins >= 64) sched_yield();
+}
+static void unlock(void) { atomic_flag_clear_explicit(&g_lock_flag, memory_order_release); }
 static free_block *g_free[CG_NUM_CLASSES];
 static cg_alloc_stats g_stats;
 
@@ -43,7 +61,7 @@ void *cg_alloc(size_t nbytes, cg_device dev) {
         cg_set_error(CG_ERR_OOM, "[alloc] cannot allocate %zu bytes", nbytes);
         return NULL;
     }
-    pthread_mutex_lock(&g_lock);
+    lock();
     g_stats.alloc_calls++;
     free_block *b = g_free[c];
     if (b) {
@@ -54,20 +72,20 @@ void *cg_alloc(size_t nbytes, cg_device dev) {
     if (b) {
         g_stats.live_bytes += (int64_t)rounded;
         if (g_stats.live_bytes > g_stats.peak_bytes) g_stats.peak_bytes = g_stats.live_bytes;
-        pthread_mutex_unlock(&g_lock);
+        unlock();
         return b;
     }
-    pthread_mutex_unlock(&g_lock);
+    unlock();
     void *p = NULL;
     if (rounded > ((size_t)1 << 50) || posix_memalign(&p, 64, rounded) != 0 || !p) {
         cg_set_error(CG_ERR_OOM, "[alloc] out of memory allocating %zu bytes", nbytes);
         return NULL;
     }
-    pthread_mutex_lock(&g_lock);
+    lock();
     g_stats.system_allocs++;
     g_stats.live_bytes += (int64_t)rounded;
     if (g_stats.live_bytes > g_stats.peak_bytes) g_stats.peak_bytes = g_stats.live_bytes;
-    pthread_mutex_unlock(&g_lock);
+    unlock();
     return p;
 }
 
@@ -77,38 +95,63 @@ void cg_free(void *p, size_t nbytes, cg_device dev) {
     size_t rounded;
     int c = size_class(nbytes, &rounded);
     CG_ASSERT(c >= 0);
-    pthread_mutex_lock(&g_lock);
+    lock();
     g_stats.live_bytes -= (int64_t)rounded;
     if (rounded <= CG_CACHE_MAX_BLOCK && g_stats.cached_bytes + (int64_t)rounded <= CG_CACHE_LIMIT) {
         free_block *b = p;
         b->next = g_free[c];
         g_free[c] = b;
         g_stats.cached_bytes += (int64_t)rounded;
-        pthread_mutex_unlock(&g_lock);
+        unlock();
         return;
     }
-    pthread_mutex_unlock(&g_lock);
+    unlock();
     free(p);
+}
+
+cg_tensor_block *cg_tensor_block_alloc(void) {
+    lock();
+    free_block *b = g_blocks;
+    if (b) {
+        g_blocks = b->next;
+        g_nblocks--;
+    }
+    unlock();
+    if (!b && !(b = malloc(sizeof(cg_tensor_block)))) cg_set_error(CG_ERR_OOM, "[tensor] out of memory");
+    return (cg_tensor_block *)b;
+}
+
+void cg_tensor_block_free(cg_tensor_block *p) {
+    free_block *b = (free_block *)p;
+    lock();
+    if (g_nblocks < CG_BLOCK_CACHE) {
+        b->next = g_blocks;
+        g_blocks = b;
+        g_nblocks++;
+        b = NULL;
+    }
+    unlock();
+    free(b);
 }
 
 cg_alloc_stats cg_allocator_stats(cg_device dev) {
     (void)dev;
-    pthread_mutex_lock(&g_lock);
+    lock();
     cg_alloc_stats s = g_stats;
-    pthread_mutex_unlock(&g_lock);
+    unlock();
     return s;
 }
 
 void cg_allocator_reset_peak(cg_device dev) {
     (void)dev;
-    pthread_mutex_lock(&g_lock);
+    lock();
     g_stats.peak_bytes = g_stats.live_bytes;
-    pthread_mutex_unlock(&g_lock);
+    unlock();
 }
 
 void cg_allocator_empty_cache(cg_device dev) {
     (void)dev;
-    pthread_mutex_lock(&g_lock);
+    lock();
     for (int c = 0; c < CG_NUM_CLASSES; c++) {
         free_block *b = g_free[c];
         while (b) {
@@ -118,6 +161,12 @@ void cg_allocator_empty_cache(cg_device dev) {
         }
         g_free[c] = NULL;
     }
+    while (g_blocks) {
+        free_block *n = g_blocks->next;
+        free(g_blocks);
+        g_blocks = n;
+    }
+    g_nblocks = 0;
     g_stats.cached_bytes = 0;
-    pthread_mutex_unlock(&g_lock);
+    unlock();
 }

@@ -55,11 +55,14 @@ typedef struct cg_storage {
     cg_device device;
     atomic_uint_fast64_t version;
     bool external;              /* memory not from our allocator (cg_from_blob) */
+    bool embedded;              /* lives inside a cg_tensor_block (Note [Tensor block]) */
     void (*deleter)(void *ctx); /* external memory: called when the storage dies (may be NULL) */
     void *deleter_ctx;
 } cg_storage;
 
 cg_storage *cg_storage_new(size_t nbytes, cg_device dev); /* NULL + CG_ERR_OOM */
+/* Initialise a storage struct in place, allocating its data (CG_OK or CG_ERR_OOM). */
+cg_status cg_storage_init(cg_storage *s, size_t nbytes, cg_device dev, bool embedded);
 void cg_storage_retain(cg_storage *s);
 void cg_storage_release(cg_storage *s);
 static inline void cg_storage_bump_version(cg_storage *s) { atomic_fetch_add(&s->version, 1); }
@@ -95,6 +98,27 @@ struct cg_tensor {
     void *pyobj;       /* weak back-pointer for the binding */
 };
 
+/* Element size of a valid dtype, inlined for the per-op paths (the public
+ * cg_dtype_size also accepts invalid values). */
+static inline size_t cg_itemsize(cg_dtype dt) {
+    static const unsigned char size[CG_DTYPE_COUNT] = {
+        [CG_DTYPE_BOOL] = 1, [CG_DTYPE_U8] = 1,  [CG_DTYPE_I8] = 1,   [CG_DTYPE_I16] = 2, [CG_DTYPE_I32] = 4,
+        [CG_DTYPE_I64] = 8,  [CG_DTYPE_F16] = 2, [CG_DTYPE_BF16] = 2, [CG_DTYPE_F32] = 4, [CG_DTYPE_F64] = 8,
+    };
+    return size[dt];
+}
+
+/* Note [Tensor block]: a tensor created with fresh storage (cg_tensor_new,
+ * every op's output) gets its tensor struct and storage struct from one
+ * malloc. The storage holds the block: releasing the tensor releases its
+ * reference to the embedded storage last, and the storage frees the whole
+ * block when its last reference (the tensor's, or a view's) goes. A tensor's
+ * storage pointer never changes, so the tensor part is never freed early. */
+typedef struct cg_tensor_block {
+    cg_tensor tensor;
+    cg_storage storage;
+} cg_tensor_block;
+
 /* A new contiguous tensor with fresh storage; `op` names the caller in errors
  * (invalid dtype / device, bad shape, out of memory). */
 cg_tensor *cg_tensor_new(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
@@ -107,7 +131,7 @@ cg_tensor *cg_tensor_alias(const cg_tensor *t);
 cg_tensor *cg_tensor_view_of(const cg_tensor *t, int ndim, const int64_t *shape,
                              const int64_t *strides, int64_t offset);
 static inline char *cg_tensor_ptr(const cg_tensor *t) {
-    return t->storage->data ? (char *)t->storage->data + t->offset * (int64_t)cg_dtype_size(t->dtype) : NULL;
+    return t->storage->data ? (char *)t->storage->data + t->offset * (int64_t)cg_itemsize(t->dtype) : NULL;
 }
 static inline bool cg_is_meta(const cg_tensor *t) { return t->device.type == CG_DEVICE_META; }
 
@@ -131,6 +155,10 @@ cg_status cg_dims_mask(const char *op, int ndims, const int64_t *dims, int ndim,
 
 void *cg_alloc(size_t nbytes, cg_device dev); /* NULL + CG_ERR_OOM */
 void cg_free(void *p, size_t nbytes, cg_device dev);
+/* Tensor blocks (Note [Tensor block]) recycled through a short free list, so
+ * an op's output struct costs no malloc. NULL + CG_ERR_OOM on failure. */
+cg_tensor_block *cg_tensor_block_alloc(void);
+void cg_tensor_block_free(cg_tensor_block *b);
 
 /* ------------------------------------------------------------- state */
 

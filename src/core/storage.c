@@ -1,6 +1,23 @@
 /* storage.c — refcounted storage: a block from the device allocator (or
- * external memory with a deleter) plus the shared version counter. */
+ * external memory with a deleter) plus the shared version counter; a fresh
+ * tensor's storage may live inside its tensor block (Note [Tensor block]). */
 #include "core_internal.h"
+
+#include <stddef.h>
+
+cg_status cg_storage_init(cg_storage *s, size_t nbytes, cg_device dev, bool embedded) {
+    s->data = NULL;
+    if (dev.type == CG_DEVICE_CPU && nbytes > 0 && !(s->data = cg_alloc(nbytes, dev))) return CG_ERR_OOM;
+    atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
+    s->nbytes = nbytes;
+    s->device = dev;
+    s->external = false;
+    s->embedded = embedded;
+    s->deleter = NULL;
+    s->deleter_ctx = NULL;
+    return CG_OK;
+}
 
 cg_storage *cg_storage_new(size_t nbytes, cg_device dev) {
     cg_storage *s = malloc(sizeof *s);
@@ -8,21 +25,10 @@ cg_storage *cg_storage_new(size_t nbytes, cg_device dev) {
         cg_set_error(CG_ERR_OOM, "[storage] out of memory");
         return NULL;
     }
-    s->data = NULL;
-    if (dev.type == CG_DEVICE_CPU && nbytes > 0) {
-        s->data = cg_alloc(nbytes, dev);
-        if (!s->data) {
-            free(s);
-            return NULL;
-        }
+    if (cg_storage_init(s, nbytes, dev, false)) {
+        free(s);
+        return NULL;
     }
-    atomic_init(&s->refcount, 1);
-    atomic_init(&s->version, 0);
-    s->nbytes = nbytes;
-    s->device = dev;
-    s->external = false;
-    s->deleter = NULL;
-    s->deleter_ctx = NULL;
     return s;
 }
 
@@ -35,5 +41,8 @@ void cg_storage_release(cg_storage *s) {
     } else {
         cg_free(s->data, s->nbytes, s->device);
     }
-    free(s);
+    if (s->embedded)
+        cg_tensor_block_free((cg_tensor_block *)(void *)((char *)s - offsetof(cg_tensor_block, storage)));
+    else
+        free(s);
 }

@@ -3,17 +3,14 @@
 #include "core_internal.h"
 #include "../autograd/autograd_internal.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
-cg_tensor *cg_tensor_make(cg_storage *s, int64_t offset, int ndim, const int64_t *shape,
-                          const int64_t *strides, cg_dtype dt) {
-    cg_tensor *t = malloc(sizeof *t);
-    if (!t) {
-        cg_set_error(CG_ERR_OOM, "[tensor] out of memory");
-        return NULL;
-    }
+/* fill a tensor struct over s (which the caller has given it a reference to) */
+static void tensor_init(cg_tensor *t, cg_storage *s, int64_t offset, int ndim, const int64_t *shape,
+                        const int64_t *strides, cg_dtype dt) {
     atomic_init(&t->refcount, 1);
-    cg_storage_retain(s);
     t->storage = s;
     t->offset = offset;
     t->ndim = ndim;
@@ -35,6 +32,17 @@ cg_tensor *cg_tensor_make(cg_storage *s, int64_t offset, int ndim, const int64_t
     t->grad_acc = NULL;
     t->hooks = NULL;
     t->pyobj = NULL;
+}
+
+cg_tensor *cg_tensor_make(cg_storage *s, int64_t offset, int ndim, const int64_t *shape,
+                          const int64_t *strides, cg_dtype dt) {
+    cg_tensor *t = malloc(sizeof *t);
+    if (!t) {
+        cg_set_error(CG_ERR_OOM, "[tensor] out of memory");
+        return NULL;
+    }
+    cg_storage_retain(s);
+    tensor_init(t, s, offset, ndim, shape, strides, dt);
     return t;
 }
 
@@ -80,20 +88,26 @@ void cg_tensor_release(cg_tensor *t) {
     cg_tensor_release(t->grad);
     cg_tensor_release(t->base);
     if (t->grad_fn) cg_node_release(t->grad_fn);
-    cg_storage_release(t->storage);
-    free(t);
+    cg_storage *s = t->storage;
+    bool own_block = s->embedded && (uintptr_t)s == (uintptr_t)t + offsetof(cg_tensor_block, storage);
+    cg_storage_release(s); /* frees the block too when t's storage is embedded and this was its last reference */
+    if (!own_block) free(t);
 }
 
 cg_tensor *cg_tensor_new(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
     int64_t numel;
     CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[%s] invalid dtype %d", op, (int)dt);
     CG_CHECK(dev.type >= 0 && dev.type < CG_DEVICE_TYPE_COUNT, CG_ERR_DEVICE, "[%s] invalid device %d", op, (int)dev.type);
-    if (cg_shape_check(op, ndim, shape, cg_dtype_size(dt), &numel)) return NULL;
-    cg_storage *s = cg_storage_new((size_t)numel * cg_dtype_size(dt), dev);
-    if (!s) return NULL;
-    cg_tensor *t = cg_tensor_make(s, 0, ndim, shape, NULL, dt);
-    cg_storage_release(s);
-    return t;
+    size_t isz = cg_itemsize(dt);
+    if (cg_shape_check(op, ndim, shape, isz, &numel)) return NULL;
+    cg_tensor_block *b = cg_tensor_block_alloc();
+    if (!b) return NULL;
+    if (cg_storage_init(&b->storage, (size_t)numel * isz, dev, true)) {
+        cg_tensor_block_free(b);
+        return NULL;
+    }
+    tensor_init(&b->tensor, &b->storage, 0, ndim, shape, NULL, dt);
+    return &b->tensor;
 }
 
 cg_tensor *cg_empty(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {

@@ -22,9 +22,40 @@ static cg_status elementwise_apply(cg_node *node, cg_tensor *const *gout, cg_ten
     return CG_OK;
 }
 
+/* Note [Elementwise fast path]: the common call (every operand non-NULL, of
+ * one dtype and device, contiguous, all of one shape, no bool mask operand)
+ * passes validation with one scan; anything else takes the general checks,
+ * which produce the errors. */
+static bool same_flat(const cg_tensor *a, const cg_tensor *b) {
+    if (!b || b->dtype != a->dtype || b->device.type != a->device.type || b->device.index != a->device.index ||
+        b->ndim != a->ndim)
+        return false;
+    int64_t s = 1;
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        if (b->shape[d] != a->shape[d] || (b->strides[d] != s && b->shape[d] != 1)) return false;
+        s *= b->shape[d];
+    }
+    return true;
+}
+
+static bool flat_case(const cg_elementwise_op *op, int n, cg_tensor *const *in) {
+    if (n != op->arity || op->bool_inputs || !in[0]) return false;
+    for (int i = 0; i < n; i++)
+        if (!same_flat(in[0], in[i])) return false;
+    return true;
+}
+
 static cg_status validate(const cg_elementwise_op *op, int n, cg_tensor *const *in, cg_loop_fn *loop,
-                          int *ondim, int64_t *oshape, cg_dtype *odt) {
+                          int *ondim, int64_t *oshape, cg_dtype *odt, bool *flat) {
     const char *name = op->schema.name;
+    *flat = false;
+    if (flat_case(op, n, in) && (*loop = op->cpu[in[0]->dtype])) {
+        *flat = true;
+        *odt = op->out_dtype == CG_SAME_DTYPE ? in[0]->dtype : (cg_dtype)op->out_dtype;
+        *ondim = in[0]->ndim;
+        memcpy(oshape, in[0]->shape, sizeof(int64_t) * (size_t)in[0]->ndim);
+        return CG_OK;
+    }
     if (n != op->arity) return cg_set_error(CG_ERR_VALUE, "[%s] expects %d inputs, got %d", name, op->arity, n);
     if (cg_check_same(name, n, in, op->bool_inputs)) return cg_last_error();
     int data = -1;
@@ -48,18 +79,33 @@ static cg_status validate(const cg_elementwise_op *op, int n, cg_tensor *const *
     return CG_OK;
 }
 
-/* Run the loop; a loop-flagged error (Note [Loop errors]) fails the call. */
+/* Run the loop; a loop-flagged error (Note [Loop errors]) fails the call.
+ * flat: every operand is contiguous with out's shape (Note [Elementwise fast
+ * path]), so below the threading grain one call of the loop does it all. */
 static cg_status run_loop(const cg_elementwise_op *op, cg_loop_fn loop, cg_tensor *out, int n, cg_tensor *const *in,
-                          const double *params, int np) {
+                          const double *params, int np, bool flat) {
     if (cg_is_meta(out)) return CG_OK;
     cg_tensor *args[CG_ITER_MAX_ARGS];
     args[0] = out;
     for (int i = 0; i < n; i++) args[i + 1] = in[i];
     cg_loop_params lp = {{0}, 0};
     for (int i = 0; i < np; i++) lp.p[i] = params[i];
-    cg_iter it;
-    cg_iter_init(&it, n + 1, args, out->ndim, out->shape);
-    cg_iter_run(&it, loop, &lp, CG_GRAIN);
+    int64_t numel = cg_shape_numel(out->ndim, out->shape);
+    if (flat && numel < CG_GRAIN) {
+        if (numel > 0) {
+            char *ptr[CG_ITER_MAX_ARGS];
+            int64_t steps[CG_ITER_MAX_ARGS];
+            for (int k = 0; k <= n; k++) {
+                ptr[k] = cg_tensor_ptr(args[k]);
+                steps[k] = (int64_t)cg_itemsize(args[k]->dtype);
+            }
+            loop(ptr, steps, numel, &lp);
+        }
+    } else {
+        cg_iter it;
+        cg_iter_init(&it, n + 1, args, out->ndim, out->shape);
+        cg_iter_run(&it, loop, &lp, CG_GRAIN);
+    }
     if (atomic_load_explicit(&lp.error, memory_order_relaxed))
         return cg_set_error(CG_ERR_VALUE, "[%s] %s", op->schema.name, op->loop_error ? op->loop_error : "invalid input");
     return CG_OK;
@@ -88,17 +134,18 @@ cg_tensor *cg_elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor 
     int ondim;
     int64_t oshape[CG_MAX_DIMS];
     cg_dtype odt;
-    if (validate(op, n, inputs, &loop, &ondim, oshape, &odt)) return NULL;
+    bool flat;
+    if (validate(op, n, inputs, &loop, &ondim, oshape, &odt, &flat)) return NULL;
     cg_tensor *in[CG_ITER_MAX_ARGS];
     bool owned;
     if (cg_schema_guard(&op->schema, n, inputs, in, &owned)) return NULL;
-    if (owned && validate(op, n, in, &loop, &ondim, oshape, &odt)) { /* dtype changed by AMP */
+    if (owned && validate(op, n, in, &loop, &ondim, oshape, &odt, &flat)) { /* dtype changed by AMP */
         cg_release_all(n, in);
         return NULL;
     }
     cg_tensor *out = cg_new_output(op->schema.name, ondim, oshape, odt, in[0]->device);
     if (out) {
-        if (run_loop(op, loop, out, n, in, params, np) || wire(op, n, in, out, params, np)) {
+        if (run_loop(op, loop, out, n, in, params, np, flat) || wire(op, n, in, out, params, np)) {
             cg_tensor_release(out);
             out = NULL;
         }
@@ -123,8 +170,9 @@ cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *
     int ondim;
     int64_t oshape[CG_MAX_DIMS];
     cg_dtype odt;
+    bool flat;
     cg_tensor *self = inputs[0];
-    if (validate(op, n, inputs, &loop, &ondim, oshape, &odt)) return cg_last_error();
+    if (validate(op, n, inputs, &loop, &ondim, oshape, &odt, &flat)) return cg_last_error();
     if (!cg_shape_eq(ondim, oshape, self->ndim, self->shape)) {
         char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
         return cg_set_error(CG_ERR_SHAPE, "[%s_] output with shape %s doesn't match the broadcast shape %s", name,
@@ -150,7 +198,7 @@ cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *
         cg_tensor_release(r);
         return st;
     }
-    cg_status st = run_loop(op, loop, self, n, inputs, params, np);
+    cg_status st = run_loop(op, loop, self, n, inputs, params, np, flat);
     cg_storage_bump_version(self->storage);
     return st;
 }

@@ -6,17 +6,40 @@
 
 #include <string.h>
 
+/* every operand contiguous with exactly the output's shape: one flat dim */
+static bool all_flat(int nargs, cg_tensor *const *args, int ndim, const int64_t *shape) {
+    for (int k = 0; k < nargs; k++) {
+        const cg_tensor *t = args[k];
+        if (t->ndim != ndim) return false;
+        int64_t s = 1;
+        for (int d = ndim - 1; d >= 0; d--) {
+            if (t->shape[d] != shape[d] || (t->strides[d] != s && shape[d] != 1)) return false;
+            s *= shape[d];
+        }
+    }
+    return true;
+}
+
 void cg_iter_init(cg_iter *it, int nargs, cg_tensor *const *args, int ndim, const int64_t *shape) {
     CG_ASSERT(nargs <= CG_ITER_MAX_ARGS && ndim <= CG_MAX_DIMS);
     it->nargs = nargs;
     it->numel = cg_shape_numel(ndim, shape);
+    if (all_flat(nargs, args, ndim, shape)) { /* the common case: no sorting or coalescing to do */
+        it->ndim = 1;
+        it->shape[0] = it->numel;
+        for (int k = 0; k < nargs; k++) {
+            it->ptr[k] = cg_tensor_ptr(args[k]);
+            it->strides[k][0] = it->numel > 1 ? (int64_t)cg_itemsize(args[k]->dtype) : 0;
+        }
+        return;
+    }
     int64_t st[CG_ITER_MAX_ARGS][CG_MAX_DIMS];
     int64_t sh[CG_MAX_DIMS];
     /* reversed order: d = 0 is the last (innermost) dim */
     for (int d = 0; d < ndim; d++) sh[d] = shape[ndim - 1 - d];
     for (int k = 0; k < nargs; k++) {
         const cg_tensor *t = args[k];
-        int64_t isz = (int64_t)cg_dtype_size(t->dtype);
+        int64_t isz = (int64_t)cg_itemsize(t->dtype);
         it->ptr[k] = cg_tensor_ptr(t);
         for (int d = 0; d < ndim; d++) {
             int td = t->ndim - 1 - d;
@@ -75,6 +98,14 @@ static void iter_range(int64_t begin, int64_t end, void *ctx) {
     int64_t coord[CG_MAX_DIMS];
     char *ptr[CG_ITER_MAX_ARGS];
     int64_t steps[CG_ITER_MAX_ARGS];
+    if (it->ndim == 1) { /* one run of the inner loop */
+        for (int k = 0; k < nargs; k++) {
+            steps[k] = it->strides[k][0];
+            ptr[k] = it->ptr[k] + begin * steps[k];
+        }
+        job->fn(ptr, steps, end - begin, job->params);
+        return;
+    }
     /* coordinates of `begin` */
     int64_t rem = begin;
     for (int d = 0; d < it->ndim; d++) {

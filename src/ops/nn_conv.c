@@ -173,13 +173,24 @@ static cg_tensor *conv_apply(conv_kind kind, const char *name, const cg_conv_geo
 
 /* ---------------------------------------------------------------- backward (Note [Conv backward]) */
 
-/* Sum of g (N, C, spatial...) over every dim but the channel: the bias gradient. */
+/* Sum of g (N, C, spatial...) over every dim but the channel: the bias
+ * gradient; one kernel pass for a first-order float32 / float64 backward. */
 static cg_tensor *bias_grad(cg_tensor *g) {
     int64_t dims[CG_MAX_DIMS];
     int n = 0;
     for (int d = 0; d < g->ndim; d++)
         if (d != 1) dims[n++] = d;
-    return cg_sum(g, n, dims, false);
+    if (cg_is_grad_enabled() || cg_is_meta(g) || (g->dtype != CG_DTYPE_F32 && g->dtype != CG_DTYPE_F64))
+        return cg_sum(g, n, dims, false);
+    cg_tensor *gc = cg_contiguous(g);
+    cg_tensor *r = gc ? cg_new_output("conv_bias_grad", 1, &g->shape[1], g->dtype, g->device) : NULL;
+    if (r) {
+        int64_t C = g->shape[1], L = 1;
+        for (int d = 2; d < g->ndim; d++) L *= g->shape[d];
+        cg_conv_cpu_bias_grad(g->dtype, g->shape[0], C, L, cg_tensor_ptr(gc), cg_tensor_ptr(r));
+    }
+    cg_tensor_release(gc);
+    return r;
 }
 
 /* gin[i] = apply(kinds[i], ops[i][0], ops[i][1]) for the weight-less inputs

@@ -15,6 +15,7 @@
  * runs without create_graph; when it runs with grad mode on (create_graph)
  * the statistics are recomputed from x with cg ops (mean, var, rsqrt), so the
  * gradient is differentiable again with respect to x. */
+#include "../backend/cpu/batch_norm_internal.h"
 #include "nn_internal.h"
 
 #include <float.h>
@@ -327,6 +328,193 @@ static cg_tensor *normalize_with_stats(cg_tensor *x, cg_tensor *rm, cg_tensor *r
     return nn_finish(A_, r);
 }
 
+/* ------------------------------------------------------------- batch_norm, fused */
+
+/* Note [Fused batch norm]: training-mode batch_norm is one node
+ * (NativeBatchNormBackward0, inputs x, weight, bias) computed by one kernel
+ * (statistics and affine transform, batch_norm.c). It saves x and weight;
+ * the statistics (mean, invstd: C doubles each) live in node->extra. Its
+ * backward without create_graph is one fused kernel giving gx, gw and gb;
+ * with create_graph it is the composite formula in cg ops with the
+ * statistics recomputed from x, so it is differentiable again. Evaluation
+ * with running statistics and no graph to record is one transform pass; with
+ * a graph it stays composite (normalize_with_stats, channel_affine). */
+
+/* t's C values (any float dtype and stride) as doubles; t NULL: nothing. */
+static void channel_values(const cg_tensor *t, double *out) {
+    if (!t) return;
+    const char *p = cg_tensor_ptr(t);
+    size_t es = cg_dtype_size(t->dtype);
+    for (int64_t c = 0; c < t->shape[0]; c++) out[c] = cg_load_f64(p + (size_t)(c * t->strides[0]) * es, t->dtype);
+}
+
+/* A new (C) tensor holding v. */
+static cg_tensor *channel_tensor(const double *v, int64_t C, cg_dtype dt, cg_device dev) {
+    cg_tensor *t = cg_new_output("batch_norm_backward", 1, &C, dt, dev);
+    if (t) {
+        char *p = cg_tensor_ptr(t);
+        size_t es = cg_dtype_size(dt);
+        for (int64_t c = 0; c < C; c++) cg_store_f64(p + (size_t)c * es, dt, v[c]);
+    }
+    return t;
+}
+
+/* The composite backward (create_graph): statistics recomputed from x with cg ops.
+ * x, g (N, C, S); w (C) or NULL; fills gin[0..2] where needed. */
+static cg_status bn_backward_composite(cg_node *node, cg_tensor *x, cg_tensor *g, cg_tensor *w, cg_tensor **gin) {
+    NN_ARENA;
+    int64_t dims[2] = {0, 2}, C = x->shape[1], sh3[3] = {1, C, 1};
+    cg_tensor *mean = NULL, *invstd = NULL;
+    stats_ops(A_, x, node->dattr[0], &mean, &invstd);
+    cg_tensor *xhat = MUL(SUB(x, mean), invstd);
+    cg_tensor *r[3] = {NULL, NULL, NULL};
+    if (cg_node_needs_grad(node, 0)) {
+        cg_tensor *gh = w ? MUL(g, TK(cg_reshape(w, 3, sh3))) : g;
+        cg_tensor *mg = TK(gh ? cg_mean(gh, 2, dims, true) : NULL);
+        cg_tensor *ghx = MUL(gh, xhat);
+        cg_tensor *mgx = TK(ghx ? cg_mean(ghx, 2, dims, true) : NULL);
+        r[0] = MUL(invstd, SUB(SUB(gh, mg), MUL(xhat, mgx)));
+    }
+    cg_tensor *gxh = cg_node_needs_grad(node, 1) ? MUL(g, xhat) : NULL;
+    if (gxh) r[1] = TK(cg_sum(gxh, 2, dims, false));
+    if (cg_node_needs_grad(node, 2)) r[2] = TK(cg_sum(g, 2, dims, false));
+    if (A_->failed) {
+        nn_free(A_);
+        return cg_last_error();
+    }
+    for (int i = 0; i < 3; i++)
+        if (r[i]) cg_tensor_retain(r[i]), gin[i] = r[i];
+    nn_free(A_);
+    return CG_OK;
+}
+
+/* Saved: 0 = x (N, C, *), 1 = weight when iattr[0]; extra = mean, invstd (C each); dattr[0] = eps. */
+static cg_status bn_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    NN_ARENA;
+    const cg_tensor_meta *m = &node->input_meta[0];
+    int64_t N = m->shape[0], C = m->shape[1], S = 1;
+    for (int k = 2; k < m->ndim; k++) S *= m->shape[k];
+    int64_t sh3[3] = {N, C, S};
+    cg_tensor *x = TK(cg_node_saved(node, 0));
+    cg_tensor *w = node->iattr[0] ? TK(cg_node_saved(node, 1)) : NULL;
+    cg_tensor *x3 = TK(x ? cg_reshape(x, 3, sh3) : NULL), *g3 = TK(x3 ? cg_reshape(gout[0], 3, sh3) : NULL);
+    if (A_->failed) {
+        nn_free(A_);
+        return cg_last_error();
+    }
+    if (cg_is_grad_enabled() || cg_is_meta(g3)) {
+        cg_status st = bn_backward_composite(node, x3, g3, w, gin);
+        if (!st && gin[0]) {
+            cg_tensor *r = cg_reshape(gin[0], m->ndim, m->shape);
+            cg_tensor_release(gin[0]);
+            gin[0] = r;
+            if (!r) st = cg_last_error();
+        }
+        nn_free(A_);
+        return st;
+    }
+    /* first order: one fused pass per channel */
+    const double *mean = node->extra, *invstd = mean + C;
+    cg_tensor *xc = TK(cg_contiguous(x3)), *gc = TK(cg_contiguous(g3));
+    cg_tensor *gx = cg_node_needs_grad(node, 0) ? TK(cg_new_output("batch_norm_backward", m->ndim, m->shape, m->dtype,
+                                                                    m->device))
+                                                : NULL;
+    double *buf = malloc(sizeof(double) * (size_t)(3 * C + 1));
+    if (!buf && !A_->failed) cg_set_error(CG_ERR_OOM, "[batch_norm_backward] out of memory for %lld channels",
+                                          (long long)C);
+    if (!buf || A_->failed) {
+        free(buf);
+        nn_free(A_);
+        return cg_last_error();
+    }
+    double *wv = w ? buf + 2 * C : NULL, *sg = buf, *sgx = buf + C;
+    channel_values(w, wv);
+    cg_bn_cpu_backward(m->dtype, N, C, S, cg_tensor_ptr(gc), cg_tensor_ptr(xc), mean, invstd, wv,
+                       gx ? cg_tensor_ptr(gx) : NULL, sg, sgx);
+    cg_status st = CG_OK;
+    if (cg_node_needs_grad(node, 1)) {
+        for (int64_t c = 0; c < C; c++) sgx[c] *= invstd[c]; /* sum(g * xhat) */
+        const cg_tensor_meta *wm = &node->input_meta[1];
+        if (!(gin[1] = channel_tensor(sgx, C, wm->dtype, wm->device))) st = cg_last_error();
+    }
+    if (!st && cg_node_needs_grad(node, 2)) {
+        const cg_tensor_meta *bm = &node->input_meta[2];
+        if (!(gin[2] = channel_tensor(sg, C, bm->dtype, bm->device))) st = cg_last_error();
+    }
+    if (!st && gx) cg_tensor_retain(gx), gin[0] = gx;
+    free(buf);
+    nn_free(A_);
+    return st;
+}
+
+/* Training-mode batch norm of x (N, C, *) (not meta, non-empty) as one node.
+ * mean / var (C doubles, biased variance) receive the statistics. New reference. */
+static cg_tensor *bn_train_fused(cg_tensor *x, cg_tensor *w, cg_tensor *b, double eps, double *mean, double *var) {
+    int64_t N = x->shape[0], C = x->shape[1], S = cg_tensor_numel(x) / (N * C);
+    cg_tensor *xc = cg_contiguous(x);
+    cg_tensor *y = xc ? cg_new_output("batch_norm", x->ndim, x->shape, x->dtype, x->device) : NULL;
+    double *wb = y ? malloc(sizeof(double) * (size_t)(2 * C)) : NULL;
+    if (y && !wb) cg_set_error(CG_ERR_OOM, "[batch_norm] out of memory for %lld channels", (long long)C);
+    if (!wb) goto fail;
+    channel_values(w, wb);
+    channel_values(b, wb + C);
+    cg_bn_cpu_forward(x->dtype, N, C, S, cg_tensor_ptr(xc), w ? wb : NULL, b ? wb + C : NULL, eps, cg_tensor_ptr(y),
+                      mean, var);
+    free(wb);
+    cg_tensor *in[3] = {x, w, b};
+    bool failed;
+    cg_node *node = cg_wire_unary_output("NativeBatchNormBackward0", bn_backward, NULL, 3, in, y, 2, &failed);
+    if (failed) goto fail;
+    if (node) {
+        node->dattr[0] = eps;
+        node->iattr[0] = w != NULL;
+        double *st = malloc(sizeof(double) * (size_t)(2 * C));
+        if (!st) {
+            cg_set_error(CG_ERR_OOM, "[batch_norm] out of memory for %lld channels", (long long)C);
+            goto fail;
+        }
+        for (int64_t c = 0; c < C; c++) st[c] = mean[c], st[C + c] = 1.0 / sqrt(var[c] + eps);
+        node->extra = st;
+        node->extra_free = free;
+        if (cg_node_save(node, 0, x, false, 0) || (w && cg_node_save(node, 1, w, false, 0))) goto fail;
+    }
+    cg_tensor_release(xc);
+    return y;
+fail:
+    cg_tensor_release(xc);
+    cg_tensor_release(y);
+    return NULL;
+}
+
+/* Evaluation with running statistics when no graph is recorded: one pass
+ * y = x * alpha + beta, alpha = w / sqrt(rv + eps), beta = b - rm * alpha. */
+static cg_tensor *bn_eval_fused(cg_tensor *x, cg_tensor *rm, cg_tensor *rv, cg_tensor *w, cg_tensor *b, double eps) {
+    int64_t N = x->shape[0], C = x->shape[1], S = cg_tensor_numel(x) / (N * C);
+    cg_tensor *xc = cg_contiguous(x);
+    cg_tensor *y = xc ? cg_new_output("batch_norm", x->ndim, x->shape, x->dtype, x->device) : NULL;
+    double *v = y ? malloc(sizeof(double) * (size_t)(4 * C)) : NULL;
+    if (y && !v) cg_set_error(CG_ERR_OOM, "[batch_norm] out of memory for %lld channels", (long long)C);
+    if (v) {
+        double *alpha = v, *beta = v + C, *m = v + 2 * C, *var = v + 3 * C;
+        channel_values(rm, m);
+        channel_values(rv, var);
+        channel_values(w, alpha);
+        channel_values(b, beta);
+        for (int64_t c = 0; c < C; c++) {
+            double a = (w ? alpha[c] : 1.0) / sqrt(var[c] + eps);
+            beta[c] = (b ? beta[c] : 0.0) - m[c] * a;
+            alpha[c] = a;
+        }
+        cg_bn_cpu_transform(x->dtype, N, C, S, cg_tensor_ptr(xc), alpha, beta, cg_tensor_ptr(y));
+        free(v);
+    } else {
+        cg_tensor_release(y);
+        y = NULL;
+    }
+    cg_tensor_release(xc);
+    return y;
+}
+
 /* ------------------------------------------------------------- batch_norm, instance_norm */
 
 static cg_status check_bn_args(const char *op, cg_tensor *x, cg_tensor *rm, cg_tensor *rv, cg_tensor *w,
@@ -349,10 +537,27 @@ cg_tensor *cg_batch_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *r
     int64_t N = input->shape[0], C = input->shape[1], S = 1;
     for (int k = 2; k < input->ndim; k++) S *= input->shape[k];
     cg_tensor *y;
+    bool fused = !cg_is_meta(input) && N * C * S > 0;
     if (training) {
         char b[CG_SHAPE_STR];
         CG_CHECK(N * S != 1, CG_ERR_VALUE, "[%s] expected more than 1 value per channel when training, got input %s",
                  op, cg_shape_str(b, input->ndim, input->shape));
+        if (fused) { /* Note [Fused batch norm] */
+            double *st = malloc(sizeof(double) * (size_t)(2 * C));
+            if (!st) {
+                cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
+                return NULL;
+            }
+            cg_tensor *r = bn_train_fused(input, weight, bias, eps, st, st + C);
+            if (r && running_mean) {
+                double n = (double)(N * S);
+                for (int64_t c = 0; c < C; c++) st[C + c] *= n / (n - 1);
+                update_running(running_mean, st, momentum);
+                update_running(running_var, st + C, momentum);
+            }
+            free(st);
+            return r;
+        }
         int64_t sh3[3] = {N, C, S};
         cg_tensor *x3 = cg_reshape(input, 3, sh3);
         if (!x3) return NULL;
@@ -372,6 +577,8 @@ cg_tensor *cg_batch_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *r
         cg_tensor_release(y3);
     } else {
         CG_CHECK(running_mean, CG_ERR_VALUE, "[%s] running_mean and running_var are required when not training", op);
+        cg_tensor *all[5] = {input, running_mean, running_var, weight, bias};
+        if (fused && !cg_any_requires_grad(5, all)) return bn_eval_fused(input, running_mean, running_var, weight, bias, eps);
         y = normalize_with_stats(input, running_mean, running_var, eps);
     }
     if (!y) return NULL;

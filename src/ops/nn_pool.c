@@ -94,6 +94,7 @@ typedef struct pool_job {
     const char *src;
     char *dst;
     int64_t *idx;
+    int32_t *codes; /* 2x2 windows: the tap taken (0..3), instead of idx */
 } pool_job;
 
 /* Loop over every output position (o0,o1,o2) of a plane and the valid input
@@ -195,6 +196,120 @@ static bool simple_windows(const pool_geom *g) {
 MAX_SIMPLE_KERNEL(max_simple_f32, float)
 MAX_SIMPLE_KERNEL(max_simple_f64, double)
 
+/* Note [2x2 max pool]: the 2-D 2x2 window with stride 2 (simple_windows,
+ * k = s = (1,2,2)) as selects (one per statement: the form GCC if-converts):
+ * the max of each row pair of taps, then of the two rows, a later candidate
+ * winning when greater or NaN. That picks what MAX_SIMPLE_KERNEL's row-major
+ * scan picks (the last NaN if any, else the first maximum). The tap taken,
+ * k = 0..3 (row-major in the window), is stored as an int64 flat index (the
+ * indices users see), as an int32 code (what the graph saves when no indices
+ * are asked for: half the memory traffic), or not at all (no graph). Rows are short (7 or
+ * 14 outputs in a small CNN), so a row runs in blocks of a fixed 8 (or 4)
+ * outputs, which the compiler turns into straight vector code, the last
+ * block overlapping the one before instead of a scalar tail (its branches
+ * mispredicted on every row); codes and values keep one element width so
+ * nothing widens the vectors. */
+static bool pool_2x2(const pool_geom *g) {
+    return simple_windows(g) && g->k[0] == 1 && g->s[0] == 1 && g->k[1] == 2 && g->k[2] == 2 && g->s[1] == 2 &&
+           g->s[2] == 2;
+}
+
+/* Run BLOCK(V, o) over a row of OW outputs in blocks of V = 8, 4 or 1, the
+ * last block ending at the row's end (overlapping: blocks are idempotent). */
+#define ROW_BLOCKS(OW, BLOCK)                                                                  \
+    do {                                                                                       \
+        if ((OW) >= 8) {                                                                       \
+            int64_t o_ = 0;                                                                    \
+            for (; o_ + 8 <= (OW); o_ += 8) BLOCK(8, o_);                                      \
+            if (o_ < (OW)) BLOCK(8, (OW) - 8);                                                 \
+        } else if ((OW) >= 4) {                                                                \
+            BLOCK(4, 0);                                                                       \
+            BLOCK(4, (OW) - 4);                                                                \
+        } else {                                                                               \
+            for (int64_t o_ = 0; o_ < (OW); o_++) BLOCK(1, o_);                                \
+        }                                                                                      \
+    } while (0)
+
+/* Outputs [o0, o0 + V) of one row: y (and the tap, through STORE(i, k)). */
+#define MAX2_BLOCK(T, V, o0, STORE)                                                            \
+    for (int q_ = 0; q_ < (V); q_++) {                                                         \
+        const int64_t i = (o0) + q_;                                                           \
+        T a = r0[2 * i], bb = r0[2 * i + 1], c = r1[2 * i], d = r1[2 * i + 1];                 \
+        T m01 = a, m23 = c, m, k01 = 0, k23 = 2, k; /* the tap in T: one element width */      \
+        k01 = bb > a ? 1 : k01;                                                                \
+        m01 = bb > a ? bb : m01;                                                               \
+        k01 = bb != bb ? 1 : k01;                                                              \
+        m01 = bb != bb ? bb : m01;                                                             \
+        k23 = d > c ? 3 : k23;                                                                 \
+        m23 = d > c ? d : m23;                                                                 \
+        k23 = d != d ? 3 : k23;                                                                \
+        m23 = d != d ? d : m23;                                                                \
+        k = m23 > m01 ? k23 : k01;                                                             \
+        m = m23 > m01 ? m23 : m01;                                                             \
+        k = m23 != m23 ? k23 : k;                                                              \
+        m = m23 != m23 ? m23 : m;                                                              \
+        y[i] = m;                                                                              \
+        STORE(i, k);                                                                           \
+    }
+
+#define MAX_2X2_KERNEL(name, T, DECL, STORE)                                                   \
+    static void name(int64_t b, int64_t e, void *p) {                                          \
+        const pool_job *jb = p;                                                                \
+        const pool_geom *g = jb->g;                                                            \
+        const int64_t W = g->in[2], OH = g->out[1], OW = g->out[2], P = vol(g->in), L = vol(g->out); \
+        for (int64_t pl = b; pl < e; pl++)                                                     \
+            for (int64_t oh = 0; oh < OH; oh++) {                                              \
+                const T *restrict r0 = (const T *)jb->src + pl * P + 2 * oh * W;               \
+                const T *restrict r1 = r0 + W;                                                 \
+                T *restrict y = (T *)jb->dst + pl * L + oh * OW;                               \
+                const int64_t lrow = pl * L + oh * OW, f0 = 2 * oh * W;                        \
+                DECL;                                                                          \
+                (void)lrow, (void)f0;                                                          \
+                ROW_BLOCKS(OW, BLOCK_##name);                                                  \
+            }                                                                                  \
+    }
+#define STORE_INDEX(i, k) (ix[i] = f0 + 2 * (i) + ((int)(k) >> 1) * W + ((int)(k) & 1))
+#define STORE_CODE(i, k) (kc[i] = (int32_t)(k))
+#define STORE_NONE(i, k) (void)(k)
+#define BLOCK_max_2x2_f32(V, o) MAX2_BLOCK(float, V, o, STORE_INDEX)
+#define BLOCK_max_2x2_f64(V, o) MAX2_BLOCK(double, V, o, STORE_INDEX)
+#define BLOCK_max_2x2_codes_f32(V, o) MAX2_BLOCK(float, V, o, STORE_CODE)
+#define BLOCK_max_2x2_codes_f64(V, o) MAX2_BLOCK(double, V, o, STORE_CODE)
+#define BLOCK_max_2x2_values_f32(V, o) MAX2_BLOCK(float, V, o, STORE_NONE)
+#define BLOCK_max_2x2_values_f64(V, o) MAX2_BLOCK(double, V, o, STORE_NONE)
+MAX_2X2_KERNEL(max_2x2_f32, float, int64_t *restrict ix = jb->idx + lrow, STORE_INDEX)
+MAX_2X2_KERNEL(max_2x2_f64, double, int64_t *restrict ix = jb->idx + lrow, STORE_INDEX)
+MAX_2X2_KERNEL(max_2x2_codes_f32, float, int32_t *restrict kc = jb->codes + lrow, STORE_CODE)
+MAX_2X2_KERNEL(max_2x2_codes_f64, double, int32_t *restrict kc = jb->codes + lrow, STORE_CODE)
+MAX_2X2_KERNEL(max_2x2_values_f32, float, (void)0, STORE_NONE)
+MAX_2X2_KERNEL(max_2x2_values_f64, double, (void)0, STORE_NONE)
+
+/* First-order backward from codes: gx (planes, in) zeroed, then each
+ * window's taken tap += g (what zeros + scatter-add at the indices gives). */
+typedef struct max2_back_job {
+    const pool_geom *g;
+    const char *gy;
+    const int32_t *codes;
+    char *gx;
+} max2_back_job;
+#define MAX_2X2_BACK_KERNEL(name, T)                                                           \
+    static void name(int64_t b, int64_t e, void *p) {                                          \
+        const max2_back_job *j = p;                                                            \
+        const pool_geom *g = j->g;                                                             \
+        const int64_t W = g->in[2], OH = g->out[1], OW = g->out[2], P = vol(g->in), L = vol(g->out); \
+        for (int64_t pl = b; pl < e; pl++) {                                                   \
+            T *gx = (T *)j->gx + pl * P;                                                       \
+            const T *gr = (const T *)j->gy + pl * L;                                           \
+            const int32_t *kr = j->codes + pl * L;                                             \
+            memset(gx, 0, sizeof(T) * (size_t)P);                                              \
+            for (int64_t oh = 0, l = 0; oh < OH; oh++)                                         \
+                for (int64_t o = 0; o < OW; o++, l++)                                          \
+                    gx[2 * oh * W + 2 * o + (kr[l] >> 1) * W + (kr[l] & 1)] += gr[l];          \
+        }                                                                                      \
+    }
+MAX_2X2_BACK_KERNEL(max_2x2_back_f32, float)
+MAX_2X2_BACK_KERNEL(max_2x2_back_f64, double)
+
 /* First-order max backward: gx (planes, P) zeroed, gx[idx] += g per plane. */
 typedef struct max_back_job {
     const char *g;
@@ -292,7 +407,9 @@ static cg_status pool_run(cg_range_fn f32, cg_range_fn f64, const pool_geom *g, 
     } else if (!(dw = cg_new_output("pool", dst->ndim, dst->shape, cdt, dst->device))) {
         goto fail;
     }
-    pool_job jb = {g, cg_tensor_ptr(sc), cg_tensor_ptr(dw), idx ? (int64_t *)cg_tensor_ptr(idx) : NULL};
+    bool codes = idx && idx->dtype == CG_DTYPE_I32;
+    pool_job jb = {g, cg_tensor_ptr(sc), cg_tensor_ptr(dw), idx && !codes ? (int64_t *)cg_tensor_ptr(idx) : NULL,
+                   codes ? (int32_t *)cg_tensor_ptr(idx) : NULL};
     int64_t planes = planes_of(dst, g->nsp);
     cg_parallel_for(planes, CG_GRAIN / (work_per_plane > 0 ? work_per_plane : 1) + 1, cdt == CG_DTYPE_F32 ? f32 : f64,
                     &jb);
@@ -388,6 +505,19 @@ static cg_status avg_back_backward(cg_node *node, cg_tensor *const *gout, cg_ten
 
 static const cg_op_schema k_max_schema = {"max_pool", "MaxPoolBackward0", 1, CG_AMP_KEEP, false, false, false};
 
+/* The flat indices (planes, out) of saved tap codes (Note [2x2 max pool]). */
+static cg_tensor *codes_to_index(const pool_geom *g, cg_tensor *codes) {
+    cg_tensor *r = cg_new_output("max_pool_backward", codes->ndim, codes->shape, CG_DTYPE_I64, codes->device);
+    if (!r || cg_is_meta(r)) return r;
+    const int32_t *k = (const int32_t *)cg_tensor_ptr(codes);
+    int64_t *f = (int64_t *)cg_tensor_ptr(r), W = g->in[2], OW = g->out[2], L = vol(g->out);
+    for (int64_t i = 0, n = cg_tensor_numel(r); i < n; i++) {
+        int64_t l = i % L, oh = l / OW, o = l % OW;
+        f[i] = 2 * oh * W + 2 * o + (k[i] >> 1) * W + (k[i] & 1);
+    }
+    return r;
+}
+
 /* gx = scatter_add(zeros(planes, P), 1, indices, g) viewed as the input's shape:
  * differentiable (scatter_add's backward gathers). Without create_graph (grad
  * mode off in the backward) one fused pass does the same sums. */
@@ -403,7 +533,27 @@ static cg_status max_backward(cg_node *node, cg_tensor *const *gout, cg_tensor *
     int64_t s2[2] = {planes, L}, z2[2] = {planes, P};
     cg_tensor *idx = cg_node_saved(node, 0);
     cg_dtype dt = gout[0]->dtype;
-    if (idx && !cg_is_grad_enabled() && (dt == CG_DTYPE_F32 || dt == CG_DTYPE_F64) && !cg_is_meta(gout[0])) {
+    bool first = !cg_is_grad_enabled() && (dt == CG_DTYPE_F32 || dt == CG_DTYPE_F64) && !cg_is_meta(gout[0]);
+    if (idx && node->iattr[22]) { /* tap codes (Note [2x2 max pool]) */
+        pool_geom g;
+        geom_unpack(node->iattr, &g);
+        if (first) {
+            cg_tensor *gc = cg_contiguous(gout[0]);
+            cg_tensor *gx = gc ? cg_new_output("max_pool_backward", m->ndim, m->shape, dt, gout[0]->device) : NULL;
+            if (gx && planes * P > 0) {
+                max2_back_job j = {&g, cg_tensor_ptr(gc), (const int32_t *)cg_tensor_ptr(idx), cg_tensor_ptr(gx)};
+                cg_parallel_for(planes, CG_GRAIN / (2 * P) + 1, dt == CG_DTYPE_F32 ? max_2x2_back_f32 : max_2x2_back_f64,
+                                &j);
+            }
+            cg_tensor_release(gc), cg_tensor_release(idx);
+            gin[0] = gx;
+            return gx ? CG_OK : cg_last_error();
+        }
+        cg_tensor *flat = codes_to_index(&g, idx);
+        cg_tensor_release(idx);
+        idx = flat;
+    }
+    if (idx && first) {
         /* first order: one pass, no zeros + scatter_add graph */
         cg_tensor *gc = cg_contiguous(gout[0]), *ic = gc ? cg_contiguous(idx) : NULL;
         cg_tensor *gx = ic ? cg_new_output("max_pool_backward", m->ndim, m->shape, dt, gout[0]->device) : NULL;
@@ -431,17 +581,28 @@ static cg_status max_apply(const char *name, const pool_geom *g, cg_tensor *x, c
         {"", "AdaptiveMaxPool1DBackward0", "AdaptiveMaxPool2DBackward0", "AdaptiveMaxPool3DBackward0"}};
     int64_t shape[CG_MAX_DIMS];
     int nd = with_spatial(x, g->nsp, g->out, shape);
+    /* 2x2 windows without indices asked for (Note [2x2 max pool]): tap codes
+     * for the graph, or nothing when none is recorded */
+    bool two = pool_2x2(g) && !indices, graph = cg_any_requires_grad(1, &x);
+    bool values_only = two && !graph, codes = two && graph;
     cg_tensor *y = cg_new_output(name, nd, shape, x->dtype, x->device);
-    cg_tensor *idx = y ? cg_new_output(name, nd, shape, CG_DTYPE_I64, x->device) : NULL;
-    bool failed = !idx;
-    if (!failed && !cg_is_meta(y))
-        failed = (simple_windows(g) ? pool_run(max_simple_f32, max_simple_f64, g, x, y, idx, window_work(g))
-                                    : pool_run(max_pool_f32, max_pool_f64, g, x, y, idx, window_work(g))) != CG_OK;
+    cg_tensor *idx = y && !values_only ? cg_new_output(name, nd, shape, codes ? CG_DTYPE_I32 : CG_DTYPE_I64, x->device)
+                                       : NULL;
+    bool failed = !y || (!values_only && !idx);
+    if (!failed && !cg_is_meta(y)) {
+        cg_range_fn f32 = max_pool_f32, f64 = max_pool_f64;
+        if (values_only) f32 = max_2x2_values_f32, f64 = max_2x2_values_f64;
+        else if (codes) f32 = max_2x2_codes_f32, f64 = max_2x2_codes_f64;
+        else if (pool_2x2(g)) f32 = max_2x2_f32, f64 = max_2x2_f64;
+        else if (simple_windows(g)) f32 = max_simple_f32, f64 = max_simple_f64;
+        failed = pool_run(f32, f64, g, x, y, idx, window_work(g)) != CG_OK;
+    }
     if (!failed) {
         cg_node *node = cg_wire_unary_output(names[g->adaptive][g->nsp], max_backward, &k_max_schema, 1, &x, y, 1,
                                              &failed);
         if (node) {
             geom_pack(g, node->iattr);
+            node->iattr[22] = codes;
             failed = cg_node_save(node, 0, idx, false, 0) != CG_OK;
         }
     }

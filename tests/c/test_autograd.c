@@ -189,6 +189,10 @@ TEST(autograd_determinism_guard) {
     cg_tensor *a = cg_scalar(1.0, CG_DTYPE_F32);
     cg_set_deterministic(true, false);
     CHECK_ERR(cg_binary_forward(&nondet, a, a, NULL, 0) == NULL, CG_ERR_RUNTIME, "deterministic");
+    cg_set_deterministic(true, true); /* warn_only: the op runs */
+    cg_tensor *w = cg_binary_forward(&nondet, a, a, NULL, 0);
+    CHECK_NN(w);
+    cg_tensor_release(w);
     cg_set_deterministic(false, false);
     cg_tensor *r = cg_binary_forward(&nondet, a, a, NULL, 0);
     CHECK_NN(r);

@@ -1,7 +1,8 @@
 /* test_nn_conv.c — conv1d/2d/3d ('same' too) and conv_transpose1d/2d/3d:
  * values against float64 direct loops for every option (stride, padding,
  * dilation, groups, bias NULL, 1x1, odd sizes, batch 1 and > 1, unbatched,
- * non-contiguous, half types), thread-count independence, meta shapes,
+ * non-contiguous, half types), batches in several chunks, thread-count
+ * independence, meta shapes,
  * gradcheck / gradgradcheck, and the error cases. */
 #include "test.h"
 
@@ -288,6 +289,62 @@ TEST(conv_thread_count_independent) {
     }
     cg_set_num_threads(prev);
     for (int k = 0; k < 3; k++) CHECK_MSG(sums[0][k] == sums[1][k], "result %d differs: %.17g vs %.17g", k, sums[0][k], sums[1][k]);
+}
+
+/* Batches split into several chunks (Note [Conv chunks]): narrow and wide
+ * outputs, pointwise grouped, strided; a single chunk in units (one large
+ * sample, a small batch); float32 / float64 and the transpose against the
+ * direct loops; values and all three gradients bitwise equal for 1, 2 and 3
+ * threads (Note [Conv threads]). */
+TEST(conv_chunked_batches) {
+    static const conv_case cs[] = {
+        {2, 16, 32, 8, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, false, true},   /* narrow: copied out */
+        {2, 16, 8, 8, 1, {24, 24}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, false, true},    /* wide: GEMM per sample */
+        {2, 12, 128, 64, 2, {24, 24}, {1, 1}, {1, 1}, {0, 0}, {1, 1}, {0}, false, false}, /* pointwise, grouped */
+        {2, 16, 32, 8, 1, {28, 28}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0}, false, true},   /* strided */
+        {2, 1, 32, 32, 1, {48, 48}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, false, true},   /* one sample in units */
+        {2, 4, 8, 8, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, false, true},     /* one chunk in units */
+    };
+    static const conv_case ct = {2, 16, 8, 32, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, false, true};
+    for (int i = 0; i < 6; i++) check_values(&cs[i], false, i % 2 ? CG_DTYPE_F64 : CG_DTYPE_F32, false, 9000 + i);
+    check_values(&ct, true, CG_DTYPE_F32, false, 9010);
+    int prev = cg_get_num_threads();
+    for (int i = 0; i < 6; i++) {
+        cg_tensor *res[3][4] = {{NULL}};
+        for (int t = 0; t < 3; t++) {
+            cg_set_num_threads(t + 1);
+            cg_tensor *x, *w, *b;
+            make_operands(&cs[i], false, CG_DTYPE_F32, 9100 + (unsigned)i, &x, &w, &b);
+            cg_tensor *in[3] = {x, w, b};
+            for (int k = 0; k < 3; k++)
+                if (in[k]) cg_tensor_set_requires_grad(in[k], true);
+            cg_tensor *y = run_case(&cs[i], false, x, w, b);
+            cg_tensor *g = y ? tt_rand(CG_DTYPE_F32, cg_tensor_ndim(y), cg_tensor_shape(y), -1, 1, 9200) : NULL;
+            CHECK_NN(g);
+            if (g) CHECK_OK(cg_backward(y, g, false, false));
+            res[t][0] = y;
+            for (int k = 0; k < 3; k++) {
+                res[t][k + 1] = in[k] ? cg_tensor_grad(in[k]) : NULL;
+                if (res[t][k + 1]) cg_tensor_retain(res[t][k + 1]);
+                cg_tensor_release(in[k]);
+            }
+            cg_tensor_release(g);
+        }
+        for (int t = 1; t < 3; t++)
+            for (int k = 0; k < 4; k++) {
+                cg_tensor *a = res[0][k], *o = res[t][k];
+                CHECK_MSG((a == NULL) == (o == NULL), "case %d result %d missing", i, k);
+                for (int64_t e = 0; a && o && e < cg_tensor_numel(a); e++)
+                    if (tt_get(a, e) != tt_get(o, e)) {
+                        CHECK_MSG(false, "case %d result %d element %lld differs with %d threads", i, k, (long long)e,
+                                  t + 1);
+                        break;
+                    }
+            }
+        for (int t = 0; t < 3; t++)
+            for (int k = 0; k < 4; k++) cg_tensor_release(res[t][k]);
+    }
+    cg_set_num_threads(prev);
 }
 
 TEST(conv_meta_and_empty) {

@@ -234,6 +234,47 @@ TEST(pool_gradcheck) {
     }
 }
 
+static cg_tensor *pool2x2_no_indices(cg_tensor *const *in, void *p) {
+    (void)p;
+    cg_tensor *y = NULL;
+    cg_max_pool2d(in[0], SH(2, 2), NULL, NULL, NULL, false, &y, NULL);
+    return y;
+}
+
+/* The 2x2 stride-2 kernel without indices asked for (Note [2x2 max pool]):
+ * the graph saves tap codes; gradients (odd sizes, first order, gradcheck,
+ * gradgradcheck, float16) agree with the path that returns indices. */
+TEST(max_pool_2x2_codes) {
+    cg_dtype dts[3] = {CG_DTYPE_F64, CG_DTYPE_F32, CG_DTYPE_F16};
+    for (int d = 0; d < 3; d++) {
+        cg_tensor *g[2] = {NULL, NULL}, *v[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++) {
+            cg_tensor *x = tt_rand(dts[d], 4, SH(2, 3, 7, 9), -2, 2, 950), *y = NULL, *ix = NULL;
+            cg_tensor_set_requires_grad(x, true);
+            CHECK_OK(cg_max_pool2d(x, SH(2, 2), NULL, NULL, NULL, false, &y, k ? &ix : NULL));
+            cg_tensor *w = y ? tt_rand(dts[d], 4, cg_tensor_shape(y), -1, 1, 951) : NULL;
+            cg_tensor *s = w ? cg_mul(y, w) : NULL, *t = s ? cg_sum(s, 0, NULL, false) : NULL;
+            if (t) CHECK_OK(cg_backward(t, NULL, false, false));
+            g[k] = cg_tensor_grad(x);
+            if (g[k]) cg_tensor_retain(g[k]);
+            v[k] = y;
+            cg_tensor *tmp[] = {x, ix, w, s, t};
+            for (int i = 0; i < 5; i++) cg_tensor_release(tmp[i]);
+        }
+        CHECK(g[0] && g[1] && v[0] && v[1]);
+        for (int64_t e = 0; g[0] && g[1] && e < cg_tensor_numel(g[0]); e++)
+            CHECK_MSG(tt_get(g[0], e) == tt_get(g[1], e), "%s grad element %lld", cg_dtype_name(dts[d]), (long long)e);
+        for (int64_t e = 0; v[0] && v[1] && e < cg_tensor_numel(v[0]); e++)
+            CHECK(tt_get(v[0], e) == tt_get(v[1], e));
+        for (int k = 0; k < 2; k++) cg_tensor_release(g[k]), cg_tensor_release(v[k]);
+    }
+    cg_tensor *x = tt_rand(CG_DTYPE_F64, 4, SH(1, 2, 5, 7), -2, 2, 952);
+    cg_tensor_set_requires_grad(x, true);
+    CHECK(tt_gradcheck(pool2x2_no_indices, NULL, 1, &x, 1e-6, 1e-7, 1e-5));
+    CHECK(tt_gradgradcheck(pool2x2_no_indices, NULL, 1, &x, 1e-6, 1e-6, 1e-5));
+    cg_tensor_release(x);
+}
+
 /* Overlapping max windows sharing an argmax accumulate its gradient. */
 TEST(max_pool_grad_accumulates) {
     double v[5] = {0, 1, 9, 2, 3};

@@ -147,6 +147,28 @@ def test_max_pool_grid():
         _check(f"max_pool{n}d", [_arr(0, 3, *sp), 2])
 
 
+def test_max_pool_2x2_ties_nan_and_paths():
+    """The 2x2 stride-2 kernel: ties (first maximum), NaNs (the last one), odd sizes and row
+    lengths around its 8 / 4 output blocks, in its three forms (indices, the graph's saved
+    taps, values only without a graph); gradients first order and under create_graph."""
+    for h, w in ((2, 2), (5, 7), (9, 15), (14, 28), (7, 17)):
+        for dt in ("float32", "float64"):
+            x = RNG.integers(-2, 3, size=(2, 3, h, w)).astype(dt)  # many ties
+            x[RNG.random(x.shape) < 0.05] = np.nan
+            if dt == "float64":  # _check's incoming gradient is float64
+                _check("max_pool2d", [x, 2], atol=0)
+                _check("max_pool2d", [x, 2], kwargs={"return_indices": True}, atol=0)
+            with torch.no_grad():
+                want = TF.max_pool2d(torch.tensor(x), 2)
+            with cgrad.no_grad():
+                _close(F.max_pool2d(cgrad.tensor(x), 2), want, "no grad", atol=0)
+            xc, xt = _both(x)
+            g = RNG.uniform(-1, 1, size=tuple(want.shape)).astype(dt)
+            (gc,) = cgrad.autograd.grad(F.max_pool2d(xc, 2), xc, cgrad.tensor(g), create_graph=True)
+            (gt,) = torch.autograd.grad(TF.max_pool2d(xt, 2), xt, torch.tensor(g), create_graph=True)
+            _close(gc, gt, "create_graph grad", atol=0)
+
+
 def test_avg_pool_grid():
     for n in (1, 2):
         sp = (9, 7)[:n]

@@ -1,5 +1,5 @@
-/* args.c — argument helpers: shapes given as ints or one sequence, and dim
- * lists given as an int, a sequence or None. */
+/* args.c — argument helpers: shapes given as ints or one sequence, dim
+ * lists given as an int, a sequence or None, and random seeds. */
 #include "cgpy.h"
 
 int cgpy_parse_shape(PyObject *args, Py_ssize_t start, int *ndim, int64_t *shape) {
@@ -32,7 +32,8 @@ int cgpy_parse_shape(PyObject *args, Py_ssize_t start, int *ndim, int64_t *shape
         Py_DECREF(idx);
         if (overflow) {
             Py_DECREF(seq);
-            PyErr_SetString(PyExc_RuntimeError, "shape size overflows int64");
+            /* a TypeError, as PyTorch's argument parser raises */
+            PyErr_Format(PyExc_TypeError, "shape element %zd overflows int64", i);
             return -1;
         }
     }
@@ -70,4 +71,25 @@ int cgpy_parse_dims(PyObject *o, int *ndims, int64_t *dims) {
     *ndims = (int)n;
     Py_DECREF(seq);
     return 0;
+}
+
+int cgpy_parse_seed(PyObject *o, uint64_t *seed) {
+    PyObject *i = PyNumber_Index(o);
+    if (!i) return -1;
+    int overflow;
+    (void)PyLong_AsLongLongAndOverflow(i, &overflow);
+    if (overflow > 0) {
+        (void)PyLong_AsUnsignedLongLong(i);
+        if (PyErr_Occurred()) overflow = -1;
+    }
+    PyErr_Clear();
+    if (overflow < 0) {
+        /* a ValueError, as PyTorch raises */
+        PyErr_Format(PyExc_ValueError, "seed %R is out of range: seeds are integers in [-2**63, 2**64 - 1]", i);
+        Py_DECREF(i);
+        return -1;
+    }
+    *seed = PyLong_AsUnsignedLongLongMask(i);
+    Py_DECREF(i);
+    return PyErr_Occurred() ? -1 : 0;
 }

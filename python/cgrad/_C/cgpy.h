@@ -73,6 +73,9 @@ int cgpy_result_type(int n, PyObject *const *operands, cg_dtype *out);
 /* `o` as a tensor of dtype dt on dev: Python scalars become 0-d tensors,
  * tensors are cast (differentiably) when needed. New reference or NULL. */
 cg_tensor *cgpy_as_tensor(PyObject *o, cg_dtype dt, cg_device dev);
+/* 0 when the Python number o fits dtype dt; -1 with a RuntimeError raised
+ * otherwise (Note [Checked scalar conversion] in promote.c). */
+int cgpy_check_fits(PyObject *o, cg_dtype dt, bool check_float);
 static inline int cgpy_is_scalar(PyObject *o) {
     return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o);
 }
@@ -84,6 +87,8 @@ cg_dtype cgpy_promote_types(cg_dtype a, cg_dtype b);
 int cgpy_parse_shape(PyObject *args, Py_ssize_t start, int *ndim, int64_t *shape);
 /* A dim list: int, sequence of ints, or None (-> ndims 0). */
 int cgpy_parse_dims(PyObject *o, int *ndims, int64_t *dims);
+/* A random seed: an integer in [-2^63, 2^64 - 1] (negative ones wrap), as PyTorch takes. */
+int cgpy_parse_seed(PyObject *o, uint64_t *seed);
 
 int cgpy_init_tensor_type(PyObject *m);
 int cgpy_init_number(void);

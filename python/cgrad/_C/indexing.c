@@ -255,6 +255,13 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *idx) {
 /* The value of x[idx] = value as x's dtype, without its leading size-1 dims
  * (PyTorch's slicePrefix1sSize: x[0] = ones(1, 1, n) writes a row). */
 static cg_tensor *value_for_put(PyObject *value, cg_tensor *x) {
+    if (cgpy_is_scalar(value) && cgpy_check_fits(value, cg_tensor_dtype(x), true)) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) { /* a ValueError, as PyTorch raises here */
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "Overflow when unpacking long long: %R does not fit in int64", value);
+        }
+        return NULL;
+    }
     cg_tensor *v = cgpy_as_tensor(value, cg_tensor_dtype(x), cg_tensor_device(x));
     if (!v) return NULL;
     int nd = cg_tensor_ndim(v), lead = 0;

@@ -45,12 +45,13 @@ static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
     cg_device dev = cg_cpu();
     Py_ssize_t nargs = PyTuple_GET_SIZE(args);
     double fillv = 0;
+    PyObject *fv = NULL;
     if (kind == 3) { /* full(size, fill_value) */
         if (nargs != 2) {
             PyErr_SetString(PyExc_TypeError, "full() expects (size, fill_value)");
             return NULL;
         }
-        PyObject *fv = PyTuple_GET_ITEM(args, 1);
+        fv = PyTuple_GET_ITEM(args, 1);
         fillv = PyFloat_AsDouble(fv);
         if (fillv == -1.0 && PyErr_Occurred()) return NULL;
         if (PyBool_Check(fv)) dt = CG_DTYPE_BOOL;
@@ -75,6 +76,7 @@ static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
         }
     }
     cg_dtype d = dt < 0 ? cgpy_default_dtype : (cg_dtype)dt;
+    if (fv && cgpy_check_fits(fv, d, true)) return NULL;
     cg_tensor *t = kind == 0 ? cg_zeros(nd, shape, d, dev) : kind == 1 ? cg_ones(nd, shape, d, dev)
                    : kind == 2 ? cg_empty(nd, shape, d, dev) : cg_full(nd, shape, fillv, d, dev);
     return finish(t, rg);
@@ -101,7 +103,7 @@ static PyObject *like(PyObject *args, PyObject *kw, int kind) {
     double v = 0;
     if (fv) {
         v = PyFloat_AsDouble(fv);
-        if (v == -1.0 && PyErr_Occurred()) return NULL;
+        if ((v == -1.0 && PyErr_Occurred()) || cgpy_check_fits(fv, d, true)) return NULL;
     }
     int nd = cg_tensor_ndim(t);
     const int64_t *sh = cg_tensor_shape(t);
@@ -144,8 +146,8 @@ static PyObject *f_arange(PyObject *m, PyObject *args, PyObject *kw) {
 
 static PyObject *f_manual_seed(PyObject *m, PyObject *arg) {
     (void)m;
-    unsigned long long s = PyLong_AsUnsignedLongLongMask(arg);
-    if (PyErr_Occurred()) return NULL;
+    uint64_t s;
+    if (cgpy_parse_seed(arg, &s)) return NULL;
     cg_manual_seed(s);
     return cgpy_default_generator(); /* as torch.manual_seed: the default generator */
 }

@@ -111,11 +111,8 @@ static int gen_init(PyObject *self, PyObject *args, PyObject *kw) {
 }
 
 static PyObject *gen_manual_seed(PyObject *self, PyObject *arg) {
-    PyObject *i = PyNumber_Index(arg);
-    if (!i) return NULL;
-    uint64_t s = PyLong_AsUnsignedLongLongMask(i);
-    Py_DECREF(i);
-    if (PyErr_Occurred()) return NULL;
+    uint64_t s;
+    if (cgpy_parse_seed(arg, &s)) return NULL;
     gen_set((CgGenerator *)self, s, 0);
     Py_INCREF(self);
     return self;
@@ -485,6 +482,14 @@ static PyObject *py_randint_like(PyObject *m, PyObject *a, PyObject *k) { (void)
 
 /* ------------------------------------------------------------- normal */
 
+/* PyErr_Format has no %g: the value is formatted first */
+static PyObject *raise_negative_std(double s) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%g", s);
+    PyErr_Format(PyExc_RuntimeError, "normal expects std >= 0.0, but found std %s", buf);
+    return NULL;
+}
+
 /* normal(mean, std=1.0, size=None, *, generator, out, dtype, ...):
  * tensor / tensor, tensor / float, float / tensor (the result takes the
  * tensor's dtype; a Tensor std follows mean's dtype) and float / float with a size. */
@@ -513,8 +518,7 @@ static PyObject *py_normal(PyObject *mod, PyObject *args, PyObject *kw) {
         Py_XDECREF(t);
         if (bad) return NULL;
         if (s < 0) {
-            PyErr_Format(PyExc_RuntimeError, "normal expects std >= 0.0, but found std %g", s);
-            return NULL;
+            return raise_negative_std(s);
         }
         cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cgpy_default_dtype;
         cg_tensor *r = cg_empty(nd, shape, dt, f.dev);
@@ -546,8 +550,7 @@ static PyObject *py_normal(PyObject *mod, PyObject *args, PyObject *kw) {
         double s;
         if (cgpy_parse_double(std, &s, "std")) return NULL;
         if (s < 0) {
-            PyErr_Format(PyExc_RuntimeError, "normal expects std >= 0.0, but found std %g", s);
-            return NULL;
+            return raise_negative_std(s);
         }
     }
     cg_tensor *mtn = cgpy_as_tensor(mean, dt, cg_tensor_device(ref));

@@ -284,7 +284,7 @@ static int check_nonnegative(cg_tensor *idx, const char *op, int64_t dim, cg_ten
     int rc = cgpy_check(cg_tensor_copy_to_buffer(idx, buf, CG_DTYPE_I64));
     for (int64_t i = 0; !rc && i < n; i++) {
         if (buf[i] < 0) {
-            PyErr_Format(as_index_error ? PyExc_IndexError : PyExc_RuntimeError,
+            PyErr_Format(as_index_error ? PyExc_IndexError : cgpy_IndexOutOfRange,
                          "%s(): index %lld is out of bounds for dimension %lld with size %lld", op, (long long)buf[i],
                          (long long)dim, (long long)(cg_tensor_ndim(x) ? cg_tensor_shape(x)[dim] : 1));
             rc = -1;
@@ -409,7 +409,10 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
     }
     cg_tensor *ind[CG_MAX_DIMS] = {0};
     ind[dim] = idx;
-    bool keep_index = kind != IX_ADD; /* PyTorch: RuntimeError from index_add, IndexError from the others */
+    /* PyTorch raises IndexError from index_copy / index_fill; from index_add an
+     * IndexError or a RuntimeError depending on the layout, so index_add raises
+     * IndexOutOfRange, which is both */
+    bool keep_index = true;
     if (inplace) {
         if (opargs_check_leaf(xt, name)) goto done;
         if (cg_index_put_(xv, (int)dim + 1, ind, vals, kind == IX_ADD)) goto engine_fail;
@@ -426,7 +429,7 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
     }
     goto done;
 engine_fail:
-    opargs_raise(kind != IX_ADD);
+    opargs_raise(true);
 done:
     cg_tensor_release(idx);
     cg_tensor_release(xv);

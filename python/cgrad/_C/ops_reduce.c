@@ -103,6 +103,12 @@ static int parse_reduce(PyObject *self, PyObject *args, PyObject *kw, const char
     a->keepdim = 0;
     a->dtype = -1;
     if (opargs_split(self, args, kw, name, "input", &a->out, &a->x, &rest, &kwr)) return -1;
+    a->has_dim = 0;
+    a->nd = 0;
+    if (PyTuple_GET_SIZE(rest) == 0 && (!kwr || PyDict_GET_SIZE(kwr) == 0)) { /* x.sum(): nothing more to parse */
+        opargs_done(rest, kwr);
+        return 0;
+    }
     static char *kwlist[] = {"dim", "keepdim", "dtype", NULL};
     static char *kwlist_nodtype[] = {"dim", "keepdim", NULL};
     char fmt[64];

@@ -113,7 +113,8 @@ static int tensor_list(PyObject *seq, const char *op, int *n, cg_tensor ***ts) {
         }
     }
     if (len == 0 || len > INT32_MAX) {
-        PyErr_Format(PyExc_RuntimeError, "%s(): expected a non-empty list of Tensors", op);
+        /* PyTorch: a ValueError from cat, a RuntimeError from stack; InvalidArgument is both */
+        PyErr_Format(cgpy_InvalidArgument, "%s(): expected a non-empty list of Tensors", op);
         Py_DECREF(fast);
         return -1;
     }

@@ -1,7 +1,11 @@
 /* promote.c — PyTorch's type promotion at the binding: promote_types over
  * dtypes, result_type over tensors / 0-d tensors / Python scalars (a weak
- * scalar may raise the category, never the width), and conversion of an
- * operand to the computed dtype. The engine itself never promotes. */
+ * scalar may raise the category, never the width), conversion of an
+ * operand to the computed dtype, and PyTorch's overflow check for a Python
+ * number written into a tensor. The engine itself never promotes. */
+#include <float.h>
+#include <math.h>
+
 #include "cgpy.h"
 
 enum { CAT_BOOL = 0, CAT_INT = 1, CAT_FLOAT = 2 };
@@ -124,4 +128,51 @@ PyObject *cgpy_f_can_cast(PyObject *m, PyObject *args, PyObject *kw) {
         return NULL;
     }
     return PyBool_FromLong(cgpy_can_cast(a, b));
+}
+
+/* Note [Checked scalar conversion]: PyTorch (c10::checked_convert) refuses a
+ * Python number written into a tensor (tensor(), full, fill_, x[i] = v, ...)
+ * when the dtype cannot hold it: an int outside the integer dtype's range (an
+ * unsigned dtype also takes negatives down to -max, which wrap), a float that
+ * is NaN, infinite or out of range for an integer dtype, and (check_float) a
+ * finite float beyond float32's range. An int beyond int64 is an OverflowError
+ * (check_float, or an integer dtype), as PyTorch's argument parser raises.
+ * Otherwise bool targets and bool values always fit. */
+int cgpy_check_fits(PyObject *o, cg_dtype dt, bool check_float) {
+    if (PyBool_Check(o) || cgpy_is_tensor(o)) return 0;
+    bool integral = !cg_dtype_is_floating(dt); /* bool included */
+    if ((dt == CG_DTYPE_BOOL || !integral) && !check_float) return 0;
+    long long v = 0;
+    if (PyLong_Check(o)) { /* Python ints are taken as int64 first */
+        int overflow;
+        v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (v == -1 && PyErr_Occurred()) return -1;
+        if (overflow) {
+            PyErr_SetString(PyExc_OverflowError, "int too big to convert"); /* as PyTorch */
+            return -1;
+        }
+    }
+    if (dt == CG_DTYPE_BOOL || (!integral && dt != CG_DTYPE_F32)) return 0;
+    double lo, hi;
+    switch (dt) {
+    case CG_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
+    case CG_DTYPE_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case CG_DTYPE_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case CG_DTYPE_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case CG_DTYPE_I64: lo = (double)INT64_MIN, hi = (double)INT64_MAX; break;
+    default: lo = -FLT_MAX, hi = FLT_MAX; break;
+    }
+    bool ok;
+    if (PyLong_Check(o)) {
+        if (!integral || dt == CG_DTYPE_I64) ok = true;
+        else if (dt == CG_DTYPE_U8) ok = v <= UINT8_MAX && v >= -(long long)UINT8_MAX;
+        else ok = v >= (long long)lo && v <= (long long)hi;
+    } else {
+        double f = PyFloat_AsDouble(o);
+        if (f == -1.0 && PyErr_Occurred()) return -1;
+        ok = integral ? !isnan(f) && f >= lo && f <= hi : isnan(f) || isinf(f) || fabs(f) <= FLT_MAX;
+    }
+    if (ok) return 0;
+    PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow", cg_dtype_name(dt));
+    return -1;
 }

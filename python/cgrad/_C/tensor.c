@@ -328,8 +328,17 @@ static int infer(PyObject *o, int depth, infer_state *st) {
     return 0;
 }
 
-static int fill_leaf(PyObject *o, char **p, cg_dtype dt) {
+/* One element into the staging buffer (dt: the staging dtype); target: the
+ * tensor's dtype, which a Python number must fit (Note [Checked scalar conversion]). */
+static int fill_leaf(PyObject *o, char **p, cg_dtype dt, cg_dtype target) {
     double v;
+    if (cgpy_is_scalar(o) && cgpy_check_fits(o, target, false)) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) { /* a ValueError, as PyTorch's parser raises */
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "Overflow when unpacking long long: %R does not fit in int64", o);
+        }
+        return -1;
+    }
     if (cgpy_is_tensor(o) && dt == CG_DTYPE_I64) { /* exact int64 staging */
         if (cgpy_check(cg_tensor_copy_to_buffer(cgpy_t(o), *p, CG_DTYPE_I64))) return -1;
         *p += 8;
@@ -338,7 +347,7 @@ static int fill_leaf(PyObject *o, char **p, cg_dtype dt) {
     if (cgpy_is_tensor(o)) {
         if (cgpy_check(cg_tensor_item(cgpy_t(o), &v))) return -1;
     } else if (dt == CG_DTYPE_I64 && PyLong_Check(o)) {
-        int64_t x = PyLong_AsLongLong(o);
+        int64_t x = PyLong_AsLongLong(o); /* fits: checked above */
         if (x == -1 && PyErr_Occurred()) return -1;
         memcpy(*p, &x, 8);
         *p += 8;
@@ -353,11 +362,11 @@ static int fill_leaf(PyObject *o, char **p, cg_dtype dt) {
     return 0;
 }
 
-static int fill(PyObject *o, int depth, int ndim, char **p, cg_dtype dt) {
+static int fill(PyObject *o, int depth, int ndim, char **p, cg_dtype dt, cg_dtype target) {
     if (depth == ndim) {
-        if (cgpy_is_tensor(o) || cgpy_is_scalar(o)) return fill_leaf(o, p, dt);
+        if (cgpy_is_tensor(o) || cgpy_is_scalar(o)) return fill_leaf(o, p, dt, target);
         PyObject *num = PyObject_CallMethod(o, "item", NULL); /* a NumPy scalar (see infer) */
-        int r = num ? fill_leaf(num, p, dt) : -1;
+        int r = num ? fill_leaf(num, p, dt, target) : -1;
         Py_XDECREF(num);
         return r;
     }
@@ -365,7 +374,7 @@ static int fill(PyObject *o, int depth, int ndim, char **p, cg_dtype dt) {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_GetItem(o, i);
         if (!item) return -1;
-        int r = fill(item, depth + 1, ndim, p, dt);
+        int r = fill(item, depth + 1, ndim, p, dt, target);
         Py_DECREF(item);
         if (r) return -1;
     }
@@ -415,7 +424,7 @@ cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev) {
     void *buf = PyMem_Malloc((size_t)(numel > 0 ? numel : 1) * 8);
     if (!buf) return (cg_tensor *)PyErr_NoMemory();
     char *p = buf;
-    if (numel > 0 && fill(data, 0, ndim, &p, stage)) {
+    if (numel > 0 && fill(data, 0, ndim, &p, stage, dt)) {
         PyMem_Free(buf);
         return NULL;
     }

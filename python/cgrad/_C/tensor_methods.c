@@ -157,6 +157,44 @@ static PyObject *m_retain_grad(PyObject *self, PyObject *u) {
     Py_RETURN_NONE;
 }
 
+static void format_shape(char *buf, size_t cap, int nd, const int64_t *shape) {
+    size_t n = (size_t)snprintf(buf, cap, "(");
+    for (int i = 0; i < nd && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%lld%s", (long long)shape[i], nd == 1 || i + 1 < nd ? "," : "");
+    if (n < cap) snprintf(buf + n, cap - n, ")");
+}
+
+/* A hook's replacement must keep the gradient's shape, dtype and device, as
+ * PyTorch requires; otherwise raises a RuntimeError naming the hook and returns 1. */
+static int hook_changed(void *fn, cg_tensor *grad, cg_tensor *rep) {
+    const char *what = NULL;
+    char was[160], got[160];
+    if (cg_tensor_ndim(rep) != cg_tensor_ndim(grad) ||
+        memcmp(cg_tensor_shape(rep), cg_tensor_shape(grad), sizeof(int64_t) * (size_t)cg_tensor_ndim(grad))) {
+        what = "size";
+        format_shape(was, sizeof was, cg_tensor_ndim(grad), cg_tensor_shape(grad));
+        format_shape(got, sizeof got, cg_tensor_ndim(rep), cg_tensor_shape(rep));
+    } else if (cg_tensor_dtype(rep) != cg_tensor_dtype(grad)) {
+        what = "type";
+        snprintf(was, sizeof was, "%s", cg_dtype_name(cg_tensor_dtype(grad)));
+        snprintf(got, sizeof got, "%s", cg_dtype_name(cg_tensor_dtype(rep)));
+    } else if (!cg_device_eq(cg_tensor_device(rep), cg_tensor_device(grad))) {
+        what = "device";
+        snprintf(was, sizeof was, "%s", cg_device_name(cg_tensor_device(grad)));
+        snprintf(got, sizeof got, "%s", cg_device_name(cg_tensor_device(rep)));
+    }
+    if (!what) return 0;
+    PyObject *name = PyObject_GetAttrString((PyObject *)fn, "__name__");
+    const char *nm = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (!nm) {
+        PyErr_Clear();
+        nm = "hook";
+    }
+    PyErr_Format(PyExc_RuntimeError, "hook '%s' has changed the %s of value (was %s got %s)", nm, what, was, got);
+    Py_XDECREF(name);
+    return 1;
+}
+
 /* Tensor hooks: the Python callable runs with the gradient; a non-None
  * return replaces it. Exceptions propagate out of backward(). */
 static cg_status py_hook(void *ctx, cg_tensor *grad, cg_tensor **rep) {
@@ -174,6 +212,9 @@ static cg_status py_hook(void *ctx, cg_tensor *grad, cg_tensor **rep) {
         if (!cgpy_is_tensor(r)) {
             PyErr_Format(PyExc_TypeError, "a tensor hook must return None or a Tensor, not %.100s", Py_TYPE(r)->tp_name);
             cg_set_error(CG_ERR_RUNTIME, "[hook] a tensor hook returned a non-Tensor");
+            st = CG_ERR_RUNTIME;
+        } else if (hook_changed(ctx, grad, cgpy_t(r))) {
+            cg_set_error(CG_ERR_RUNTIME, "[hook] a tensor hook changed the gradient's shape, dtype or device");
             st = CG_ERR_RUNTIME;
         } else {
             *rep = cgpy_t(r);
@@ -322,7 +363,7 @@ static PyObject *m_fill_(PyObject *self, PyObject *v) {
         if (cgpy_check(cg_tensor_item(cgpy_t(v), &x))) return NULL;
     } else {
         x = PyFloat_AsDouble(v);
-        if (x == -1.0 && PyErr_Occurred()) return NULL;
+        if ((x == -1.0 && PyErr_Occurred()) || cgpy_check_fits(v, cg_tensor_dtype(T_OF(self)), true)) return NULL;
     }
     if (cgpy_check(cg_fill_(T_OF(self), x))) return NULL;
     Py_INCREF(self);
@@ -530,7 +571,7 @@ static PyObject *new_factory(PyObject *self, PyObject *args, PyObject *kw, int k
     if (fv) {
         if (cgpy_is_tensor(fv)) {
             if (cgpy_check(cg_tensor_item(cgpy_t(fv), &fill))) return NULL;
-        } else if ((fill = PyFloat_AsDouble(fv)) == -1.0 && PyErr_Occurred()) {
+        } else if (((fill = PyFloat_AsDouble(fv)) == -1.0 && PyErr_Occurred()) || cgpy_check_fits(fv, dt, true)) {
             return NULL;
         }
     }
