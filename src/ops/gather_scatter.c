@@ -480,7 +480,7 @@ static cg_tensor *scatter_impl(const cg_op_schema *s, cg_tensor *x, int64_t dim,
     int64_t d;
     if (sg_check(op, x, dim, index, src, &d) || guard(s, x)) return NULL;
     if (mode == SC_MEAN && x->dtype == CG_DTYPE_BOOL) {
-        cg_set_error(CG_ERR_DTYPE, "[%s] reduce=\"mean\" not supported for dtype bool", op);
+        cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] reduce=\"mean\" not supported for dtype bool", op);
         return NULL;
     }
     cg_tensor *out = cg_new_output(op, x->ndim, x->shape, x->dtype, x->device);

@@ -232,7 +232,7 @@ static cg_tensor *prod_forward(const prod_op *op, cg_tensor *self, cg_tensor *a,
     int off = self ? 0 : 1, n = 3 - off;
     if (cg_check_same(name, n, args + off, 0)) return NULL;
     cg_dtype dt = a->dtype;
-    CG_CHECK(dt != CG_DTYPE_BOOL, CG_ERR_DTYPE, "[%s] not supported for dtype bool", name);
+    CG_CHECK(dt != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[%s] not supported for dtype bool", name);
     if (!cg_dtype_is_floating(dt))
         CG_CHECK(alpha == trunc(alpha) && (!self || beta == trunc(beta)), CG_ERR_VALUE,
                  "[%s] for integer inputs, beta and alpha must be integers (got beta=%g, alpha=%g)", name, beta, alpha);
@@ -358,7 +358,7 @@ cg_tensor *cg_matmul(cg_tensor *a, cg_tensor *b) {
     /* validate first so errors name matmul and the caller's shapes */
     prod_geom g;
     if (cg_check_same("matmul", 2, (cg_tensor *[]){a, b}, 0) || prod_geometry("matmul", a, b, &g)) return NULL;
-    CG_CHECK(a->dtype != CG_DTYPE_BOOL, CG_ERR_DTYPE, "[matmul] not supported for dtype bool");
+    CG_CHECK(a->dtype != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[matmul] not supported for dtype bool");
     if (a->ndim == 1 && b->ndim == 1) return prod_forward(&k_dot, NULL, a, b, 0.0, 1.0);
     if (a->ndim == 2 && b->ndim == 1) return prod_forward(&k_mv, NULL, a, b, 0.0, 1.0);
     if (a->ndim == 2 && b->ndim == 2) return prod_forward(&k_mm, NULL, a, b, 0.0, 1.0);

@@ -111,7 +111,7 @@ cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
     cg_tensor *args[3] = {input, weight, bias};
     if (cg_check_same(op, bias ? 3 : 2, args, 0)) return NULL;
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR];
-    CG_CHECK(input->dtype != CG_DTYPE_BOOL, CG_ERR_DTYPE, "[%s] not supported for dtype bool", op);
+    CG_CHECK(input->dtype != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[%s] not supported for dtype bool", op);
     CG_CHECK(input->ndim >= 1, CG_ERR_SHAPE, "[%s] input must be at least 1-D, got shape %s", op,
              cg_shape_str(s1, input->ndim, input->shape));
     CG_CHECK(weight->ndim == 2, CG_ERR_SHAPE, "[%s] weight must be 2-D (out_features, in_features), got shape %s", op,

@@ -239,7 +239,7 @@ cg_tensor *cg_randint(int64_t low, int64_t high, int ndim, const int64_t *shape,
 cg_tensor *cg_randperm(int64_t n, cg_dtype dt, cg_device dev) {
     if (cg_check_factory("randperm", dt, dev)) return NULL;
     CG_CHECK(n >= 0, CG_ERR_SHAPE, "[randperm] n must be non-negative, got %lld", (long long)n);
-    CG_CHECK(dt != CG_DTYPE_BOOL, CG_ERR_DTYPE, "[randperm] not supported for dtype bool");
+    CG_CHECK(dt != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[randperm] not supported for dtype bool");
     int64_t lo, hi;
     exact_int_range(dt, &lo, &hi);
     CG_CHECK(n == 0 || n - 1 <= hi, CG_ERR_VALUE, "[randperm] n=%lld is too large for dtype %s", (long long)n,

@@ -166,6 +166,23 @@ case("fill_value_beyond_int32", lambda L: L.zeros(2, dtype=L.int32).fill_(1 << 4
 case("setitem_value_beyond_uint8", lambda L: L.zeros(2, dtype=L.uint8).__setitem__(0, 256), RuntimeError, NO_FIT)
 case("setitem_nan_into_int64", lambda L: L.zeros(2, dtype=L.int64).__setitem__(slice(None), float("nan")),
      RuntimeError, NO_FIT)
+U8_MASK = lambda L: L.tensor([True, False])  # noqa: E731
+case("masked_fill_value_beyond_uint8", lambda L: L.zeros(2, dtype=L.uint8).masked_fill(U8_MASK(L), 300), RuntimeError,
+     NO_FIT)
+case("index_fill_value_beyond_int8", lambda L: L.zeros(2, dtype=L.int8).index_fill(0, L.tensor([0]), 200), RuntimeError,
+     NO_FIT)
+case("scatter_value_beyond_uint8", lambda L: L.zeros(2, dtype=L.uint8).scatter(0, L.tensor([0]), 256), RuntimeError,
+     NO_FIT)
+case("clamp_bound_beyond_uint8", lambda L: L.zeros(2, dtype=L.uint8).clamp(max=300), RuntimeError, NO_FIT)
+case("clamp__bound_beyond_int8", lambda L: L.zeros(2, dtype=L.int8).clamp_(min=-200), RuntimeError, NO_FIT)
+case("where_value_beyond_uint8", lambda L: L.where(U8_MASK(L), L.zeros(2, dtype=L.uint8), 300), RuntimeError, NO_FIT)
+case("matmul_bool", lambda L: L.ones(2, 2, dtype=L.bool) @ L.ones(2, 2, dtype=L.bool), NotImplementedError, "ool")
+case("mm_bool", lambda L: L.ones(2, 2, dtype=L.bool).mm(L.ones(2, 2, dtype=L.bool)), NotImplementedError, "ool")
+case("linear_bool", lambda L: L.nn.functional.linear(L.ones(2, 2, dtype=L.bool), L.ones(2, 2, dtype=L.bool)),
+     NotImplementedError, "ool")
+case("randperm_bool", lambda L: L.randperm(3, dtype=L.bool), NotImplementedError, "ool")
+case("scatter_reduce_mean_bool", lambda L: L.zeros(2, dtype=L.bool).scatter_reduce(0, L.tensor([0]), L.tensor([True]),
+                                                                                   "mean"), NotImplementedError, "ool")
 case("full_int_beyond_int64", lambda L: L.full((1,), 1 << 70), OverflowError, "too big")
 case("tensor_ragged", lambda L: L.tensor([[1, 2], [3]]), ValueError, "expected sequence of length 2")
 case("tensor_int_beyond_int64", lambda L: L.tensor([1 << 70]), ValueError, "overflow")

@@ -184,8 +184,11 @@ PyObject *cgpy_act_where(FASTKW_ARGS) {
                      cg_dtype_name(cg_tensor_dtype(c)));
         return NULL;
     }
-    cg_tensor *t[2];
     cg_dtype dt;
+    if (cgpy_result_type(2, &v[1], &dt)) return NULL;
+    for (int i = 1; i < 3; i++) /* a number operand must fit the result dtype, as in PyTorch */
+        if (cgpy_is_scalar(v[i]) && cgpy_check_fits(v[i], dt, true)) return NULL;
+    cg_tensor *t[2];
     if (cgpy_promote_operands(2, &v[1], false, t, &dt)) return NULL;
     cg_tensor *r = cg_where(c, t[0], t[1]);
     cgpy_release_n(2, t);
@@ -273,7 +276,8 @@ static cg_tensor *clamp_apply(PyObject *x, PyObject *lo, PyObject *hi, const cha
     if (!tensors) {
         double bv[2] = {0, 0};
         for (int i = 0; i < 2; i++)
-            if (!is_none(b[i]) && cgpy_parse_double(b[i], &bv[i], i ? "max" : "min")) goto done;
+            if (!is_none(b[i]) && (cgpy_check_fits(b[i], dt, true) || cgpy_parse_double(b[i], &bv[i], i ? "max" : "min")))
+                goto done;
         r = cg_clamp_scalar(xt, is_none(lo) ? NULL : &bv[0], is_none(hi) ? NULL : &bv[1]);
     } else {
         cg_tensor *bt[2] = {NULL, NULL};
@@ -326,7 +330,9 @@ static PyObject *clamp_inplace(FASTKW_ARGS, int which, cgpy_fastkw_fn outofplace
     if (cgpy_result_type(!is_none(lo) && !is_none(hi) ? 3 : 2, ops, &dt) || cgpy_check_cast(dt, cg_tensor_dtype(t)))
         return NULL;
     double bv[2] = {0, 0};
-    if ((!is_none(lo) && cgpy_parse_double(lo, &bv[0], "min")) || (!is_none(hi) && cgpy_parse_double(hi, &bv[1], "max")))
+    cg_dtype tdt = cg_tensor_dtype(t);
+    if ((!is_none(lo) && (cgpy_check_fits(lo, tdt, true) || cgpy_parse_double(lo, &bv[0], "min"))) ||
+        (!is_none(hi) && (cgpy_check_fits(hi, tdt, true) || cgpy_parse_double(hi, &bv[1], "max"))))
         return NULL;
     return cgpy_inplace_result(v[0], cg_clamp_(t, is_none(lo) ? NULL : &bv[0], is_none(hi) ? NULL : &bv[1]));
 }

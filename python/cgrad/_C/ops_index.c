@@ -30,6 +30,7 @@ static cg_tensor *fill_value(PyObject *v, cg_tensor *x, const char *op) {
                      op, cg_tensor_ndim(cgpy_t(v)));
         return NULL;
     }
+    if (cgpy_is_scalar(v) && cgpy_check_fits(v, cg_tensor_dtype(x), true)) return NULL;
     return cgpy_as_tensor(v, cg_tensor_dtype(x), cg_tensor_device(x));
 }
 
