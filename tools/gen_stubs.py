@@ -5,6 +5,7 @@ checks the stub is up to date)."""
 from __future__ import annotations
 
 import inspect
+import subprocess
 import sys
 from pathlib import Path
 from typing import List
@@ -105,6 +106,15 @@ def generate() -> str:
     return "".join(out)
 
 
+def _package_submodules() -> List[str]:
+    """The submodules `import cgrad` itself binds, asked of a fresh interpreter:
+    in this one, whatever else was imported (cgrad.examples, ...) is bound too."""
+    code = ("import cgrad; print(' '.join(sorted(n for n, v in vars(cgrad).items() "
+            "if not n.startswith('_') and type(v).__name__ == 'module')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
 def generate_package() -> str:
     """__init__.pyi: the package re-exports every public name of _C at run
     time (globals().update); spell them out for type checkers."""
@@ -124,7 +134,7 @@ def generate_package() -> str:
             lines.append(f"def {n}(*args: object, **kwargs: object) -> object: ...\n")
         else:
             lines.append(f"from {mod.replace('cgrad', '', 1) or '.'} import {n} as {n}\n".replace("from .", "from .", 1))
-    mods = sorted(n for n, v in vars(cgrad).items() if not n.startswith("_") and type(v).__name__ == "module")
+    mods = _package_submodules()
     lines += [f"from . import {m} as {m}\n" for m in mods]
     aliases = sorted(n for n, v in vars(cgrad).items()
                      if not n.startswith("_") and isinstance(v, C.dtype) and n not in vars(C))
