@@ -691,6 +691,12 @@ CG_API cg_tensor *cg_group_norm(cg_tensor *input, int64_t num_groups, cg_tensor 
  * eps < 0 means the dtype's machine epsilon (PyTorch's eps=None). */
 CG_API cg_tensor *cg_rms_norm(cg_tensor *input, int ndims, const int64_t *normalized_shape, cg_tensor *weight,
                               double eps);
+/* One direction of an LSTM layer over a whole sequence: xp (T, B, 4H) is the
+ * input projection with both biases added (gates i, f, g, o), h0, c0 (B, H),
+ * w_hh (4H, H); float32 / float64. Steps run t = 0 .. T-1, or backwards with
+ * reverse. out (T, B, H), h_n, c_n (B, H); one autograd node (Note [LSTM layer]). */
+CG_API cg_status cg_lstm_layer(cg_tensor *xp, cg_tensor *h0, cg_tensor *c0, cg_tensor *w_hh, bool reverse,
+                               cg_tensor **out, cg_tensor **h_n, cg_tensor **c_n);
 
 /* Dropout (0 <= p <= 1). The mask is drawn from the global generator like
  * cg_rand (ceil(numel(mask) / 2) counters), so results depend only on the

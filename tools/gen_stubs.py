@@ -36,6 +36,7 @@ RETURNS = {
 }
 RETURNS.update({n: "Tuple[_TensorBase, _TensorBase]" for n in (  # nn pooling: (values, indices)
     "max_pool1d_with_indices", "max_pool2d_with_indices", "adaptive_max_pool1d", "adaptive_max_pool2d")})
+RETURNS["lstm_layer"] = "Tuple[_TensorBase, _TensorBase, _TensorBase]"  # (output, h_n, c_n)
 
 
 def _ret(name: str) -> str:

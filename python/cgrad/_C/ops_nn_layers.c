@@ -461,6 +461,31 @@ static PyObject *f_embedding_renorm_(FASTKW_ARGS) {
     return v[0];
 }
 
+/* ================================================================ recurrent layers */
+
+/* _lstm_layer(xp, h0, c0, w_hh, reverse=False) -> (out, h_n, c_n): one direction of an
+ * LSTM layer over the whole sequence (cg_lstm_layer; nn.LSTM's fast path) */
+static PyObject *f__lstm_layer(FASTKW_ARGS) {
+    static const char *const names[] = {"xp", "h0", "c0", "w_hh", "reverse", NULL};
+    PyObject *v[5];
+    bool reverse = false;
+    if (PARSE("_lstm_layer", names, 5, 4, v) || cgpy_need_tensor(v[1], "_lstm_layer", "h0") ||
+        cgpy_need_tensor(v[2], "_lstm_layer", "c0") || cgpy_need_tensor(v[3], "_lstm_layer", "w_hh") ||
+        opt_bool(v[4], &reverse))
+        return NULL;
+    cg_tensor *xp = cgpy_t(v[0]), *h0 = cgpy_t(v[1]), *c0 = cgpy_t(v[2]), *w = cgpy_t(v[3]);
+    cg_tensor *out = NULL, *hn = NULL, *cn = NULL;
+    cg_status st;
+    CGPY_NOGIL_IF(NUMEL(xp), st = cg_lstm_layer(xp, h0, c0, w, reverse, &out, &hn, &cn));
+    if (st != CG_OK) return raise_engine();
+    PyObject *items[3] = {cgpy_wrap(out), NULL, NULL};
+    items[1] = items[0] ? cgpy_wrap(hn) : (cg_tensor_release(hn), NULL);
+    items[2] = items[1] ? cgpy_wrap(cn) : (cg_tensor_release(cn), NULL);
+    PyObject *res = items[2] ? PyTuple_Pack(3, items[0], items[1], items[2]) : NULL;
+    for (int i = 0; i < 3; i++) Py_XDECREF(items[i]);
+    return res;
+}
+
 /* ================================================================ tables */
 
 PyMethodDef cgpy_nn_layers_methods[] = {CGPY_TABLE_END};
@@ -495,5 +520,6 @@ PyMethodDef cgpy_nn_layers_functions[] = {
     CGPY_FASTKW("alpha_dropout_", f_alpha_dropout_),
     CGPY_FASTKW("embedding", f_embedding),
     CGPY_FASTKW("embedding_renorm_", f_embedding_renorm_),
+    CGPY_FASTKW("_lstm_layer", f__lstm_layer),
     CGPY_TABLE_END,
 };

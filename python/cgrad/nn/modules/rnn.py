@@ -27,6 +27,9 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 
+_LSTM_FUSED_DTYPES = (_C.float32, _C.float64)
+
+
 def _is_packed(input: Any) -> bool:
     return type(input).__name__ == "PackedSequence" and hasattr(input, "batch_sizes")
 
@@ -92,9 +95,17 @@ def _run_rnn(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Optional[Te
 
 
 def _run_lstm(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Optional[Tensor],
-              b_hh: Optional[Tensor], reverse: bool) -> Tuple[List[Tensor], Tensor, Tensor]:
+              b_hh: Optional[Tensor], reverse: bool) -> Tuple[Tensor, Tensor, Tensor]:
+    """Returns the (T, B, H) outputs and the last states. float32 / float64 sequences take the engine's
+    whole-sequence kernel (one node per layer and direction, Note [LSTM layer] in src/ops/nn_rnn.c);
+    other dtypes (and autocast, which lowers the projection) take the step loop of cg ops."""
     b = b_ih + b_hh if b_ih is not None else None
-    xs = _steps(F.linear(x, w_ih, b), (w_hh.shape[0],))
+    xp = F.linear(x, w_ih, b)
+    dt = xp.dtype
+    if (dt in _LSTM_FUSED_DTYPES and h.dtype == dt and c.dtype == dt and w_hh.dtype == dt and xp.device.type == "cpu"
+            and xp.size(0) > 0 and xp.size(1) > 0):
+        return _C._lstm_layer(xp, h, c, w_hh, reverse)
+    xs = _steps(xp, (w_hh.shape[0],))
     w_t = w_hh.t().contiguous()
     addmm, sigmoid, tanh, addcmul = _C.addmm, _C.sigmoid, _C.tanh, _C.addcmul
     outs: List[Tensor] = []
@@ -105,7 +116,7 @@ def _run_lstm(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih:
         outs.append(h)
     if reverse:
         outs.reverse()
-    return outs, h, c
+    return _C.stack(outs, 0), h, c
 
 
 def _run_gru(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Optional[Tensor], b_hh: Optional[Tensor],
@@ -290,16 +301,18 @@ class RNNBase(Module):
                 w_ih, w_hh = w[0], w[1]
                 b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
                 rev = direction == 1
-                if mode == "LSTM":
-                    outs, h, c = _run_lstm(x, hs[k], cs[k], w_ih, w_hh, b_ih, b_hh, rev)  # type: ignore[index]
-                    c_n.append(c)
-                elif mode == "GRU":
-                    outs, h = _run_gru(x, hs[k], w_ih, w_hh, b_ih, b_hh, rev)
-                else:
-                    outs, h = _run_rnn(x, hs[k], w_ih, w_hh, b_ih, b_hh, mode == "RNN_RELU", rev)
-                h_n.append(h)
                 last = layer == self.num_layers - 1
-                dir_outs.append(_C.stack(outs, 1 if last and self.batch_first else 0))
+                if mode == "LSTM":
+                    seq, h, c = _run_lstm(x, hs[k], cs[k], w_ih, w_hh, b_ih, b_hh, rev)  # type: ignore[index]
+                    c_n.append(c)
+                    dir_outs.append(seq.transpose(0, 1).contiguous() if last and self.batch_first else seq)
+                else:
+                    if mode == "GRU":
+                        outs, h = _run_gru(x, hs[k], w_ih, w_hh, b_ih, b_hh, rev)
+                    else:
+                        outs, h = _run_rnn(x, hs[k], w_ih, w_hh, b_ih, b_hh, mode == "RNN_RELU", rev)
+                    dir_outs.append(_C.stack(outs, 1 if last and self.batch_first else 0))
+                h_n.append(h)
             output = dir_outs[0] if num_directions == 1 else _C.cat(dir_outs, -1)
             x = output
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
