@@ -291,7 +291,9 @@ OPS = [
     OpInfo("F.relu6", unary_samples(-8, 8), call=_F("relu6"), dtypes=F, method=False),
     OpInfo("F.leaky_relu", _with(unary_samples(), dict(negative_slope=0.2)), call=_F("leaky_relu"), dtypes=F, method=False),
     OpInfo("F.elu", _with(unary_samples(), dict(alpha=0.5)), call=_F("elu"), dtypes=F, method=False),
-    OpInfo("F.gelu", _with(unary_samples(-3, 3), dict(approximate="tanh")), call=_F("gelu"), dtypes=F, method=False),
+    OpInfo("F.gelu", _with(unary_samples(-3, 3), dict(approximate="tanh")), call=_F("gelu"), dtypes=F, method=False,
+           exempt={"signed_zeros": "torch's float32 vector gelu returns +0 for -0 and negative subnormals "
+                                   "(its float64 path, like cgrad, keeps -0)"}),
     OpInfo("F.silu", unary_samples(-4, 4), call=_F("silu"), dtypes=F, method=False),
     OpInfo("F.mish", unary_samples(-4, 4), call=_F("mish"), dtypes=F, method=False),
     OpInfo("F.softplus", _with(unary_samples(-4, 4), dict(beta=2.0, threshold=3.0)), call=_F("softplus"), dtypes=F,
