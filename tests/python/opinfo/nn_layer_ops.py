@@ -225,8 +225,8 @@ OPS = [
     OpInfo("batch_norm", _bn_samples, call=_norm_call("batch_norm"), **_BN),
     OpInfo("instance_norm", _in_samples, call=_norm_call("instance_norm"), **_BN),
     OpInfo("layer_norm", _layer_norm_samples, **_NORM),
-    OpInfo("group_norm", _group_norm_samples, **dict(_NORM, exempt=dict(
-        _NORM["exempt"], signed_zeros="torch folds the affine into x a + b: a zero result's sign follows another "
+    OpInfo("group_norm", _group_norm_samples, **dict(_BN, exempt=dict(
+        _BN["exempt"], signed_zeros="torch folds the affine into x a + b: a zero result's sign follows another "
                                       "rounding path"))),
     OpInfo("rms_norm", _rms_norm_samples, **_NN),
     OpInfo("dropout", _dropout_samples, **_DROP),
