@@ -348,6 +348,9 @@ cg_tensor *cg_binary_cross_entropy_with_logits(cg_tensor *input, cg_tensor *targ
 cg_tensor *cg_kl_div(cg_tensor *input, cg_tensor *target, cg_reduction reduction, bool log_target) {
     const char *op = "kl_div";
     if (check_pair(op, input, target, reduction)) return NULL;
+    int bnd;
+    int64_t bsh[CG_MAX_DIMS];
+    if (cg_broadcast_shapes(op, input->ndim, input->shape, target->ndim, target->shape, &bnd, bsh)) return NULL;
     NN_ARENA;
     cg_tensor *l;
     if (log_target) { /* exp(t) (t - x) */

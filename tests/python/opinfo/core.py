@@ -347,12 +347,18 @@ def strided_layout(shape: Sequence[int], layout: str) -> Tuple[int, Tuple[int, .
     raise ValueError(layout)
 
 
+def first_array(s: SampleInput) -> int:
+    """Index of the sample's first array argument (-1: none)."""
+    return next((i for i, a in enumerate(s.args) if isinstance(a, np.ndarray)), -1)
+
+
 def strided_samples(op: "OpInfo", dtype: str, max_samples: int = 2) -> List[Tuple[SampleInput, str]]:
-    """(sample, layout) pairs: the op's first samples whose first argument is a
-    non-empty array of rank >= 1 (at most max_samples of them), once per layout."""
+    """(sample, layout) pairs: the op's first samples whose first array
+    argument is non-empty of rank >= 1 (at most max_samples of them), once per layout."""
     out: List[Tuple[SampleInput, str]] = []
     for s in op.sample_fn(dtype):
-        if not s.args or not isinstance(s.args[0], np.ndarray) or s.args[0].ndim == 0 or s.args[0].size == 0 or s.noncontig:
+        i = first_array(s)
+        if i < 0 or s.args[i].ndim == 0 or s.args[i].size == 0 or s.noncontig:
             continue
         out += [(s, layout) for layout in STRIDED_LAYOUTS]
         if len(out) >= max_samples * len(STRIDED_LAYOUTS):
@@ -372,9 +378,10 @@ def strided_base(x: np.ndarray, layout: str) -> Tuple[np.ndarray, Tuple[int, ...
 
 @dataclass
 class ErrorInput:
-    """A bad call: the sample, the exception type (PyTorch's), a fragment the
-    message must contain (case-insensitive) and whether torch is checked with
-    the same call (False only where the call is cgrad-specific, reason given)."""
+    """A bad call: the sample, the exception type (PyTorch's), a regular
+    expression the message must match (case-insensitive search) and whether
+    torch is checked with the same call (False only where the call is
+    cgrad-specific)."""
     sample: SampleInput
     exc: type
     match: str
@@ -395,7 +402,12 @@ def _arr(s: SampleInput, i: int) -> bool:
 def err_kwarg(op: "OpInfo", dtype: str) -> List[ErrorInput]:
     """An unknown keyword argument: TypeError naming it."""
     s = _first(op, dtype, lambda s: not s.noncontig)
-    return [ErrorInput(SampleInput(s.args, dict(s.kwargs, no_such_arg=1)), TypeError, "no_such_arg")] if s else []
+    return [ErrorInput(SampleInput(s.args, dict(s.kwargs, no_such_arg=1)), TypeError, KWARG_MATCH)] if s else []
+
+
+# What an unknown keyword's TypeError says: its name where the binding reports
+# it, else CPython's argument-count message ("takes at most 2 arguments (3 given)").
+KWARG_MATCH = "no_such_arg|argument"
 
 
 def err_broadcast(op: "OpInfo", dtype: str) -> List[ErrorInput]:
@@ -406,7 +418,10 @@ def err_broadcast(op: "OpInfo", dtype: str) -> List[ErrorInput]:
         return []
     b = s.args[1]
     bad = np.resize(b, b.shape[:-1] + (s.args[0].shape[-1] + 2,)).astype(b.dtype)
-    return [ErrorInput(SampleInput((s.args[0], bad) + tuple(s.args[2:]), dict(s.kwargs)), RuntimeError, "size")]
+    return [ErrorInput(SampleInput((s.args[0], bad) + tuple(s.args[2:]), dict(s.kwargs)), RuntimeError, SHAPE_MATCH)]
+
+
+SHAPE_MATCH = "shape|size|element"
 
 
 def err_dim(op: "OpInfo", dtype: str) -> List[ErrorInput]:
@@ -449,3 +464,24 @@ def error_inputs(op: "OpInfo", dtype: str) -> List[ErrorInput]:
     for e in op.errors or ():
         out += GENERIC_ERRORS[e](op, dtype) if isinstance(e, str) else e(dtype)
     return out
+
+
+class Z:
+    """An array argument of an error spec: zeros of `shape` in the run's dtype
+    (or `dtype`), or the given `values`."""
+
+    def __init__(self, *shape: int, dtype: Optional[str] = None, values: Optional[Sequence[Any]] = None) -> None:
+        self.shape, self.dtype, self.values = shape, dtype, values
+
+    def array(self, run_dtype: str) -> np.ndarray:
+        dt = self.dtype or run_dtype
+        return np.asarray(self.values, dtype=dt) if self.values is not None else np.zeros(self.shape, dtype=dt)
+
+
+def bad(exc: type, match: str, *args: Any, **kwargs: Any) -> Callable[[str], List[ErrorInput]]:
+    """An explicit error declaration: the call with args (Z specs become arrays)
+    raises exc (PyTorch's type) with a message matching `match`."""
+    def fn(dtype: str) -> List[ErrorInput]:
+        arrays = tuple(a.array(dtype) if isinstance(a, Z) else a for a in args)
+        return [ErrorInput(SampleInput(arrays, dict(kwargs)), exc, match)]
+    return fn

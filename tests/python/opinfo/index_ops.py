@@ -5,7 +5,7 @@ write the same position twice only use ops whose result is then still
 deterministic (scatter_add, index_add, accumulating index_put)."""
 import numpy as np
 
-from .core import OpInfo, SampleInput, rand_array
+from .core import OpInfo, SampleInput, Z, bad, rand_array
 
 VALUE_DTYPES = ("float32", "float64", "int64", "int32", "bool")
 
@@ -212,7 +212,8 @@ OPS = [
     OpInfo("scatter_add", _scatter_samples(unique=False), dtypes=("float32", "float64", "int64", "int32"), inplace=True),
     OpInfo("scatter_reduce", _scatter_reduce_samples, dtypes=("float32", "float64", "int64"), inplace=True),
     OpInfo("index_select", _index_select_samples, dtypes=VALUE_DTYPES),
-    OpInfo("take", _take_samples, dtypes=VALUE_DTYPES),
+    OpInfo("take", _take_samples, dtypes=VALUE_DTYPES,
+           errors=("kwarg", bad(IndexError, "out of range", Z(3, 4), Z(dtype="int64", values=[0, 12])))),
     OpInfo("index_add", _index_dim_samples("add"), dtypes=("float32", "float64", "int64", "int32"), inplace=True),
     OpInfo("index_copy", _index_dim_samples("copy"), dtypes=VALUE_DTYPES, inplace=True),
     OpInfo("index_fill", _index_dim_samples("fill"), dtypes=VALUE_DTYPES, inplace=True),

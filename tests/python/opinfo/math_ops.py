@@ -4,7 +4,7 @@ Domains keep samples away from kinks, poles and ties (so gradients are
 defined) and integer divisors away from zero."""
 import numpy as np
 
-from .core import BROADCAST_PAIRS, SHAPES, OpInfo, SampleInput, binary_samples, rand_array, unary_samples
+from .core import BROADCAST_PAIRS, SHAPES, OpInfo, SampleInput, Z, bad, binary_samples, rand_array, unary_samples
 
 F = ("float32", "float64")
 FI = ("float32", "float64", "int64", "int32", "uint8", "bool")  # every dtype: ints/bools promote or keep
@@ -257,7 +257,7 @@ OPS = [
     OpInfo("allclose", _isclose_samples, call=_as_tensor("allclose"), dtypes=("float32", "float64", "int64"), method=False,
            grad=False),
     OpInfo("equal", _isclose_samples, call=_as_tensor("equal"), dtypes=("float32", "float64", "int64"), method=False,
-           grad=False),
+           grad=False, errors=(bad(TypeError, "must be Tensor", Z(3), 3),)),
     OpInfo("logical_and", binary_samples(-1, 1, scalars=False), dtypes=FI, grad=False, inplace=True),
     OpInfo("logical_or", binary_samples(-1, 1, scalars=False), dtypes=FI, grad=False, inplace=True),
     OpInfo("logical_xor", binary_samples(-1, 1, scalars=False), dtypes=FI, grad=False, inplace=True),
@@ -315,3 +315,7 @@ OPS += [
     OpInfo("pow", _pow_int, dtypes=("int64", "int32")),
     OpInfo("float_power", _pow_int, dtypes=("int64", "float32")),
 ]
+
+for _op in OPS:  # issue 6: no float samples to put extreme values into
+    if _op.name.startswith("bitwise_"):
+        _op.exempt["extremes"] = "integer-only op"

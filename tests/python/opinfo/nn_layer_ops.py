@@ -5,7 +5,7 @@ embedding (+ embedding_renorm_). Options grids and errors are in
 tests/python/test_nn_functional_layers.py."""
 import numpy as np
 
-from .core import DOUBLE_ACCUMULATION, NO_LARGE, OpInfo, SampleInput, rand_array
+from .core import DOUBLE_ACCUMULATION, NO_LARGE, OpInfo, SampleInput, Z, bad, rand_array
 
 _TOL = dict(atol=1e-4, rtol=1e-4)
 
@@ -213,9 +213,12 @@ OPS = [
     OpInfo("conv1d", _conv_samples(1), **_CONV),
     OpInfo("conv2d", _conv_samples(2), **_CONV),
     OpInfo("conv3d", _conv_samples(3), **_CONV),
-    OpInfo("conv_transpose1d", _convt_samples(1), **_CONV),
-    OpInfo("conv_transpose2d", _convt_samples(2), **_CONV),
-    OpInfo("conv_transpose3d", _convt_samples(3), **_CONV),
+    OpInfo("conv_transpose1d", _convt_samples(1), **_CONV,
+           errors=("kwarg", bad(RuntimeError, "channels", Z(2, 2, 4), Z(3, 3, 3)))),
+    OpInfo("conv_transpose2d", _convt_samples(2), **_CONV,
+           errors=("kwarg", bad(RuntimeError, "channels", Z(2, 2, 4, 4), Z(3, 3, 3, 3)))),
+    OpInfo("conv_transpose3d", _convt_samples(3), **_CONV,
+           errors=("kwarg", bad(RuntimeError, "channels", Z(2, 2, 4, 4, 4), Z(3, 3, 3, 3, 3)))),
     OpInfo("max_pool1d", _pool_samples(1, True), **_NN),
     OpInfo("max_pool2d", _pool_samples(2, True), **_NN),
     OpInfo("max_pool1d_with_indices", _pool_samples(1, True), **_NN),
@@ -235,7 +238,13 @@ OPS = [
     OpInfo("feature_dropout_", _dropout_samples, call=_inplace_call("feature_dropout_"), **_DROP),
     OpInfo("alpha_dropout", _dropout_samples, **_DROP),
     OpInfo("alpha_dropout_", _dropout_samples, call=_inplace_call("alpha_dropout_"), **_DROP),
-    OpInfo("embedding", _embedding_samples, **_NN),
+    OpInfo("embedding", _embedding_samples, **_NN,
+           errors=("kwarg", bad(IndexError, "out of range", Z(10, 3), Z(dtype="int64", values=[0, 10])))),
     OpInfo("embedding_renorm_", _renorm_samples, call=_inplace_call("embedding_renorm_"), method=False, grad=False,
+           errors=(bad(IndexError, "out of range", Z(6, 3), Z(dtype="int64", values=[0, 6]), 1.0, 2.0),),
            extremes=NO_LARGE, exempt={"extreme_values": DOUBLE_ACCUMULATION}),
 ]
+
+for _op in OPS:  # issue 6: dropout draws are random
+    if "dropout" in _op.name:
+        _op.exempt["extremes"] = "random mask: values compared by shape and dtype only"
