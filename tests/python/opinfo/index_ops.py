@@ -226,3 +226,19 @@ OPS = [
     OpInfo("nonzero", _nonzero_samples(as_tuple=True), dtypes=("float32", "bool"), grad=False),
     OpInfo("argwhere", _nonzero_samples(), dtypes=("float32", "int64", "bool"), grad=False),
 ]
+
+# issue 6: explicit bad inputs (PyTorch's exception types), beside the generic ones
+_I = dict(dtype="int64")
+_ERRORS = {
+    "gather": bad(RuntimeError, "out of bounds", Z(3, 4), 1, Z(**_I, values=[[0, 4]] * 3)),
+    "scatter": bad(RuntimeError, "out of bounds", Z(3, 4), 1, Z(**_I, values=[[0, 4]] * 3), Z(3, 2)),
+    "scatter_add": bad(RuntimeError, "out of bounds", Z(3, 4), 1, Z(**_I, values=[[0, 4]] * 3), Z(3, 2)),
+    "index_select": bad(RuntimeError, "out of range|bounds", Z(3, 4), 1, Z(**_I, values=[0, 4])),
+    "index_add": bad(RuntimeError, "out of bounds", Z(3, 4), 0, Z(**_I, values=[0, 3]), Z(2, 4)),
+    "index_copy": bad(IndexError, "out of bounds", Z(3, 4), 0, Z(**_I, values=[0, 3]), Z(2, 4)),
+    "index_fill": bad(IndexError, "out of bounds", Z(3, 4), 0, Z(**_I, values=[0, 3]), 1.0),
+    "masked_fill": bad(RuntimeError, "boolean mask", Z(3, 4), Z(3, 4), 1.0),
+}
+for _op in OPS:
+    if _op.name in _ERRORS:
+        _op.errors = tuple(_op.errors) + (_ERRORS[_op.name],)

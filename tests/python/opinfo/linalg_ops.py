@@ -98,3 +98,8 @@ OPS = [
            exempt={"extreme_values": DOUBLE_ACCUMULATION}),
 ]
 
+
+_ERRORS = {"mm": bad(RuntimeError, "same dtype", Z(3, 4), Z(4, 2, dtype="float64"))}  # issue 6: explicit bad inputs
+for _op in OPS:
+    if _op.name in _ERRORS:
+        _op.errors = tuple(_op.errors) + (_ERRORS[_op.name],)

@@ -319,3 +319,8 @@ OPS += [
 for _op in OPS:  # issue 6: no float samples to put extreme values into
     if _op.name.startswith("bitwise_"):
         _op.exempt["extremes"] = "integer-only op"
+
+_ERRORS = {"where": bad(RuntimeError, "boolean", Z(3, 4), Z(3, 4), Z(3, 4))}  # issue 6: explicit bad inputs
+for _op in OPS:
+    if _op.name in _ERRORS:
+        _op.errors = tuple(_op.errors) + (_ERRORS[_op.name],)

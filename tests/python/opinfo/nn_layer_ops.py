@@ -248,3 +248,13 @@ OPS = [
 for _op in OPS:  # issue 6: dropout draws are random
     if "dropout" in _op.name:
         _op.exempt["extremes"] = "random mask: values compared by shape and dtype only"
+
+# issue 6: explicit bad inputs (PyTorch's exception types), beside the generic ones
+_ERRORS = {
+    "conv2d": bad(RuntimeError, "channels", Z(1, 2, 5, 5), Z(3, 3, 2, 2)),
+    "layer_norm": bad(RuntimeError, "normalized_shape", Z(3, 4), (5,)),
+    "max_pool2d": bad(RuntimeError, "too small", Z(1, 1, 2, 2), 3),
+}
+for _op in OPS:
+    if _op.name in _ERRORS:
+        _op.errors = tuple(_op.errors) + (_ERRORS[_op.name],)

@@ -5,7 +5,7 @@ from typing import Any, Callable, List, Sequence
 
 import numpy as np
 
-from .core import (ALL_EXTREMES, DOUBLE_ACCUMULATION, NO_LARGE, SHAPES, OpInfo, SampleInput, rand_array,
+from .core import (ALL_EXTREMES, DOUBLE_ACCUMULATION, NO_LARGE, SHAPES, OpInfo, SampleInput, Z, bad, rand_array,
                    unary_samples)
 
 FLOATS = ("float32", "float64")
@@ -277,3 +277,8 @@ OPS = [
 for _op in OPS:  # issue 6 exemptions
     if _op.name in ("cumsum", "cumprod"):
         _op.exempt["inplace"] = f"Tensor.{_op.name}_ is not implemented in cgrad"
+
+_ERRORS = {"topk": bad(RuntimeError, "out of range", Z(3, 4), 5)}  # issue 6: explicit bad inputs
+for _op in OPS:
+    if _op.name in _ERRORS:
+        _op.errors = tuple(_op.errors) + (_ERRORS[_op.name],)

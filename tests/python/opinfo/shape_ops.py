@@ -188,3 +188,14 @@ for _op in OPS:  # issue 6 exemptions
         _op.exempt["inplace"] = _NO_INPLACE_VIEW.format(_op.name)
     if _op.name == "broadcast_shapes":
         _op.exempt.update(extremes="takes shapes, not tensors", strided="takes shapes, not tensors")
+
+# issue 6: explicit bad inputs (PyTorch's exception types), beside the generic ones
+_ERRORS = {
+    "narrow": bad(RuntimeError, "exceeds dimension size", Z(3, 4), 1, 2, 5),
+    "select": bad(IndexError, "out of", Z(3, 4), 1, 4),
+    "view": bad(RuntimeError, "invalid for input of size", Z(3, 4), 5, -1),
+    "reshape": bad(RuntimeError, "invalid for input of size", Z(3, 4), (5, -1)),
+}
+for _op in OPS:
+    if _op.name in _ERRORS:
+        _op.errors = tuple(_op.errors) + (_ERRORS[_op.name],)
