@@ -144,11 +144,20 @@ def _outputs(lib, op, sample):
 
 @pytest.mark.parametrize("case", [c for c in CASES if _float_case(c)], ids=_ids)
 def test_extreme_values_match_torch(case):
-    """±0, ±inf, nan, ±1e20 and subnormals injected into the float samples:
-    the same values (nan / inf positions, signs of zeros) as PyTorch, or the
-    same exception type where PyTorch raises."""
-    op, dt = case
-    for sample in extreme_samples(op, dt):
+    """±0, ±inf, nan, ±1e20 and subnormals injected into the first two float
+    samples: the same values (nan / inf positions, signs of zeros) as
+    PyTorch, or the same exception type where PyTorch raises."""
+    _check_extremes(*case, max_samples=2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in CASES if _float_case(c)], ids=_ids)
+def test_extreme_values_match_torch_all_samples(case):
+    _check_extremes(*case, max_samples=1000)
+
+
+def _check_extremes(op, dt, max_samples):
+    for sample in extreme_samples(op, dt, max_samples):
         err_t, out_t = _outputs(torch, op, sample)
         err_c, out_c = _outputs(cgrad, op, sample)
         if err_t is not None:
@@ -173,12 +182,21 @@ def _strided(lib, x, layout, requires_grad):
 
 @pytest.mark.parametrize("case", [c for c in CASES if "strided" not in c[0].exempt], ids=_ids)
 def test_strided_inputs(case):
-    """The first array argument as an as_strided view (stride 0, overlapping
-    windows, storage offset, column-major): the same values as on its
-    contiguous copy; gradients w.r.t. the view equal those w.r.t. the copy, and
-    gradients w.r.t. the view's base equal PyTorch's."""
-    op, dt = case
-    for sample, layout in strided_samples(op, dt):
+    """The first array argument of the first sample as an as_strided view
+    (stride 0, overlapping windows, storage offset, column-major): the same
+    values as on its contiguous copy; gradients w.r.t. the view equal those
+    w.r.t. the copy, and gradients w.r.t. the view's base equal PyTorch's."""
+    _check_strided(*case, max_samples=1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in CASES if "strided" not in c[0].exempt], ids=_ids)
+def test_strided_inputs_all_samples(case):
+    _check_strided(*case, max_samples=1000)
+
+
+def _check_strided(op, dt, max_samples):
+    for sample, layout in strided_samples(op, dt, max_samples):
         k = first_array(sample)
         x = sample.args[k]
 
