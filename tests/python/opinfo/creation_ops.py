@@ -1,7 +1,7 @@
 """Op table: creation and random sampling."""
 import numpy as np
 
-from .core import OpInfo, SampleInput, Z, bad, rand_array
+from .core import OpInfo, SampleInput, rand_array
 
 
 def _shape_samples(*extra_args, **kw):
