@@ -29,6 +29,7 @@ int8: dtype
 uint8: dtype
 
 class _TensorBase:
+    _version: Any
     data: Any
     device: device
     dtype: dtype

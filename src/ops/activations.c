@@ -200,7 +200,7 @@ NAMED_OP(hardsigmoid, "HardsigmoidBackward0", true, false, CG_FLOAT_TABLE(hardsi
 
 /* ---------------------------------------------------------------- hardswish = x relu6(x + 3) / 6:
  * d = x < -3 ? 0 : x <= 3 ? x/3 + 1/2 : 1 (PyTorch's boundary choice) */
-#define HSW(x, CT) ((x) <= (CT)-3 ? (CT)0 : (x) >= (CT)3 ? (x) : (x) * ((x) + (CT)3) / (CT)6)
+#define HSW(x, CT) ((x) <= (CT)-3 ? (x) * (CT)0 : (x) >= (CT)3 ? (x) : (x) * ((x) + (CT)3) / (CT)6)
 CG_UNARY_FLOAT_LOOPS(hardswish, HSW(x, float), HSW(x, double))
 static cg_tensor *hardswish_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
     cg_tensor *mid = WHERE(LE(x, 3.0), MUL(g, SHIFT(SCALE(x, 1.0 / 3.0), 0.5)), g);

@@ -348,15 +348,19 @@ cg_tensor *cg_binary_cross_entropy_with_logits(cg_tensor *input, cg_tensor *targ
 cg_tensor *cg_kl_div(cg_tensor *input, cg_tensor *target, cg_reduction reduction, bool log_target) {
     const char *op = "kl_div";
     if (check_pair(op, input, target, reduction)) return NULL;
+    int bnd;
+    int64_t bsh[CG_MAX_DIMS];
+    if (cg_broadcast_shapes(op, input->ndim, input->shape, target->ndim, target->shape, &bnd, bsh)) return NULL;
     NN_ARENA;
     cg_tensor *l;
     if (log_target) { /* exp(t) (t - x) */
         l = MUL(TK(cg_exp(target)), SUB(target, input));
-    } else { /* t (log t - x), 0 where t == 0 (xlogy) */
-        cg_tensor *pos = GT(target, 0.0);
-        cg_tensor *safe = WHERE(pos, target, TK(nn_scalar(1.0, target)));
+    } else { /* xlogy(t, t) - t x (PyTorch's form: +0 where t == 0, nan where t < 0) */
+        cg_tensor *zero = TK(cg_cmp_scalar(cg_eq, target, 0.0));
+        cg_tensor *safe = WHERE(zero, TK(nn_scalar(1.0, target)), target);
         cg_tensor *logt = TK(safe ? cg_log(safe) : NULL);
-        l = WHERE(pos, MUL(target, SUB(logt, input)), MUL(target, NEG(input)));
+        cg_tensor *xlogy = WHERE(zero, TK(nn_scalar(0.0, target)), MUL(target, logt));
+        l = SUB(xlogy, MUL(target, input));
     }
     cg_tensor *r = l ? TK(nn_reduce_loss(op, l, reduction)) : NULL;
     return nn_finish(A_, r);

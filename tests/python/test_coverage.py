@@ -1,6 +1,12 @@
-"""Every public op of cgrad has an entry in the op table (tests/python/opinfo)."""
+"""Every public op of cgrad has an entry in the op table (tests/python/opinfo),
+and every entry runs every check of issue 6 (extreme values, strided inputs,
+in-place variants, declared error inputs) unless it records a reasoned
+exemption; the exemptions are listed and counted."""
+import torch
+
 import cgrad
 from opinfo import ALL_OPS
+from opinfo.core import ALL_EXTREMES, error_inputs, extreme_samples, strided_samples
 
 # Public names that are not ops (types, state, factories checked in their own tests).
 NOT_OPS = {
@@ -16,6 +22,9 @@ NOT_OPS |= {"can_cast"}  # promotion query (tests/python/test_promotion.py)
 NOT_OPS |= {"from_numpy", "as_tensor", "asarray", "from_dlpack"}  # interop factories (tests/python/test_interop.py)
 NOT_OPS |= {"save", "load"}  # checkpoints (tests/python/test_serialization.py)
 
+CHECKS = ("extremes", "strided", "inplace", "errors")
+PARTIAL = ("extreme_values", "signed_zeros")  # partial opt-outs of the extremes check
+
 
 def test_every_public_op_has_a_table_entry():
     covered = {op.name for op in ALL_OPS}
@@ -23,3 +32,56 @@ def test_every_public_op_has_a_table_entry():
     dtypes = {n for n in public if isinstance(getattr(cgrad, n), cgrad.dtype)}
     missing = sorted(public - covered - NOT_OPS - dtypes)
     assert not missing, f"public ops without an OpInfo entry: {missing}"
+
+
+def _runs(op, check):
+    """Does this entry run `check` (without an exemption)?"""
+    floats = [d for d in op.dtypes if d.startswith("float")]
+    if check == "extremes":
+        return bool(floats) and not op.nondeterministic_values and not op.skip_torch_compare and \
+            any(extreme_samples(op, d) for d in floats)
+    if check == "strided":
+        return any(strided_samples(op, d) for d in op.dtypes)
+    if check == "inplace":
+        return op.inplace or not (op.method and hasattr(torch.Tensor, op.name + "_"))
+    return bool(op.errors) and len(error_inputs(op, op.dtypes[0])) > 0
+
+
+def exemption_table():
+    """{check: [(op name, reason)]} over the table (one row per op name)."""
+    table = {c: [] for c in CHECKS + PARTIAL}
+    by_name = {}
+    for op in ALL_OPS:
+        by_name.setdefault(op.name, []).append(op)
+    for name, ops in sorted(by_name.items()):
+        for check in PARTIAL:
+            reasons = [op.exempt[check] for op in ops if check in op.exempt]
+            if reasons:
+                table[check].append((name, reasons[0]))
+        for check in CHECKS:
+            if any(_runs(op, check) and check not in op.exempt for op in ops):
+                continue
+            reasons = [op.exempt[check] for op in ops if check in op.exempt]
+            table[check].append((name, reasons[0] if reasons else None))
+    return table
+
+
+def test_every_entry_runs_every_check_or_is_exempt_with_a_reason():
+    for op in ALL_OPS:
+        unknown = set(op.exempt) - set(CHECKS) - set(PARTIAL)
+        assert not unknown, f"{op.name}: unknown exemption keys {sorted(unknown)}"
+        for check, why in op.exempt.items():
+            assert isinstance(why, str) and len(why.split()) >= 2, f"{op.name}: exemption {check!r} needs a reason"
+        narrowed = tuple(op.extremes) != ALL_EXTREMES or op.extreme_args is not None
+        assert narrowed == ("extreme_values" in op.exempt), \
+            f"{op.name}: narrowed extreme values need (only then) an 'extreme_values' reason"
+    table = exemption_table()
+    missing = {c: [n for n, why in rows if why is None] for c, rows in table.items()}
+    missing = {c: v for c, v in missing.items() if v}
+    assert not missing, f"ops lacking a check (and no exemption): {missing}"
+    counts = {c: len(rows) for c, rows in table.items()}
+    names = len({op.name for op in ALL_OPS})
+    print(f"\nop table: {names} ops; exemptions per check: {counts}")
+    for c, rows in table.items():
+        for n, why in rows:
+            print(f"  {c:9s} {n}: {why}")

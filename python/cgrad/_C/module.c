@@ -64,7 +64,19 @@ static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
         return NULL;
     }
     if (kw) {
-        PyObject *v;
+        static const char *const known[] = {"dtype", "device", "requires_grad", "size", "layout", "pin_memory",
+                                            "memory_format", "out", NULL};
+        static const char *const names[] = {"zeros", "ones", "empty", "full"};
+        PyObject *key, *v;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(kw, &pos, &key, &v)) {
+            int ok = 0;
+            for (int i = 0; known[i] && !ok; i++) ok = PyUnicode_Check(key) && !PyUnicode_CompareWithASCIIString(key, known[i]);
+            if (!ok) {
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%S'", names[kind], key);
+                return NULL;
+            }
+        }
         if ((v = PyDict_GetItemString(kw, "dtype")) && !cgpy_dtype_conv(v, &dt)) return NULL;
         if ((v = PyDict_GetItemString(kw, "device")) && !cgpy_device_conv(v, &dev)) return NULL;
         if ((v = PyDict_GetItemString(kw, "requires_grad")) && (rg = PyObject_IsTrue(v)) < 0) return NULL;

@@ -57,7 +57,17 @@ static int ints_args(PyObject *rest, PyObject *kwr, const char *op, int count, i
         }
         if (opargs_int(o, op, names[i], &v[i])) return -1;
     }
-    if (kwr && PyDict_GET_SIZE(kwr) > used) {
+    if (kwr && PyDict_GET_SIZE(kwr) > used) { /* name the first key that is none of names[] */
+        PyObject *key, *val;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(kwr, &pos, &key, &val)) {
+            int known = 0;
+            for (int i = 0; i < count && !known; i++) known = PyUnicode_Check(key) && !PyUnicode_CompareWithASCIIString(key, names[i]);
+            if (!known) {
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%S'", op, key);
+                return -1;
+            }
+        }
         PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument", op);
         return -1;
     }

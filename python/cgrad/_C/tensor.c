@@ -207,6 +207,10 @@ static PyObject *get_is_meta(PyObject *self, void *c) {
     (void)c;
     return PyBool_FromLong(cg_tensor_device(T_OF(self)).type == CG_DEVICE_META);
 }
+static PyObject *get_version(PyObject *self, void *c) {
+    (void)c;
+    return PyLong_FromUnsignedLongLong(cg_tensor_version(T_OF(self)));
+}
 static PyObject *get_false(PyObject *self, void *c) {
     (void)self, (void)c;
     Py_RETURN_FALSE;
@@ -236,6 +240,7 @@ static PyGetSetDef tensor_getset[] = {
     {"is_cpu", get_is_cpu, NULL, NULL, NULL},
     {"is_meta", get_is_meta, NULL, NULL, NULL},
     {"is_cuda", get_false, NULL, NULL, NULL},
+    {"_version", get_version, NULL, "the in-place version counter (bumped by every in-place write)", NULL},
     {"is_sparse", get_false, NULL, NULL, NULL},
     {"is_quantized", get_false, NULL, NULL, NULL},
     {"__dict__", get_dict, NULL, NULL, NULL},

@@ -5,7 +5,7 @@ write the same position twice only use ops whose result is then still
 deterministic (scatter_add, index_add, accumulating index_put)."""
 import numpy as np
 
-from .core import OpInfo, SampleInput, rand_array
+from .core import OpInfo, SampleInput, Z, bad, rand_array
 
 VALUE_DTYPES = ("float32", "float64", "int64", "int32", "bool")
 
@@ -212,7 +212,8 @@ OPS = [
     OpInfo("scatter_add", _scatter_samples(unique=False), dtypes=("float32", "float64", "int64", "int32"), inplace=True),
     OpInfo("scatter_reduce", _scatter_reduce_samples, dtypes=("float32", "float64", "int64"), inplace=True),
     OpInfo("index_select", _index_select_samples, dtypes=VALUE_DTYPES),
-    OpInfo("take", _take_samples, dtypes=VALUE_DTYPES),
+    OpInfo("take", _take_samples, dtypes=VALUE_DTYPES,
+           errors=("kwarg", bad(IndexError, "out of range", Z(3, 4), Z(dtype="int64", values=[0, 12])))),
     OpInfo("index_add", _index_dim_samples("add"), dtypes=("float32", "float64", "int64", "int32"), inplace=True),
     OpInfo("index_copy", _index_dim_samples("copy"), dtypes=VALUE_DTYPES, inplace=True),
     OpInfo("index_fill", _index_dim_samples("fill"), dtypes=VALUE_DTYPES, inplace=True),
@@ -225,3 +226,19 @@ OPS = [
     OpInfo("nonzero", _nonzero_samples(as_tuple=True), dtypes=("float32", "bool"), grad=False),
     OpInfo("argwhere", _nonzero_samples(), dtypes=("float32", "int64", "bool"), grad=False),
 ]
+
+# issue 6: explicit bad inputs (PyTorch's exception types), beside the generic ones
+_I = dict(dtype="int64")
+_ERRORS = {
+    "gather": bad(RuntimeError, "out of bounds", Z(3, 4), 1, Z(**_I, values=[[0, 4]] * 3)),
+    "scatter": bad(RuntimeError, "out of bounds", Z(3, 4), 1, Z(**_I, values=[[0, 4]] * 3), Z(3, 2)),
+    "scatter_add": bad(RuntimeError, "out of bounds", Z(3, 4), 1, Z(**_I, values=[[0, 4]] * 3), Z(3, 2)),
+    "index_select": bad(RuntimeError, "out of range|bounds", Z(3, 4), 1, Z(**_I, values=[0, 4])),
+    "index_add": bad(RuntimeError, "out of bounds", Z(3, 4), 0, Z(**_I, values=[0, 3]), Z(2, 4)),
+    "index_copy": bad(IndexError, "out of bounds", Z(3, 4), 0, Z(**_I, values=[0, 3]), Z(2, 4)),
+    "index_fill": bad(IndexError, "out of bounds", Z(3, 4), 0, Z(**_I, values=[0, 3]), 1.0),
+    "masked_fill": bad(RuntimeError, "boolean mask", Z(3, 4), Z(3, 4), 1.0),
+}
+for _op in OPS:
+    if _op.name in _ERRORS:
+        _op.errors = tuple(_op.errors) + (_ERRORS[_op.name],)

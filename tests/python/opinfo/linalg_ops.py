@@ -2,7 +2,7 @@
 ger, addmm, baddbmm, einsum) and bilinear."""
 import numpy as np
 
-from .core import OpInfo, SampleInput, rand_array
+from .core import DOUBLE_ACCUMULATION, NO_LARGE, OpInfo, SampleInput, Z, bad, rand_array
 
 PROD_DTYPES = ("float32", "float64", "int64")
 
@@ -75,20 +75,31 @@ def _bilinear_samples(dtype):
 
 
 OPS = [
-    OpInfo("matmul", _pairs(_MATMUL, noncontig=((3, 4), (4, 3))), dtypes=PROD_DTYPES),
+    OpInfo("matmul", _pairs(_MATMUL, noncontig=((3, 4), (4, 3))), dtypes=PROD_DTYPES, extremes=NO_LARGE,
+           exempt={"extreme_values": DOUBLE_ACCUMULATION}, errors=("kwarg", bad(RuntimeError, "cannot be multiplied", Z(3, 4), Z(5, 2)))),
     OpInfo("mm", _pairs([((3, 4), (4, 5)), ((0, 4), (4, 2)), ((2, 0), (0, 3)), ((1, 1), (1, 1))], noncontig=((3, 4), (4, 3))),
-           dtypes=PROD_DTYPES),
+           dtypes=PROD_DTYPES, extremes=NO_LARGE,
+           exempt={"extreme_values": DOUBLE_ACCUMULATION}, errors=("kwarg", bad(RuntimeError, "cannot be multiplied", Z(3, 4), Z(5, 2)))),
     OpInfo("bmm", _pairs([((2, 3, 4), (2, 4, 2)), ((0, 3, 4), (0, 4, 2)), ((1, 2, 0), (1, 0, 3))],
-                         noncontig=((2, 3, 4), (2, 4, 3))), dtypes=PROD_DTYPES),
+                         noncontig=((2, 3, 4), (2, 4, 3))), dtypes=PROD_DTYPES, extremes=NO_LARGE,
+           exempt={"extreme_values": DOUBLE_ACCUMULATION}, errors=("kwarg", bad(RuntimeError, "cannot be multiplied", Z(2, 3, 4), Z(2, 5, 2)))),
     OpInfo("mv", _pairs([((3, 4), (4,)), ((0, 4), (4,)), ((2, 0), (0,))], noncontig=((3, 4), (4,))), dtypes=PROD_DTYPES),
     OpInfo("dot", _pairs([((4,), (4,)), ((0,), (0,)), ((1,), (1,))], noncontig=((5,), (5,))), dtypes=PROD_DTYPES),
     OpInfo("vdot", _pairs([((4,), (4,)), ((0,), (0,))], noncontig=((5,), (5,))), dtypes=PROD_DTYPES),
     OpInfo("inner", _pairs([((4,), (4,)), ((2, 3), (4, 3)), ((2, 3, 4), (4,)), ((), (2, 3)), ((3,), ()), ((0, 3), (2, 3))],
                            noncontig=((3, 4), (2, 4))), dtypes=PROD_DTYPES),
-    OpInfo("outer", _pairs([((3,), (4,)), ((0,), (2,)), ((1,), (1,))], noncontig=((3,), (4,))), dtypes=PROD_DTYPES),
-    OpInfo("ger", _pairs([((3,), (4,)), ((0,), (2,))], noncontig=((3,), (4,))), dtypes=PROD_DTYPES),
+    OpInfo("outer", _pairs([((3,), (4,)), ((0,), (2,)), ((1,), (1,))], noncontig=((3,), (4,))), dtypes=PROD_DTYPES, errors=("kwarg", bad(RuntimeError, "1D", Z(3, 4), Z(2)))),
+    OpInfo("ger", _pairs([((3,), (4,)), ((0,), (2,))], noncontig=((3,), (4,))), dtypes=PROD_DTYPES, errors=("kwarg", bad(RuntimeError, "1D", Z(3, 4), Z(2)))),
     OpInfo("addmm", _addmm_samples, dtypes=PROD_DTYPES, inplace=True),
     OpInfo("baddbmm", _baddbmm_samples, dtypes=PROD_DTYPES, inplace=True),
-    OpInfo("einsum", _einsum_samples, dtypes=("float32", "float64"), method=False),
-    OpInfo("bilinear", _bilinear_samples, dtypes=("float32", "float64"), method=False),
+    OpInfo("einsum", _einsum_samples, dtypes=("float32", "float64"), method=False, extremes=NO_LARGE,
+           exempt={"extreme_values": DOUBLE_ACCUMULATION}),
+    OpInfo("bilinear", _bilinear_samples, dtypes=("float32", "float64"), method=False, extremes=NO_LARGE,
+           exempt={"extreme_values": DOUBLE_ACCUMULATION}),
 ]
+
+
+_ERRORS = {"mm": bad(RuntimeError, "same dtype", Z(3, 4), Z(4, 2, dtype="float64"))}  # issue 6: explicit bad inputs
+for _op in OPS:
+    if _op.name in _ERRORS:
+        _op.errors = tuple(_op.errors) + (_ERRORS[_op.name],)

@@ -4,7 +4,7 @@ pixel_unshuffle). torch.nn.functional as a whole is checked in
 tests/python/test_nn_functional_func.py."""
 import numpy as np
 
-from .core import OpInfo, SampleInput, rand_array
+from .core import DOUBLE_ACCUMULATION, NO_LARGE, OpInfo, SampleInput, rand_array
 
 F = ("float32", "float64")
 ALL = ("float32", "float64", "int64", "bool")
@@ -84,8 +84,8 @@ def _pixel(shuffle):
 OPS = [
     OpInfo("binary_cross_entropy_with_logits", _bce_logits, dtypes=F, method=False),
     OpInfo("kl_div", _kl_div, dtypes=F, method=False),
-    OpInfo("cosine_similarity", _cosine, dtypes=F, method=False),
-    OpInfo("pairwise_distance", _pairwise, dtypes=F, method=False),
+    OpInfo("cosine_similarity", _cosine, dtypes=F, method=False, extremes=NO_LARGE, exempt={"extreme_values": DOUBLE_ACCUMULATION}),
+    OpInfo("pairwise_distance", _pairwise, dtypes=F, method=False, extremes=NO_LARGE, exempt={"extreme_values": DOUBLE_ACCUMULATION}),
     OpInfo("constant_pad_nd", _constant_pad, dtypes=ALL, method=False),
     OpInfo("pixel_shuffle", _pixel(True), dtypes=ALL, method=False),
     OpInfo("pixel_unshuffle", _pixel(False), dtypes=ALL, method=False),

@@ -5,11 +5,17 @@ from typing import Any, Callable, List, Sequence
 
 import numpy as np
 
-from .core import SHAPES, OpInfo, SampleInput, rand_array, unary_samples
+from .core import (ALL_EXTREMES, DOUBLE_ACCUMULATION, NO_LARGE, SHAPES, OpInfo, SampleInput, Z, bad, rand_array,
+                   unary_samples)
 
 FLOATS = ("float32", "float64")
 ALL_DTYPES = ("float32", "float64", "int64", "int32", "uint8", "bool")
 NONEMPTY = [s for s in SHAPES if 0 not in s]
+_NO_INF = tuple(v for v in ALL_EXTREMES if "inf" not in v)
+_SUMS = dict(extremes=NO_LARGE, exempt={"extreme_values": "1e20 and -1e20 in one sum cancel: what is left of the "
+                                                           "other terms depends on the summation order"})
+_WELFORD_MEAN = ("torch's Welford mean of var_mean / std_mean turns an inf followed by finite values into nan; "
+                 "cgrad's mean is mean() (inf)")
 
 
 def distinct_array(shape: Sequence[int], dtype: str, rng: Any) -> np.ndarray:
@@ -233,10 +239,10 @@ def _drop_keepdim(base: Callable[[str], List[SampleInput]]) -> Callable[[str], L
 
 
 OPS = [
-    OpInfo("sum", _dtype_samples(_reduce_samples(), [float, int]), dtypes=ALL_DTYPES),
-    OpInfo("mean", _dtype_samples(_reduce_samples(), [float]), dtypes=FLOATS),
-    OpInfo("nansum", _nan_samples(), dtypes=("float32", "float64", "int64", "bool")),
-    OpInfo("nanmean", _nan_samples(), dtypes=FLOATS),
+    OpInfo("sum", _dtype_samples(_reduce_samples(), [float, int]), dtypes=ALL_DTYPES, **_SUMS),
+    OpInfo("mean", _dtype_samples(_reduce_samples(), [float]), dtypes=FLOATS, **_SUMS),
+    OpInfo("nansum", _nan_samples(), dtypes=("float32", "float64", "int64", "bool"), **_SUMS),
+    OpInfo("nanmean", _nan_samples(), dtypes=FLOATS, **_SUMS),
     OpInfo("prod", _prod_samples, dtypes=ALL_DTYPES),
     OpInfo("max", _minmax_samples, dtypes=ALL_DTYPES),
     OpInfo("min", _minmax_samples, dtypes=ALL_DTYPES),
@@ -247,10 +253,13 @@ OPS = [
     OpInfo("argmin", _argext_samples, dtypes=("float32", "float64", "int64", "uint8"), grad=False),
     OpInfo("var", _var_samples, dtypes=FLOATS),
     OpInfo("std", _var_samples, dtypes=FLOATS),
-    OpInfo("var_mean", _var_samples, dtypes=FLOATS, method=False),
-    OpInfo("std_mean", _var_samples, dtypes=FLOATS, method=False),
+    OpInfo("var_mean", _var_samples, dtypes=FLOATS, method=False, extremes=_NO_INF,
+           exempt={"extreme_values": _WELFORD_MEAN}),
+    OpInfo("std_mean", _var_samples, dtypes=FLOATS, method=False, extremes=_NO_INF,
+           exempt={"extreme_values": _WELFORD_MEAN}),
     OpInfo("logsumexp", _reduce_samples(all_dims=False), dtypes=("float32", "float64", "int64")),
-    OpInfo("norm", _norm_samples, dtypes=FLOATS, atol=1e-4, rtol=1e-5),
+    OpInfo("norm", _norm_samples, dtypes=FLOATS, atol=1e-4, rtol=1e-5, extremes=NO_LARGE,
+           exempt={"extreme_values": DOUBLE_ACCUMULATION}),
     OpInfo("all", _reduce_samples(lo=-1, hi=1), dtypes=ALL_DTYPES, grad=False),
     OpInfo("any", _reduce_samples(lo=-1, hi=1), dtypes=ALL_DTYPES, grad=False),
     OpInfo("count_nonzero", _drop_keepdim(_reduce_samples(lo=-1, hi=1)), dtypes=ALL_DTYPES, grad=False),
@@ -260,5 +269,16 @@ OPS = [
     OpInfo("sort", _sort_samples(), dtypes=ALL_DTYPES),
     OpInfo("argsort", _sort_samples(), dtypes=ALL_DTYPES, grad=False),
     OpInfo("msort", unary_samples(), dtypes=ALL_DTYPES),
-    OpInfo("topk", _topk_samples, dtypes=("float32", "float64", "int64", "int32", "uint8")),
+    OpInfo("topk", _topk_samples, dtypes=("float32", "float64", "int64", "int32", "uint8"),
+           extremes=tuple(v for v in ALL_EXTREMES if v != "-0"),
+           exempt={"extreme_values": "+0 and -0 compare equal: which one a top-k tie keeps is unspecified"}),
 ]
+
+for _op in OPS:  # issue 6 exemptions
+    if _op.name in ("cumsum", "cumprod"):
+        _op.exempt["inplace"] = f"Tensor.{_op.name}_ is not implemented in cgrad"
+
+_ERRORS = {"topk": bad(RuntimeError, "out of range", Z(3, 4), 5)}  # issue 6: explicit bad inputs
+for _op in OPS:
+    if _op.name in _ERRORS:
+        _op.errors = tuple(_op.errors) + (_ERRORS[_op.name],)

@@ -7,7 +7,7 @@ from typing import Any, Callable, List, Sequence, Tuple
 
 import numpy as np
 
-from .core import BROADCAST_PAIRS, OpInfo, SampleInput, rand_array
+from .core import BROADCAST_PAIRS, OpInfo, SampleInput, Z, bad, rand_array
 
 ALL_DTYPES = ("float32", "float64", "int64", "int32", "uint8", "bool")
 
@@ -150,7 +150,9 @@ OPS = [
     _op("narrow", _narrow_cases),
     _op("select", _select_cases),
     _op("diagonal", _diagonal_cases),
-    _op("as_strided", _as_strided_cases),
+    _op("as_strided", _as_strided_cases,
+        exempt={"strided": "as_strided addresses the storage, not the view: on a strided input it differs from the "
+                           "contiguous copy by definition (its own cases build such views)"}),
     _op("unfold", _unfold_cases, call=_method("unfold")),
     _op("movedim", _movedim_cases),
     _op("moveaxis", _movedim_cases[:3]),
@@ -158,10 +160,12 @@ OPS = [
     _op("cat", _cat_cases[:3], call=_list_call("cat"), method=False, other_dtype=_promote),
     _op("concat", _cat_cases[:3], call=_list_call("concat"), method=False),
     _op("concatenate", [(((3, 4), (3, 2)), (), {"axis": 1}), (((3, 4), (2, 4)), (), {})],
-        call=_list_call("concatenate"), method=False),
+        call=_list_call("concatenate"), method=False,
+        errors=("kwarg", bad(RuntimeError, "sizes of tensors must match", Z(3, 4), Z(2, 5)))),
     _op("stack", _stack_cases, call=_list_call("stack"), method=False),
     _op("stack", _stack_cases[:2], call=_list_call("stack"), method=False, other_dtype=_promote),
-    _op("hstack", _hstack_cases, call=_list_call("hstack"), method=False),
+    _op("hstack", _hstack_cases, call=_list_call("hstack"), method=False,
+        errors=("kwarg", bad(RuntimeError, "sizes of tensors must match", Z(3, 4), Z(2, 5)))),
     _op("vstack", _vstack_cases, call=_list_call("vstack"), method=False),
     _op("dstack", _dstack_cases, call=_list_call("dstack"), method=False),
     _op("split", _split_cases),
@@ -177,3 +181,21 @@ OPS = [
     _op("tril", _tri_cases, inplace=True),
     _op("triu", _tri_cases, inplace=True),
 ]
+
+_NO_INPLACE_VIEW = "metadata-only in-place view (Tensor.{}_): not implemented in cgrad"
+for _op in OPS:  # issue 6 exemptions
+    if _op.name in ("as_strided", "squeeze", "swapaxes", "swapdims", "t", "transpose", "unsqueeze"):
+        _op.exempt["inplace"] = _NO_INPLACE_VIEW.format(_op.name)
+    if _op.name == "broadcast_shapes":
+        _op.exempt.update(extremes="takes shapes, not tensors", strided="takes shapes, not tensors")
+
+# issue 6: explicit bad inputs (PyTorch's exception types), beside the generic ones
+_ERRORS = {
+    "narrow": bad(RuntimeError, "exceeds dimension size", Z(3, 4), 1, 2, 5),
+    "select": bad(IndexError, "out of", Z(3, 4), 1, 4),
+    "view": bad(RuntimeError, "invalid for input of size", Z(3, 4), 5, -1),
+    "reshape": bad(RuntimeError, "invalid for input of size", Z(3, 4), (5, -1)),
+}
+for _op in OPS:
+    if _op.name in _ERRORS:
+        _op.errors = tuple(_op.errors) + (_ERRORS[_op.name],)
