@@ -115,6 +115,14 @@ CG_API bool cg_is_inference_mode(void);
 /* Determinism flag (global): ops declared nondeterministic fail when set. */
 CG_API void cg_set_deterministic(bool enabled, bool warn_only);
 CG_API bool cg_is_deterministic(void);
+/* The check every op declared nondeterministic runs (other C code may call it
+ * too): with the flag set, CG_ERR_RUNTIME naming `op`, or under warn_only a
+ * warning through the warning handler and CG_OK; CG_OK when the flag is off. */
+CG_API cg_status cg_alert_nondeterministic(const char *op);
+/* Engine warnings go to this handler (process-wide; NULL: stderr). A nonzero
+ * return turns the warning into a CG_ERR_RUNTIME error with the same text. */
+typedef int (*cg_warning_fn)(const char *message);
+CG_API void cg_set_warning_handler(cg_warning_fn fn);
 /* Autocast state (thread-local): when enabled, ops whose AMP policy is
  * "lower precision" run in `dtype`, ops with policy "fp32" run in float32. */
 CG_API void cg_set_autocast(bool enabled, cg_dtype dtype);
@@ -141,11 +149,46 @@ typedef struct cg_alloc_stats {
     int64_t alloc_calls;    /* number of allocation requests */
     int64_t cache_hits;     /* requests served from the cache */
     int64_t system_allocs;  /* requests that went to the OS */
+    int64_t live_allocs;    /* blocks handed out and not yet freed */
+    int64_t peak_allocs;    /* max of live_allocs since the last reset */
+    int64_t total_bytes;    /* bytes handed out, ever (rounded sizes) */
+    int64_t freed_bytes;    /* bytes given back, ever */
 } cg_alloc_stats;
 
 CG_API cg_alloc_stats cg_allocator_stats(cg_device dev);
 CG_API void cg_allocator_reset_peak(cg_device dev);
 CG_API void cg_allocator_empty_cache(cg_device dev); /* return cached blocks to the OS */
+
+/* ------------------------------------------------------------- profiler
+ * Op-level profiler (Note [Profiler] in src/core/profiler.c): while started,
+ * every op call, backward node and user range is recorded, per thread, with
+ * its nesting. Off, each op pays one predicted branch. */
+
+enum { CG_PROF_SHAPES = 1, CG_PROF_MEMORY = 2, CG_PROF_FLOPS = 4 };
+typedef enum cg_prof_kind { CG_PROF_OP = 0, CG_PROF_BACKWARD, CG_PROF_RANGE } cg_prof_kind;
+
+typedef struct cg_prof_event {
+    char name[64];
+    char shapes[192];    /* "[[32, 784], [128, 784], [128]]" with CG_PROF_SHAPES, else "" */
+    char dtypes[96];     /* "[float32, float32, float32]" with CG_PROF_SHAPES, else "" */
+    int64_t start_ns;    /* since cg_profiler_start */
+    int64_t end_ns;
+    int64_t flops;       /* with CG_PROF_FLOPS, for GEMM-like ops and convolutions; else -1 */
+    int64_t alloc_bytes; /* with CG_PROF_MEMORY: bytes this call allocated, children included; else -1 */
+    int64_t parent;      /* index of the enclosing event in the events array, -1 at top level */
+    int64_t thread;      /* 1, 2, ... in the order threads first recorded */
+    cg_prof_kind kind;
+} cg_prof_event;
+
+/* Start a session (clears the previous one's events); CG_ERR_RUNTIME when one runs. */
+CG_API cg_status cg_profiler_start(unsigned flags);
+CG_API bool cg_profiler_enabled(void);
+/* Stop; the events, ordered by start time, stay readable until the next start. */
+CG_API cg_status cg_profiler_stop(void);
+CG_API const cg_prof_event *cg_profiler_events(int64_t *n);
+/* A user range ("record_function"): returns its id, or -1 when not profiling. */
+CG_API int64_t cg_profiler_range_push(const char *name);
+CG_API void cg_profiler_range_pop(int64_t id);
 
 /* ------------------------------------------------------------- tensor basics */
 

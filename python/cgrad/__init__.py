@@ -23,6 +23,7 @@ from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inferenc
 from . import autograd
 from . import return_types
 from .serialization import save, load
+from . import profiler, memory
 from . import utils, datasets
 from . import nn, optim
 

@@ -314,8 +314,10 @@ from .serialization import save as save
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from . import autograd as autograd
 from . import datasets as datasets
+from . import memory as memory
 from . import nn as nn
 from . import optim as optim
+from . import profiler as profiler
 from . import return_types as return_types
 from . import serialization as serialization
 from . import utils as utils

@@ -119,6 +119,15 @@ static cg_status buf_add(node_info *ni, int nr, cg_tensor *grad) {
 
 /* ready queue: max-heap on node seq */
 typedef struct heap { int64_t *a; int64_t n, cap; const node_info *infos; } heap;
+/* a node's backward, recorded as a profiler event named after the node */
+static cg_status run_node(cg_node *n, cg_tensor **grads, cg_tensor **gin) {
+    if (!cg_prof_active()) return n->backward(n, grads, gin);
+    int64_t ev = cg_prof_begin(n->name, CG_PROF_BACKWARD, n->num_outputs, grads);
+    cg_status st = n->backward(n, grads, gin);
+    cg_prof_end(ev, NULL);
+    return st;
+}
+
 static bool heap_less(const heap *h, int64_t x, int64_t y) { return h->infos[x].node->seq < h->infos[y].node->seq; }
 static cg_status heap_push(heap *h, int64_t v) {
     if (h->n == h->cap) {
@@ -404,12 +413,12 @@ static cg_status run_engine(int nroots, cg_tensor *const *roots, cg_tensor *cons
                 caps[c].grad = ni->buf[nr];
             }
             if (!st && n->variable) {
-                if (ni->accumulate) st = n->backward(n, ni->buf, gin);
+                if (ni->accumulate) st = run_node(n, ni->buf, gin);
             } else if (!st) {
                 bool downstream = false;
                 for (int e = 0; e < n->num_inputs && !downstream; e++)
                     downstream = n->edges[e].fn && g.infos[find(&g, n->edges[e].fn)].needed;
-                if (downstream) st = n->backward(n, ni->buf, gin);
+                if (downstream) st = run_node(n, ni->buf, gin);
                 if (!st && cg_is_anomaly_enabled()) st = anomaly_check(n, n->num_inputs, gin);
             }
             if (!retain_graph) cg_node_release_saved(n);

@@ -37,6 +37,14 @@ static void unlock(void) { atomic_flag_clear_explicit(&g_lock_flag, memory_order
 static free_block *g_free[CG_NUM_CLASSES];
 static cg_alloc_stats g_stats;
 
+/* statistics of a block handed out (lock held) */
+static void note_alloc(size_t rounded) {
+    g_stats.live_bytes += (int64_t)rounded;
+    g_stats.total_bytes += (int64_t)rounded;
+    if (g_stats.live_bytes > g_stats.peak_bytes) g_stats.peak_bytes = g_stats.live_bytes;
+    if (++g_stats.live_allocs > g_stats.peak_allocs) g_stats.peak_allocs = g_stats.live_allocs;
+}
+
 /* class index and rounded size for a request */
 static int size_class(size_t n, size_t *rounded) {
     if (n <= 1024) {
@@ -70,9 +78,9 @@ void *cg_alloc(size_t nbytes, cg_device dev) {
         g_stats.cached_bytes -= (int64_t)rounded;
     }
     if (b) {
-        g_stats.live_bytes += (int64_t)rounded;
-        if (g_stats.live_bytes > g_stats.peak_bytes) g_stats.peak_bytes = g_stats.live_bytes;
+        note_alloc(rounded);
         unlock();
+        if (cg_prof_active()) cg_prof_note_alloc(rounded);
         return b;
     }
     unlock();
@@ -83,9 +91,9 @@ void *cg_alloc(size_t nbytes, cg_device dev) {
     }
     lock();
     g_stats.system_allocs++;
-    g_stats.live_bytes += (int64_t)rounded;
-    if (g_stats.live_bytes > g_stats.peak_bytes) g_stats.peak_bytes = g_stats.live_bytes;
+    note_alloc(rounded);
     unlock();
+    if (cg_prof_active()) cg_prof_note_alloc(rounded);
     return p;
 }
 
@@ -97,6 +105,8 @@ void cg_free(void *p, size_t nbytes, cg_device dev) {
     CG_ASSERT(c >= 0);
     lock();
     g_stats.live_bytes -= (int64_t)rounded;
+    g_stats.freed_bytes += (int64_t)rounded;
+    g_stats.live_allocs--;
     if (rounded <= CG_CACHE_MAX_BLOCK && g_stats.cached_bytes + (int64_t)rounded <= CG_CACHE_LIMIT) {
         free_block *b = p;
         b->next = g_free[c];
@@ -146,6 +156,7 @@ void cg_allocator_reset_peak(cg_device dev) {
     (void)dev;
     lock();
     g_stats.peak_bytes = g_stats.live_bytes;
+    g_stats.peak_allocs = g_stats.live_allocs;
     unlock();
 }
 

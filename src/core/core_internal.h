@@ -165,6 +165,17 @@ void cg_tensor_block_free(cg_tensor_block *b);
 bool cg_autocast_active(void);
 bool cg_warn_only_deterministic(void);
 
+/* ------------------------------------------------------------- profiler hooks
+ * Drivers wrap their body in cg_prof_begin / cg_prof_end only when
+ * cg_prof_active() (the one branch paid when not profiling). */
+
+#define CG_PROF_COLD __attribute__((noinline, cold)) /* the profiled path of a driver */
+extern atomic_int cg_g_prof_on;
+static inline bool cg_prof_active(void) { return atomic_load_explicit(&cg_g_prof_on, memory_order_relaxed) != 0; }
+int64_t cg_prof_begin(const char *name, cg_prof_kind kind, int n, cg_tensor *const *in);
+void cg_prof_end(int64_t id, const cg_tensor *out);
+void cg_prof_note_alloc(size_t nbytes);
+
 /* ------------------------------------------------------------- threads
  * Note [Threads]: cg_parallel_for splits [0, n) in contiguous chunks; the
  * split depends only on n, grain and the thread count, so elementwise results

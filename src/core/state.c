@@ -3,6 +3,8 @@
  * the autograd engine). */
 #include "core_internal.h"
 
+#include <stdio.h>
+
 static _Thread_local bool tl_grad_enabled = true;
 static _Thread_local bool tl_inference = false;
 static _Thread_local bool tl_autocast = false;
@@ -31,6 +33,25 @@ void cg_set_deterministic(bool enabled, bool warn_only) {
 }
 bool cg_is_deterministic(void) { return atomic_load(&g_deterministic); }
 bool cg_warn_only_deterministic(void) { return atomic_load(&g_det_warn_only); }
+
+static _Atomic(cg_warning_fn) g_warning_handler = NULL;
+
+void cg_set_warning_handler(cg_warning_fn fn) { atomic_store(&g_warning_handler, fn); }
+
+cg_status cg_alert_nondeterministic(const char *op) {
+    if (!cg_is_deterministic()) return CG_OK;
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "[%s] does not have a deterministic implementation, but you set use_deterministic_algorithms(True)%s",
+             op ? op : "?", cg_warn_only_deterministic() ? " with warn_only=True" : "");
+    if (!cg_warn_only_deterministic()) return cg_set_error(CG_ERR_RUNTIME, "%s", msg);
+    cg_warning_fn fn = atomic_load(&g_warning_handler);
+    if (!fn) {
+        fprintf(stderr, "cgrad warning: %s\n", msg);
+        return CG_OK;
+    }
+    return fn(msg) ? cg_set_error(CG_ERR_RUNTIME, "%s", msg) : CG_OK;
+}
 
 void cg_set_autocast(bool enabled, cg_dtype dtype) {
     tl_autocast = enabled;

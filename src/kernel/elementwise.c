@@ -127,8 +127,8 @@ static cg_status wire(const cg_elementwise_op *op, int n, cg_tensor *const *in, 
     return CG_OK;
 }
 
-cg_tensor *cg_elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
-                                  const double *params, int np) {
+static cg_tensor *elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
+                                      const double *params, int np) {
     CG_ASSERT(np <= CG_EW_MAX_PARAMS && n < CG_ITER_MAX_ARGS);
     cg_loop_fn loop;
     int ondim;
@@ -154,6 +154,20 @@ cg_tensor *cg_elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor 
     return out;
 }
 
+/* the call recorded as a profiler event (off the hot path) */
+static CG_PROF_COLD cg_tensor *elementwise_forward_profiled(const cg_elementwise_op *op, int n,
+                                                            cg_tensor *const *inputs, const double *params, int np) {
+    int64_t ev = cg_prof_begin(op->schema.name, CG_PROF_OP, n, inputs);
+    cg_tensor *r = elementwise_forward(op, n, inputs, params, np);
+    cg_prof_end(ev, r);
+    return r;
+}
+cg_tensor *cg_elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor *const *inputs, const double *params,
+                                  int np) {
+    if (cg_prof_active()) return elementwise_forward_profiled(op, n, inputs, params, np);
+    return elementwise_forward(op, n, inputs, params, np);
+}
+
 cg_tensor *cg_nary_forward(const cg_nary_op *op, int n, cg_tensor *const *inputs, const double *p, int np) {
     return cg_elementwise_forward(op, n, inputs, p, np);
 }
@@ -163,8 +177,8 @@ cg_tensor *cg_nary_forward(const cg_nary_op *op, int n, cg_tensor *const *inputs
  * (on a clone of self if the formula needs self's old value) and
  * cg_inplace_commit writes the result into self's storage and moves history
  * (CopySlices on the base when self is a view). */
-cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
-                                 const double *params, int np) {
+static cg_status elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *const *inputs, const double *params,
+                                     int np) {
     const char *name = op->schema.name;
     cg_loop_fn loop;
     int ondim;
@@ -201,4 +215,20 @@ cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *
     cg_status st = run_loop(op, loop, self, n, inputs, params, np, flat);
     cg_storage_bump_version(self->storage);
     return st;
+}
+
+/* the call recorded as a profiler event (off the hot path) */
+static CG_PROF_COLD cg_status elementwise_inplace_profiled(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
+                                                           const double *params, int np) {
+    char name[64];
+    snprintf(name, sizeof name, "%s_", op->schema.name);
+    int64_t ev = cg_prof_begin(name, CG_PROF_OP, n, inputs);
+    cg_status st = elementwise_inplace(op, n, inputs, params, np);
+    cg_prof_end(ev, inputs[0]);
+    return st;
+}
+cg_status cg_elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *const *inputs, const double *params,
+                                 int np) {
+    if (cg_prof_active()) return elementwise_inplace_profiled(op, n, inputs, params, np);
+    return elementwise_inplace(op, n, inputs, params, np);
 }

@@ -77,9 +77,8 @@ static void reduce_trampoline(char **args, const int64_t *steps, int64_t n, cons
                   job->n, job->stride, job->params);
 }
 
-cg_status cg_reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t mask, bool keepdim,
-                            const double *params, int np, int out_dtype,
-                            cg_tensor **out, cg_tensor **indices) {
+static cg_status reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t mask, bool keepdim, const double *params,
+                                int np, int out_dtype, cg_tensor **out, cg_tensor **indices) {
     const char *name = op->schema.name;
     *out = NULL;
     if (indices) *indices = NULL;
@@ -205,6 +204,21 @@ done:
     if (indices) *indices = ix;
     else cg_tensor_release(ix);
     return CG_OK;
+}
+
+/* the call recorded as a profiler event (off the hot path) */
+static CG_PROF_COLD cg_status reduce_forward_profiled(const cg_reduce_op *op, cg_tensor *x, uint32_t mask, bool keepdim,
+                                                      const double *params, int np, int out_dtype, cg_tensor **out,
+                                                      cg_tensor **indices) {
+    int64_t ev = cg_prof_begin(op->schema.name, CG_PROF_OP, 1, &x);
+    cg_status st = reduce_forward(op, x, mask, keepdim, params, np, out_dtype, out, indices);
+    cg_prof_end(ev, *out);
+    return st;
+}
+cg_status cg_reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t mask, bool keepdim, const double *params,
+                            int np, int out_dtype, cg_tensor **out, cg_tensor **indices) {
+    if (cg_prof_active()) return reduce_forward_profiled(op, x, mask, keepdim, params, np, out_dtype, out, indices);
+    return reduce_forward(op, x, mask, keepdim, params, np, out_dtype, out, indices);
 }
 
 cg_tensor *cg_reduce_unsqueeze(cg_node *node, cg_tensor *t) {

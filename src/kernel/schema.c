@@ -24,10 +24,7 @@ void cg_release_all(int n, cg_tensor **ts) {
 
 cg_status cg_schema_guard(const cg_op_schema *s, int n, cg_tensor *const *in, cg_tensor **out, bool *owned) {
     *owned = false;
-    if (s->nondeterministic && cg_is_deterministic() && !cg_warn_only_deterministic())
-        return cg_set_error(CG_ERR_RUNTIME,
-                            "[%s] does not have a deterministic implementation, but you set "
-                            "use_deterministic_algorithms(True)", s->name);
+    if (s->nondeterministic && cg_alert_nondeterministic(s->name)) return cg_last_error();
     cg_dtype target = CG_DTYPE_F32;
     bool cast = false;
     if (cg_autocast_active() && s->amp != CG_AMP_KEEP) {

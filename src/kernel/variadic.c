@@ -145,7 +145,7 @@ static cg_status wire(const cg_variadic_op *op, int n, cg_tensor *const *in, int
     return CG_OK;
 }
 
-cg_tensor *cg_variadic_forward(const cg_variadic_op *op, int n, cg_tensor *const *ts, int64_t dim) {
+static cg_tensor *variadic_forward(const cg_variadic_op *op, int n, cg_tensor *const *ts, int64_t dim) {
     int ref = 0, ondim = 0;
     int64_t d, oshape[CG_MAX_DIMS];
     if (validate(op, n, ts, dim, &ref, &d, &ondim, oshape)) return NULL;
@@ -167,4 +167,17 @@ cg_tensor *cg_variadic_forward(const cg_variadic_op *op, int n, cg_tensor *const
     if (owned) cg_release_all(n, in);
     free(in);
     return out;
+}
+
+/* the call recorded as a profiler event (off the hot path) */
+static CG_PROF_COLD cg_tensor *variadic_forward_profiled(const cg_variadic_op *op, int n, cg_tensor *const *ts,
+                                                         int64_t dim) {
+    int64_t ev = cg_prof_begin(op->schema.name, CG_PROF_OP, n, ts);
+    cg_tensor *r = variadic_forward(op, n, ts, dim);
+    cg_prof_end(ev, r);
+    return r;
+}
+cg_tensor *cg_variadic_forward(const cg_variadic_op *op, int n, cg_tensor *const *ts, int64_t dim) {
+    if (cg_prof_active()) return variadic_forward_profiled(op, n, ts, dim);
+    return variadic_forward(op, n, ts, dim);
 }

@@ -225,7 +225,7 @@ PROD_OP(k_dot, "dot", "DotBackward0");
 PROD_OP(k_addmm, "addmm", "AddmmBackward0");
 PROD_OP(k_baddbmm, "baddbmm", "BaddbmmBackward0");
 
-static cg_tensor *prod_forward(const prod_op *op, cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta,
+static cg_tensor *prod_forward_body(const prod_op *op, cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta,
                                double alpha) {
     const char *name = op->schema.name;
     cg_tensor *args[3] = {self, a, b};
@@ -274,6 +274,22 @@ static cg_tensor *prod_forward(const prod_op *op, cg_tensor *self, cg_tensor *a,
     }
     if (owned) cg_release_all(n, in);
     return out;
+}
+
+/* the call recorded as a profiler event (off the hot path) */
+static CG_PROF_COLD cg_tensor *prod_forward_profiled(const prod_op *op, cg_tensor *self, cg_tensor *a, cg_tensor *b,
+                                                     double beta, double alpha) {
+    cg_tensor *args[3] = {self, a, b};
+    int off = self ? 0 : 1;
+    int64_t ev = cg_prof_begin(op->schema.name, CG_PROF_OP, 3 - off, args + off);
+    cg_tensor *r = prod_forward_body(op, self, a, b, beta, alpha);
+    cg_prof_end(ev, r);
+    return r;
+}
+static cg_tensor *prod_forward(const prod_op *op, cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta,
+                               double alpha) {
+    if (cg_prof_active()) return prod_forward_profiled(op, self, a, b, beta, alpha);
+    return prod_forward_body(op, self, a, b, beta, alpha);
 }
 
 /* ---------------------------------------------------------------- entry points */

@@ -125,7 +125,7 @@ done:
  *   CONV_FWD:       a = x (N,cin,in..),  b = w (cout,cin/g,k..), bias (cout) or NULL -> (N,cout,out..)
  *   CONV_TRANSPOSE: a = y (N,cout,out..), b = w,                  bias (cin) or NULL  -> (N,cin,in..)
  *   CONV_WGRAD:     a = x (N,cin,in..),  b = y (N,cout,out..)                        -> (cout,cin/g,k..) */
-static cg_tensor *conv_apply(conv_kind kind, const char *name, const cg_conv_geom *g0, cg_tensor *a, cg_tensor *b,
+static cg_tensor *conv_body(conv_kind kind, const char *name, const cg_conv_geom *g0, cg_tensor *a, cg_tensor *b,
                              cg_tensor *bias) {
     static const int a_which[3] = {0, 2, 0}, b_which[3] = {1, 1, 2}, o_which[3] = {2, 0, 1};
     cg_tensor *args[3] = {a, b, bias};
@@ -169,6 +169,21 @@ static cg_tensor *conv_apply(conv_kind kind, const char *name, const cg_conv_geo
     }
     if (owned) cg_release_all(nargs, in);
     return out;
+}
+
+/* the call recorded as a profiler event (off the hot path) */
+static CG_PROF_COLD cg_tensor *conv_apply_profiled(conv_kind kind, const char *name, const cg_conv_geom *g0,
+                                                   cg_tensor *a, cg_tensor *b, cg_tensor *bias) {
+    cg_tensor *args[3] = {a, b, bias};
+    int64_t ev = cg_prof_begin(k_conv_schema[kind].name, CG_PROF_OP, bias ? 3 : 2, args);
+    cg_tensor *r = conv_body(kind, name, g0, a, b, bias);
+    cg_prof_end(ev, r);
+    return r;
+}
+static cg_tensor *conv_apply(conv_kind kind, const char *name, const cg_conv_geom *g0, cg_tensor *a, cg_tensor *b,
+                             cg_tensor *bias) {
+    if (cg_prof_active()) return conv_apply_profiled(kind, name, g0, a, b, bias);
+    return conv_body(kind, name, g0, a, b, bias);
 }
 
 /* ---------------------------------------------------------------- backward (Note [Conv backward]) */

@@ -106,7 +106,7 @@ static cg_status linear_backward(cg_node *node, cg_tensor *const *gout, cg_tenso
     return failed ? cg_last_error() : CG_OK;
 }
 
-cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
+static cg_tensor *linear_body(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
     const char *op = "linear";
     cg_tensor *args[3] = {input, weight, bias};
     if (cg_check_same(op, bias ? 3 : 2, args, 0)) return NULL;
@@ -151,6 +151,19 @@ cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
     }
     if (owned) cg_release_all(3, in3);
     return out;
+}
+
+/* the call recorded as a profiler event (off the hot path) */
+static CG_PROF_COLD cg_tensor *linear_profiled(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
+    cg_tensor *args[3] = {input, weight, bias};
+    int64_t ev = cg_prof_begin("linear", CG_PROF_OP, bias ? 3 : 2, args);
+    cg_tensor *r = linear_body(input, weight, bias);
+    cg_prof_end(ev, r);
+    return r;
+}
+cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
+    if (cg_prof_active()) return linear_profiled(input, weight, bias);
+    return linear_body(input, weight, bias);
 }
 
 /* ------------------------------------------------------------- bilinear */

@@ -449,7 +449,7 @@ static const char *avg_node_name(const pool_geom *g) {
 
 /* back = false: t (lead..., in...) -> avg (lead..., out...);
  * back = true:  t (lead..., out...) -> its adjoint (lead..., in...). */
-static cg_tensor *avg_apply(bool back, const char *name, const pool_geom *g, cg_tensor *t) {
+static cg_tensor *avg_body(bool back, const char *name, const pool_geom *g, cg_tensor *t) {
     CG_CHECK(cg_dtype_is_floating(t->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
              cg_dtype_name(t->dtype));
     const int64_t *from = back ? g->out : g->in, *to = back ? g->in : g->out;
@@ -485,6 +485,18 @@ static cg_tensor *avg_apply(bool back, const char *name, const pool_geom *g, cg_
     }
     if (owned) cg_tensor_release(in);
     return out;
+}
+
+/* the call recorded as a profiler event (off the hot path) */
+static CG_PROF_COLD cg_tensor *avg_apply_profiled(bool back, const char *name, const pool_geom *g, cg_tensor *t) {
+    int64_t ev = cg_prof_begin(name, CG_PROF_OP, 1, &t);
+    cg_tensor *r = avg_body(back, name, g, t);
+    cg_prof_end(ev, r);
+    return r;
+}
+static cg_tensor *avg_apply(bool back, const char *name, const pool_geom *g, cg_tensor *t) {
+    if (cg_prof_active()) return avg_apply_profiled(back, name, g, t);
+    return avg_body(back, name, g, t);
 }
 
 static cg_status avg_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {

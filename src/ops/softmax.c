@@ -286,7 +286,7 @@ static void run_kernel(cg_tensor *xc, cg_tensor *out, int64_t dim, bool log) {
     cg_parallel_for(outer * a.nblocks, grain, sm_range, &a);
 }
 
-static cg_tensor *softmax_impl(const cg_op_schema *sc, cg_backward_fn bw, cg_tensor *x, int64_t dim) {
+static cg_tensor *softmax_body(const cg_op_schema *sc, cg_backward_fn bw, cg_tensor *x, int64_t dim) {
     const char *name = sc->name;
     CG_CHECK(x, CG_ERR_VALUE, "[%s] argument is NULL", name);
     int64_t d;
@@ -316,6 +316,19 @@ static cg_tensor *softmax_impl(const cg_op_schema *sc, cg_backward_fn bw, cg_ten
     }
     if (owned) cg_tensor_release(in);
     return out;
+}
+
+/* the call recorded as a profiler event (off the hot path) */
+static CG_PROF_COLD cg_tensor *softmax_impl_profiled(const cg_op_schema *sc, cg_backward_fn bw, cg_tensor *x,
+                                                     int64_t dim) {
+    int64_t ev = cg_prof_begin(sc->name, CG_PROF_OP, 1, &x);
+    cg_tensor *r = softmax_body(sc, bw, x, dim);
+    cg_prof_end(ev, r);
+    return r;
+}
+static cg_tensor *softmax_impl(const cg_op_schema *sc, cg_backward_fn bw, cg_tensor *x, int64_t dim) {
+    if (cg_prof_active()) return softmax_impl_profiled(sc, bw, x, dim);
+    return softmax_body(sc, bw, x, dim);
 }
 
 cg_tensor *cg_softmax(cg_tensor *x, int64_t dim) { return softmax_impl(&k_softmax, softmax_backward, x, dim); }

@@ -113,7 +113,7 @@ static cg_status sort_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
 
 /* Sort every line of x along dim and keep the first k: values (when wanted)
  * and indices of shape x with size k along dim. */
-static cg_status sort_impl(const cg_op_schema *s, cg_tensor *x, int64_t dim, int64_t k, bool k_given, bool desc,
+static cg_status sort_body(const cg_op_schema *s, cg_tensor *x, int64_t dim, int64_t k, bool k_given, bool desc,
                            cg_tensor **values, cg_tensor **indices) {
     const char *op = s->name;
     CG_CHECK_S(indices, CG_ERR_VALUE, "[%s] output pointer is NULL", op);
@@ -165,6 +165,20 @@ static cg_status sort_impl(const cg_op_schema *s, cg_tensor *x, int64_t dim, int
     if (values) *values = v;
     *indices = ix;
     return CG_OK;
+}
+
+/* the call recorded as a profiler event (off the hot path) */
+static CG_PROF_COLD cg_status sort_impl_profiled(const cg_op_schema *s, cg_tensor *x, int64_t dim, int64_t k,
+                                                 bool k_given, bool desc, cg_tensor **values, cg_tensor **indices) {
+    int64_t ev = cg_prof_begin(s->name, CG_PROF_OP, 1, &x);
+    cg_status st = sort_body(s, x, dim, k, k_given, desc, values, indices);
+    cg_prof_end(ev, indices ? *indices : NULL);
+    return st;
+}
+static cg_status sort_impl(const cg_op_schema *s, cg_tensor *x, int64_t dim, int64_t k, bool k_given, bool desc,
+                           cg_tensor **values, cg_tensor **indices) {
+    if (cg_prof_active()) return sort_impl_profiled(s, x, dim, k, k_given, desc, values, indices);
+    return sort_body(s, x, dim, k, k_given, desc, values, indices);
 }
 
 cg_status cg_sort(cg_tensor *x, int64_t dim, bool descending, bool stable, cg_tensor **values, cg_tensor **indices) {

@@ -181,3 +181,43 @@ TEST(api_autograd_entry_points) {
     cg_tensor *ts[] = {a, b, y, z};
     for (int i = 0; i < 4; i++) cg_tensor_release(ts[i]);
 }
+
+/* The profiler from C: op events with shapes and FLOPs, nesting of a user
+ * range and of a backward node over the ops its formula runs, nothing
+ * recorded once stopped. */
+TEST(api_profiler) {
+    int64_t sa[2] = {3, 4}, sb[2] = {4, 5};
+    cg_tensor *a = tt_rand(CG_DTYPE_F32, 2, sa, -1, 1, 1), *b = tt_rand(CG_DTYPE_F32, 2, sb, -1, 1, 2);
+    cg_tensor_set_requires_grad(a, true);
+    CHECK(!cg_profiler_enabled());
+    CHECK(cg_profiler_start(CG_PROF_SHAPES | CG_PROF_FLOPS | CG_PROF_MEMORY) == CG_OK);
+    CHECK(cg_profiler_enabled());
+    CHECK_ERR(cg_profiler_start(0) != CG_OK, CG_ERR_RUNTIME, "already running");
+    int64_t range = cg_profiler_range_push("block");
+    CHECK(range >= 0);
+    cg_tensor *p = cg_mm(a, b);
+    cg_tensor *s = cg_sum(p, 0, NULL, false);
+    cg_profiler_range_pop(range);
+    CHECK(cg_backward(s, NULL, false, false) == CG_OK);
+    CHECK(cg_profiler_stop() == CG_OK);
+    cg_tensor *late = cg_mm(a, b); /* not recorded */
+    int64_t n;
+    const cg_prof_event *ev = cg_profiler_events(&n);
+    int64_t block = -1, mm = -1, mmb = -1, inner_mm = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (i) CHECK(ev[i].start_ns >= ev[i - 1].start_ns);
+        CHECK(ev[i].end_ns >= ev[i].start_ns && ev[i].thread == ev[0].thread);
+        if (!strcmp(ev[i].name, "block")) block = i;
+        else if (!strcmp(ev[i].name, "mm") && ev[i].parent == block) mm = i;
+        else if (!strcmp(ev[i].name, "MmBackward0")) mmb = i;
+        else if (mmb >= 0 && ev[i].parent == mmb && ev[i].kind == CG_PROF_OP) inner_mm++;
+    }
+    CHECK(block == 0 && ev[block].kind == CG_PROF_RANGE && ev[block].parent == -1);
+    CHECK(mm > 0 && ev[mm].flops == 2 * 3 * 4 * 5 && !strcmp(ev[mm].shapes, "[[3, 4], [4, 5]]"));
+    CHECK(!strcmp(ev[mm].dtypes, "[float32, float32]") && ev[mm].alloc_bytes >= 3 * 5 * 4);
+    CHECK(mmb > 0 && ev[mmb].kind == CG_PROF_BACKWARD && ev[mmb].parent == -1 && inner_mm >= 1);
+    CHECK(cg_profiler_stop() != CG_OK);
+    cg_clear_error();
+    cg_tensor *ts[] = {a, b, p, s, late};
+    for (int k = 0; k < 5; k++) cg_tensor_release(ts[k]);
+}

@@ -180,6 +180,13 @@ TEST(autograd_long_chain_no_stack_overflow) {
     cg_tensor_release(one);
 }
 
+static char g_warning[512];
+static int g_warning_fails;
+static int keep_warning(const char *msg) {
+    snprintf(g_warning, sizeof g_warning, "%s", msg);
+    return g_warning_fails;
+}
+
 TEST(autograd_determinism_guard) {
     static const cg_elementwise_op *add;
     add = cg_find_binary_op("add");
@@ -189,10 +196,17 @@ TEST(autograd_determinism_guard) {
     cg_tensor *a = cg_scalar(1.0, CG_DTYPE_F32);
     cg_set_deterministic(true, false);
     CHECK_ERR(cg_binary_forward(&nondet, a, a, NULL, 0) == NULL, CG_ERR_RUNTIME, "deterministic");
-    cg_set_deterministic(true, true); /* warn_only: the op runs */
+    cg_set_deterministic(true, true); /* warn_only: the op runs and warns through the handler */
+    cg_set_warning_handler(keep_warning);
+    g_warning[0] = '\0';
     cg_tensor *w = cg_binary_forward(&nondet, a, a, NULL, 0);
     CHECK_NN(w);
     cg_tensor_release(w);
+    CHECK(strstr(g_warning, "[add]") && strstr(g_warning, "warn_only"));
+    g_warning_fails = 1; /* a handler that refuses turns the warning into the op's error */
+    CHECK_ERR(cg_binary_forward(&nondet, a, a, NULL, 0) == NULL, CG_ERR_RUNTIME, "[add]");
+    g_warning_fails = 0;
+    cg_set_warning_handler(NULL);
     cg_set_deterministic(false, false);
     cg_tensor *r = cg_binary_forward(&nondet, a, a, NULL, 0);
     CHECK_NN(r);

@@ -133,3 +133,41 @@ def test_ops_nondeterministic_elsewhere_give_the_same_bits(threads):
         got = nondeterministic_elsewhere()
         for k in ref:
             assert np.array_equal(ref[k].numpy(), got[k].numpy()), f"{k} differs with {n} threads"
+
+
+# The alert every op declared nondeterministic runs (cg_alert_nondeterministic;
+# _C._alert_not_deterministic reaches it from Python, as torch's
+# torch._C._alert_not_deterministic does). No schema in src/ is declared (see
+# the module docstring), so the alert is driven directly here; the schema path
+# (a copy of `add` declared nondeterministic) is tested in
+# tests/c/test_autograd.c: autograd_determinism_guard.
+
+def test_alert_is_silent_without_the_flag(threads):
+    import warnings
+    cgrad.use_deterministic_algorithms(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cgrad._C._alert_not_deterministic("my_scatter")
+
+
+def test_alert_raises_naming_the_op_under_the_flag(threads):
+    cgrad.use_deterministic_algorithms(True)
+    with pytest.raises(RuntimeError, match=r"my_scatter.*does not have a deterministic implementation"):
+        cgrad._C._alert_not_deterministic("my_scatter")
+
+
+def test_alert_warns_under_warn_only(threads):
+    cgrad.use_deterministic_algorithms(True, warn_only=True)
+    assert cgrad.is_deterministic_algorithms_warn_only_enabled()
+    with pytest.warns(UserWarning, match=r"my_scatter.*warn_only=True"):
+        cgrad._C._alert_not_deterministic("my_scatter")
+
+
+def test_alert_under_warnings_as_errors_raises(threads):
+    import warnings
+    cgrad.use_deterministic_algorithms(True, warn_only=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeError, match="my_scatter"):
+            cgrad._C._alert_not_deterministic("my_scatter")
+

@@ -348,11 +348,28 @@ static PyObject *f_is_deterministic_algorithms_warn_only_enabled(PyObject *m, Py
     return PyBool_FromLong(cg_is_deterministic() && g_warn_only);
 }
 
+/* engine warnings (e.g. warn_only determinism alerts) as Python UserWarnings;
+ * a warning filter that raises makes the op fail with the same message */
+static int warn_to_python(const char *msg) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    int rc = PyErr_WarnEx(PyExc_UserWarning, msg, 1);
+    if (rc < 0) PyErr_Clear();
+    PyGILState_Release(g);
+    return rc < 0;
+}
+static PyObject *f_alert_not_deterministic(PyObject *m, PyObject *arg) {
+    (void)m;
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name || cgpy_check(cg_alert_nondeterministic(name))) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef function_functions[] = {
     {"_backward", f_backward, METH_VARARGS, NULL},
     {"_ag_sum_to_size", f_sum_to_size, METH_VARARGS, NULL},
     {"_ag_reshape", f_reshape, METH_VARARGS, NULL},
     {"_ag_stack", f_stack, METH_VARARGS, NULL},
+    {"_alert_not_deterministic", f_alert_not_deterministic, METH_O, NULL},
     {"use_deterministic_algorithms", (PyCFunction)(void (*)(void))f_use_deterministic_algorithms,
      METH_VARARGS | METH_KEYWORDS, NULL},
     {"are_deterministic_algorithms_enabled", f_are_deterministic_algorithms_enabled, METH_NOARGS, NULL},
@@ -364,5 +381,6 @@ static PyMethodDef function_functions[] = {
 int cgpy_init_function(PyObject *m) {
     if (PyType_Ready(&CgFunctionCtx_Type) < 0) return -1;
     if (PyModule_AddObjectRef(m, "_FunctionCtx", (PyObject *)&CgFunctionCtx_Type) < 0) return -1;
+    cg_set_warning_handler(warn_to_python);
     return PyModule_AddFunctions(m, function_functions);
 }

@@ -283,9 +283,22 @@ static PyObject *f_make_subclass(PyObject *m, PyObject *args) {
 static PyObject *f_memory_stats(PyObject *m, PyObject *u) {
     (void)m, (void)u;
     cg_alloc_stats s = cg_allocator_stats(cg_cpu());
-    return Py_BuildValue("{sLsLsLsLsLsL}", "live_bytes", (long long)s.live_bytes, "peak_bytes", (long long)s.peak_bytes,
-                         "cached_bytes", (long long)s.cached_bytes, "alloc_calls", (long long)s.alloc_calls,
-                         "cache_hits", (long long)s.cache_hits, "system_allocs", (long long)s.system_allocs);
+    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsL}", "live_bytes", (long long)s.live_bytes, "peak_bytes",
+                         (long long)s.peak_bytes, "cached_bytes", (long long)s.cached_bytes, "alloc_calls",
+                         (long long)s.alloc_calls, "cache_hits", (long long)s.cache_hits, "system_allocs",
+                         (long long)s.system_allocs, "live_allocs", (long long)s.live_allocs, "peak_allocs",
+                         (long long)s.peak_allocs, "total_bytes", (long long)s.total_bytes, "freed_bytes",
+                         (long long)s.freed_bytes);
+}
+static PyObject *f_memory_reset_peak(PyObject *m, PyObject *u) {
+    (void)m, (void)u;
+    cg_allocator_reset_peak(cg_cpu());
+    Py_RETURN_NONE;
+}
+static PyObject *f_memory_empty_cache(PyObject *m, PyObject *u) {
+    (void)m, (void)u;
+    cg_allocator_empty_cache(cg_cpu());
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef module_functions[] = {
@@ -318,6 +331,8 @@ static PyMethodDef module_functions[] = {
     {"_set_tensor_class", f_set_tensor_class, METH_VARARGS, NULL},
     {"_make_subclass", f_make_subclass, METH_VARARGS, NULL},
     {"_memory_stats", f_memory_stats, METH_NOARGS, NULL},
+    {"_memory_reset_peak", f_memory_reset_peak, METH_NOARGS, NULL},
+    {"_memory_empty_cache", f_memory_empty_cache, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -350,7 +365,8 @@ PyMODINIT_FUNC PyInit__C(void) {
         return NULL;
     }
     extern int cgpy_init_optim(PyObject *m); /* optim.c */
-    if (cgpy_init_optim(m) < 0) {
+    extern int cgpy_init_profiler(PyObject *m); /* profiler.c */
+    if (cgpy_init_optim(m) < 0 || cgpy_init_profiler(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }
