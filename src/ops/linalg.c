@@ -215,22 +215,23 @@ typedef struct prod_op {
     cg_op_schema schema;
 } prod_op;
 
-#define PROD_OP(var, name, node)                                                                  \
-    static const prod_op var = {.schema = {name, node, 1, CG_AMP_LOWER, false, true, false}}
-PROD_OP(k_matmul, "matmul", "MatmulBackward0");
-PROD_OP(k_mm, "mm", "MmBackward0");
-PROD_OP(k_bmm, "bmm", "BmmBackward0");
-PROD_OP(k_mv, "mv", "MvBackward0");
-PROD_OP(k_dot, "dot", "DotBackward0");
-PROD_OP(k_addmm, "addmm", "AddmmBackward0");
-PROD_OP(k_baddbmm, "baddbmm", "BaddbmmBackward0");
+/* AMP: PyTorch's CPU autocast lowers matmul, mm, bmm, addmm and baddbmm; mv and dot keep their dtype. */
+#define PROD_OP(var, name, node, amp)                                                             \
+    static const prod_op var = {.schema = {name, node, 1, amp, false, true, false}}
+PROD_OP(k_matmul, "matmul", "MatmulBackward0", CG_AMP_LOWER);
+PROD_OP(k_mm, "mm", "MmBackward0", CG_AMP_LOWER);
+PROD_OP(k_bmm, "bmm", "BmmBackward0", CG_AMP_LOWER);
+PROD_OP(k_mv, "mv", "MvBackward0", CG_AMP_KEEP);
+PROD_OP(k_dot, "dot", "DotBackward0", CG_AMP_KEEP);
+PROD_OP(k_addmm, "addmm", "AddmmBackward0", CG_AMP_LOWER);
+PROD_OP(k_baddbmm, "baddbmm", "BaddbmmBackward0", CG_AMP_LOWER);
 
 static cg_tensor *prod_forward(const prod_op *op, cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta,
                                double alpha) {
     const char *name = op->schema.name;
     cg_tensor *args[3] = {self, a, b};
     int off = self ? 0 : 1, n = 3 - off;
-    if (cg_check_same(name, n, args + off, 0)) return NULL;
+    if (cg_check_same(name, n, args + off, cg_amp_cast_mask(&op->schema, n, args + off))) return NULL;
     cg_dtype dt = a->dtype;
     CG_CHECK(dt != CG_DTYPE_BOOL, CG_ERR_DTYPE, "[%s] not supported for dtype bool", name);
     if (!cg_dtype_is_floating(dt))

@@ -130,7 +130,7 @@ static cg_tensor *conv_apply(conv_kind kind, const char *name, const cg_conv_geo
     static const int a_which[3] = {0, 2, 0}, b_which[3] = {1, 1, 2}, o_which[3] = {2, 0, 1};
     cg_tensor *args[3] = {a, b, bias};
     int nargs = bias ? 3 : 2;
-    if (cg_check_same(name, nargs, args, 0)) return NULL;
+    if (cg_check_same(name, nargs, args, cg_amp_cast_mask(&k_conv_schema[kind], nargs, args))) return NULL;
     CG_CHECK(cg_dtype_is_floating(a->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
              cg_dtype_name(a->dtype));
     cg_conv_geom g = *g0;

@@ -109,7 +109,7 @@ static cg_status linear_backward(cg_node *node, cg_tensor *const *gout, cg_tenso
 cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
     const char *op = "linear";
     cg_tensor *args[3] = {input, weight, bias};
-    if (cg_check_same(op, bias ? 3 : 2, args, 0)) return NULL;
+    if (cg_check_same(op, bias ? 3 : 2, args, cg_amp_cast_mask(&k_linear, bias ? 3 : 2, args))) return NULL;
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR];
     CG_CHECK(input->dtype != CG_DTYPE_BOOL, CG_ERR_DTYPE, "[%s] not supported for dtype bool", op);
     CG_CHECK(input->ndim >= 1, CG_ERR_SHAPE, "[%s] input must be at least 1-D, got shape %s", op,
