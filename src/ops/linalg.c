@@ -358,7 +358,17 @@ static cg_tensor *matmul_folded(cg_tensor *a, cg_tensor *b) {
 cg_tensor *cg_matmul(cg_tensor *a, cg_tensor *b) {
     /* validate first so errors name matmul and the caller's shapes */
     prod_geom g;
-    if (cg_check_same("matmul", 2, (cg_tensor *[]){a, b}, 0) || prod_geometry("matmul", a, b, &g)) return NULL;
+    cg_tensor *ab[2] = {a, b};
+    unsigned amp = a && b ? cg_amp_cast_mask(&k_matmul.schema, 2, ab) : 0;
+    if (cg_check_same("matmul", 2, ab, amp) || prod_geometry("matmul", a, b, &g)) return NULL;
+    if (amp) { /* autocast: every rank of matmul runs in the low-precision dtype, mv and dot included */
+        cg_tensor *c[2];
+        bool owned;
+        if (cg_schema_guard(&k_matmul.schema, 2, ab, c, &owned)) return NULL;
+        cg_tensor *r = cg_matmul(c[0], c[1]);
+        if (owned) cg_release_all(2, c);
+        return r;
+    }
     CG_CHECK(a->dtype != CG_DTYPE_BOOL, CG_ERR_DTYPE, "[matmul] not supported for dtype bool");
     if (a->ndim == 1 && b->ndim == 1) return prod_forward(&k_dot, NULL, a, b, 0.0, 1.0);
     if (a->ndim == 2 && b->ndim == 1) return prod_forward(&k_mv, NULL, a, b, 0.0, 1.0);

@@ -160,6 +160,12 @@ cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
  * then a batched product with x2 (rows, in2, 1). */
 cg_tensor *cg_bilinear(cg_tensor *input1, cg_tensor *input2, cg_tensor *weight, cg_tensor *bias) {
     const char *op = "bilinear";
+    if (cg_autocast_active()) { /* PyTorch's CPU autocast leaves bilinear in its input dtype */
+        bool ac = cg_autocast_suspend();
+        cg_tensor *r = cg_bilinear(input1, input2, weight, bias);
+        cg_autocast_resume(ac);
+        return r;
+    }
     cg_tensor *args[4] = {input1, input2, weight, bias};
     if (cg_check_same(op, bias ? 4 : 3, args, 0)) return NULL;
     if (nn_check_float(op, "input1", input1)) return NULL;

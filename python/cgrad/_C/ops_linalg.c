@@ -48,6 +48,7 @@ PROD2(vdot, cg_dot, "other") /* real dtypes only: conj is the identity */
 /* inner(a, b): sum over the last dims; a 0-d operand multiplies */
 static cg_tensor *inner_impl(cg_tensor *a, cg_tensor *b) {
     int na = cg_tensor_ndim(a), nb = cg_tensor_ndim(b);
+    if (na == 1 && nb == 1) return cg_dot(a, b); /* as PyTorch: a dot (which autocast leaves alone) */
     const int64_t *sa = cg_tensor_shape(a), *sb = cg_tensor_shape(b);
     int64_t k = sa[na - 1];
     int64_t ra = 1, rb = 1, os[CG_MAX_DIMS];

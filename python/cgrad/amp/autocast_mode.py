@@ -18,7 +18,9 @@ _local = threading.local()  # nesting depth of autocast regions on this thread
 
 def _check_device(device_type: str) -> None:
     if device_type not in ("cpu", "cuda"):
-        raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+        if device_type == "meta":
+            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+        raise RuntimeError(f"Expected one of cpu, cuda, meta device type at start of device string: {device_type}")
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -100,6 +102,18 @@ def autocast_decrement_nesting() -> int:
     """Leave one autocast region; returns the new depth (0: outermost region left)."""
     _local.depth = max(getattr(_local, "depth", 0) - 1, 0)
     return _local.depth
+
+
+def _cast_args(policy: str, *tensors: Any) -> tuple:
+    """For ops written in Python (no engine schema): the casts the schema guard
+    makes for policy "lower" (to the autocast dtype) or "fp32", when autocast is
+    on; floating tensors other than float64 are cast, the rest pass through."""
+    enabled, low = _C._autocast_state()
+    if not enabled:
+        return tensors
+    target = low if policy == "lower" else _C.float32
+    return tuple(t.to(target) if isinstance(t, _C._TensorBase) and t.dtype.is_floating_point
+                 and t.dtype not in (_C.float64, target) else t for t in tensors)
 
 
 class autocast:
