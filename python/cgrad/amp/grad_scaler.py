@@ -4,13 +4,13 @@ fused engine call (`_C._amp_foreach_non_finite_check_and_unscale_`) and the
 step decision reads one flag per optimizer."""
 from __future__ import annotations
 
-import struct
 import warnings
 from typing import Any, Dict, Iterable, Optional, Union
 
 from .. import _C
 
 _READY, _UNSCALED, _STEPPED = 0, 1, 2
+_F32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103  # doubles from here up round to inf in float32
 
 
 def _fresh_state() -> Dict[str, Any]:
@@ -140,11 +140,8 @@ class GradScaler:
                 done = self._growth_tracker + 1
                 if done == self._growth_interval:
                     grown = float(scale.item()) * self._growth_factor
-                    try:  # grow only when the new scale is a finite float32
-                        struct.pack("f", grown)
+                    if grown < _F32_OVERFLOW:  # grow only when the new scale is a finite float32
                         scale.fill_(grown)
-                    except OverflowError:
-                        pass
                     self._growth_tracker = 0
                 else:
                     self._growth_tracker = done
