@@ -266,7 +266,8 @@ static cg_status check_common(const char *name, int nsp, cg_tensor *input, cg_te
     char s1[CG_SHAPE_STR];
     CG_CHECK_S(input && weight, CG_ERR_VALUE, "[%s] input and weight must not be NULL", name);
     cg_tensor *args[3] = {input, weight, bias};
-    if (cg_check_same(name, bias ? 3 : 2, args, 0)) return cg_last_error();
+    unsigned amp = cg_amp_cast_mask(&k_conv_schema[CONV_FWD], bias ? 3 : 2, args); /* conv and conv_transpose alike */
+    if (cg_check_same(name, bias ? 3 : 2, args, amp)) return cg_last_error();
     CG_CHECK_S(cg_dtype_is_floating(input->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
                cg_dtype_name(input->dtype));
     CG_CHECK_S(input->ndim == nsp + 2 || input->ndim == nsp + 1, CG_ERR_SHAPE,
