@@ -23,9 +23,9 @@
 
 /* Note [Half input, float32 parameters]: as in PyTorch (and as autocast
  * produces: a bf16 conv output into a float32 BatchNorm), a float16 / bfloat16
- * input may come with float32 weight, bias and running statistics. The norm
- * then runs on the input cast to float32 (statistics and running updates in
- * float32) and its result is cast back to the input's dtype; both casts are
+ * input may come with a float32 weight and bias (float32 running statistics
+ * alone the kernels take as they are). The norm then runs on the input cast
+ * to float32 and its result is cast back to the input's dtype; both casts are
  * differentiable. */
 static bool half_with_f32(const cg_tensor *x, int n, cg_tensor *const *ps) {
     if (!x || (x->dtype != CG_DTYPE_F16 && x->dtype != CG_DTYPE_BF16)) return false;
@@ -558,7 +558,7 @@ static cg_status check_bn_args(const char *op, cg_tensor *x, cg_tensor *rm, cg_t
 
 cg_tensor *cg_batch_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var, cg_tensor *weight,
                          cg_tensor *bias, bool training, double momentum, double eps) {
-    if (half_with_f32(input, 4, (cg_tensor *[]){running_mean, running_var, weight, bias}))
+    if (half_with_f32(input, 2, (cg_tensor *[]){weight, bias}))
         NORM_VIA_F32(input, cg_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps));
     const char *op = "batch_norm";
     if (check_bn_args(op, input, running_mean, running_var, weight, bias, eps)) return NULL;
@@ -617,7 +617,7 @@ cg_tensor *cg_batch_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *r
 
 cg_tensor *cg_instance_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var, cg_tensor *weight,
                             cg_tensor *bias, bool use_input_stats, double momentum, double eps) {
-    if (half_with_f32(input, 4, (cg_tensor *[]){running_mean, running_var, weight, bias}))
+    if (half_with_f32(input, 2, (cg_tensor *[]){weight, bias}))
         NORM_VIA_F32(input, cg_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
                                              momentum, eps));
     const char *op = "instance_norm";
