@@ -128,6 +128,14 @@ CG_API void cg_set_warning_handler(cg_warning_fn fn);
 CG_API void cg_set_autocast(bool enabled, cg_dtype dtype);
 CG_API bool cg_is_autocast_enabled(void);
 CG_API cg_dtype cg_get_autocast_dtype(void);
+/* Autocast cast cache (thread-local): while enabled (the default), the
+ * low-precision cast of a float32 leaf that requires grad is made once and
+ * reused until cg_autocast_clear_cache (called when the outermost autocast
+ * region exits). cache_size: entries held now. */
+CG_API bool cg_set_autocast_cache_enabled(bool enabled);
+CG_API bool cg_is_autocast_cache_enabled(void);
+CG_API void cg_autocast_clear_cache(void);
+CG_API int64_t cg_autocast_cache_size(void);
 /* Anomaly mode (thread-local): NaN produced by a backward raises. */
 CG_API bool cg_set_anomaly_enabled(bool enabled);
 CG_API bool cg_is_anomaly_enabled(void);
@@ -614,6 +622,10 @@ typedef struct cg_adam_options {
     bool decoupled_weight_decay; /* AdamW: p *= 1 - lr * weight_decay */
 } cg_adam_options;
 /* max_exp_avg_sqs is read only when amsgrad (may be NULL otherwise). */
+/* GradScaler's fused check: every grads[i] (floating, CPU) *= inv_scale in
+ * place, and found_inf (a one-element float32 tensor) is set to 1 when any
+ * element of any gradient is inf or NaN (left as is otherwise). */
+CG_API cg_status cg_amp_unscale_(int64_t n, cg_tensor *const *grads, cg_tensor *found_inf, cg_tensor *inv_scale);
 CG_API cg_status cg_adam_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
                               cg_tensor *const *exp_avgs, cg_tensor *const *exp_avg_sqs,
                               cg_tensor *const *max_exp_avg_sqs, cg_tensor *const *steps,

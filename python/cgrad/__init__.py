@@ -26,6 +26,12 @@ from .serialization import save, load
 from . import profiler, memory
 from . import utils, datasets
 from . import nn, optim
+from . import amp
+from .amp.autocast_mode import (autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_enabled,
+                                set_autocast_dtype, is_autocast_cpu_enabled, get_autocast_cpu_dtype,
+                                set_autocast_cpu_enabled, set_autocast_cpu_dtype, is_autocast_cache_enabled,
+                                set_autocast_cache_enabled, clear_autocast_cache, autocast_increment_nesting,
+                                autocast_decrement_nesting)
 
 half = float16
 float = float32  # noqa: A001 - PyTorch's aliases

@@ -304,14 +304,29 @@ from ._C import where as where
 from ._C import zeros as zeros
 from ._C import zeros_like as zeros_like
 from ._tensor import Tensor as Tensor
+from .amp.autocast_mode import autocast as autocast
+from .amp.autocast_mode import autocast_decrement_nesting as autocast_decrement_nesting
+from .amp.autocast_mode import autocast_increment_nesting as autocast_increment_nesting
+from .amp.autocast_mode import clear_autocast_cache as clear_autocast_cache
 from .autograd.grad_mode import enable_grad as enable_grad
+from .amp.autocast_mode import get_autocast_cpu_dtype as get_autocast_cpu_dtype
+from .amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
 from .autograd.grad_mode import inference_mode as inference_mode
+from .amp.autocast_mode import is_autocast_cache_enabled as is_autocast_cache_enabled
+from .amp.autocast_mode import is_autocast_cpu_enabled as is_autocast_cpu_enabled
+from .amp.autocast_mode import is_autocast_enabled as is_autocast_enabled
 def is_tensor(*args: object, **kwargs: object) -> object: ...
 from .serialization import load as load
 from .autograd.grad_mode import no_grad as no_grad
 def numel(*args: object, **kwargs: object) -> object: ...
 from .serialization import save as save
+from .amp.autocast_mode import set_autocast_cache_enabled as set_autocast_cache_enabled
+from .amp.autocast_mode import set_autocast_cpu_dtype as set_autocast_cpu_dtype
+from .amp.autocast_mode import set_autocast_cpu_enabled as set_autocast_cpu_enabled
+from .amp.autocast_mode import set_autocast_dtype as set_autocast_dtype
+from .amp.autocast_mode import set_autocast_enabled as set_autocast_enabled
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
+from . import amp as amp
 from . import autograd as autograd
 from . import datasets as datasets
 from . import memory as memory

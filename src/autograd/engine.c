@@ -225,6 +225,7 @@ static cg_status run_engine(int nroots, cg_tensor *const *roots, cg_tensor *cons
     capture *caps = calloc((size_t)ninputs + 1, sizeof *caps);
     int64_t *stack = NULL, *order = NULL;
     bool prev_grad = cg_set_grad_enabled(create_graph);
+    bool prev_autocast = cg_autocast_suspend(); /* Note [Autocast in backward] */
     if (!root_nodes || !root_nr || !root_grads || !caps) {
         st = cg_set_error(CG_ERR_OOM, "[backward] out of memory");
         goto done;
@@ -475,6 +476,7 @@ static cg_status run_engine(int nroots, cg_tensor *const *roots, cg_tensor *cons
         }
 done:
     cg_set_grad_enabled(prev_grad);
+    cg_autocast_resume(prev_autocast);
     if (caps) for (int i = 0; i < ninputs; i++) cg_tensor_release(caps[i].grad);
     if (root_nodes) for (int i = 0; i < nroots; i++) cg_node_release(root_nodes[i]);
     if (root_grads) cg_release_all(nroots, root_grads);

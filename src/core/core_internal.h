@@ -163,6 +163,16 @@ void cg_tensor_block_free(cg_tensor_block *b);
 /* ------------------------------------------------------------- state */
 
 bool cg_autocast_active(void);
+/* Note [Autocast in backward]: backward formulas run with autocast off, so
+ * each gradient is computed in the dtype its forward ran in (the saved,
+ * already-cast inputs) and a cast's backward casts the gradient back.
+ * suspend returns the previous state for resume. */
+bool cg_autocast_suspend(void);
+void cg_autocast_resume(bool prev);
+/* The autocast cast cache (autocast_cache.c): the cast of a float32 leaf that
+ * requires grad to the low-precision dtype, made once per autocast region.
+ * Returns a new reference (NULL + error on failure). */
+cg_tensor *cg_autocast_cached_cast(cg_tensor *t, cg_dtype target);
 bool cg_warn_only_deterministic(void);
 
 /* ------------------------------------------------------------- profiler hooks

@@ -60,6 +60,12 @@ void cg_set_autocast(bool enabled, cg_dtype dtype) {
 bool cg_is_autocast_enabled(void) { return tl_autocast; }
 cg_dtype cg_get_autocast_dtype(void) { return tl_autocast_dtype; }
 bool cg_autocast_active(void) { return tl_autocast; }
+bool cg_autocast_suspend(void) {
+    bool prev = tl_autocast;
+    tl_autocast = false;
+    return prev;
+}
+void cg_autocast_resume(bool prev) { tl_autocast = prev; }
 
 bool cg_set_anomaly_enabled(bool enabled) {
     bool prev = tl_anomaly;

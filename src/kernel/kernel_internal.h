@@ -31,6 +31,11 @@ typedef struct cg_op_schema {
 /* Determinism check and AMP casts. in[0..n) borrowed; out[i] receives either
  * in[i] (when *owned is false) or new references the caller releases. */
 cg_status cg_schema_guard(const cg_op_schema *s, int n, cg_tensor *const *in, cg_tensor **out, bool *owned);
+/* The dtype autocast casts this op's inputs to (policy LOWER or FP32). */
+cg_dtype cg_amp_target(const cg_op_schema *s);
+/* Bit i set: the guard will cast input i (autocast on, policy not KEEP), so
+ * a dtype check before the guard skips it (cg_check_same's skip_mask). */
+unsigned cg_amp_cast_mask(const cg_op_schema *s, int n, cg_tensor *const *in);
 void cg_release_all(int n, cg_tensor **ts);
 
 /* ------------------------------------------------------------- iterator */

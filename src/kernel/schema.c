@@ -22,22 +22,34 @@ void cg_release_all(int n, cg_tensor **ts) {
     for (int i = 0; i < n; i++) cg_tensor_release(ts[i]);
 }
 
+/* Note [Autocast casts]: as in PyTorch, autocast casts floating inputs other
+ * than float64 (which it never touches) to the policy's dtype: LOWER -> the
+ * autocast dtype (parameters through the cast cache), FP32 -> float32.
+ * Integer and bool inputs pass through. */
+static bool amp_eligible(const cg_tensor *t, cg_dtype target) {
+    return t && cg_dtype_is_floating(t->dtype) && t->dtype != CG_DTYPE_F64 && t->dtype != target;
+}
+
+cg_dtype cg_amp_target(const cg_op_schema *s) {
+    return s->amp == CG_AMP_LOWER ? cg_get_autocast_dtype() : CG_DTYPE_F32;
+}
+
 cg_status cg_schema_guard(const cg_op_schema *s, int n, cg_tensor *const *in, cg_tensor **out, bool *owned) {
     *owned = false;
     if (s->nondeterministic && cg_alert_nondeterministic(s->name)) return cg_last_error();
     cg_dtype target = CG_DTYPE_F32;
     bool cast = false;
     if (cg_autocast_active() && s->amp != CG_AMP_KEEP) {
-        target = s->amp == CG_AMP_LOWER ? cg_get_autocast_dtype() : CG_DTYPE_F32;
-        for (int i = 0; i < n; i++) cast |= in[i] && cg_dtype_is_floating(in[i]->dtype) && in[i]->dtype != target;
+        target = cg_amp_target(s);
+        for (int i = 0; i < n; i++) cast |= amp_eligible(in[i], target);
     }
     if (!cast) {
         for (int i = 0; i < n; i++) out[i] = in[i];
         return CG_OK;
     }
     for (int i = 0; i < n; i++) {
-        if (in[i] && cg_dtype_is_floating(in[i]->dtype) && in[i]->dtype != target) {
-            out[i] = cg_to_dtype(in[i], target);
+        if (amp_eligible(in[i], target)) {
+            out[i] = s->amp == CG_AMP_LOWER ? cg_autocast_cached_cast(in[i], target) : cg_to_dtype(in[i], target);
         } else {
             out[i] = in[i];
             if (in[i]) cg_tensor_retain(in[i]);
@@ -49,4 +61,13 @@ cg_status cg_schema_guard(const cg_op_schema *s, int n, cg_tensor *const *in, cg
     }
     *owned = true;
     return CG_OK;
+}
+
+unsigned cg_amp_cast_mask(const cg_op_schema *s, int n, cg_tensor *const *in) {
+    if (!cg_autocast_active() || s->amp == CG_AMP_KEEP) return 0;
+    cg_dtype target = cg_amp_target(s);
+    unsigned mask = 0;
+    for (int i = 0; i < n && i < 32; i++)
+        if (amp_eligible(in[i], target)) mask |= 1u << i;
+    return mask;
 }

@@ -165,7 +165,7 @@ static cg_tensor *softplus_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x, doub
     return WHERE(GT(z, threshold), g, MUL(g, TK(cg_sigmoid(z))));
 }
 CG_GRAD(softplus, softplus_formula_(A_, g, s, p[0], p[1]))
-ACT_OP(k_softplus, "softplus", "SoftplusBackward0", CG_AMP_FP32, true, false, softplus_backward, CG_FLOAT_TABLE(softplus))
+ACT_OP(k_softplus, "softplus", "SoftplusBackward0", CG_AMP_KEEP, true, false, softplus_backward, CG_FLOAT_TABLE(softplus))
 cg_tensor *cg_softplus(cg_tensor *x, double beta, double threshold) {
     CG_CHECK(beta != 0, CG_ERR_VALUE, "[softplus] beta must not be zero");
     double p[2] = {beta, threshold};

@@ -204,7 +204,11 @@ static cg_tensor *contract(cg_tensor *A, cg_tensor *B, const bool *keep, int G) 
     for (int t = 0; t < G; t++) inv[order[t]] = t;
     cg_tensor *ap = cg_permute(A, pa), *bp = ap ? cg_permute(B, pb) : NULL;
     cg_tensor *a3 = bp ? cg_reshape(ap, 3, sa3) : NULL, *b3 = a3 ? cg_reshape(bp, 3, sb3) : NULL;
+    /* With nothing summed the product is elementwise: PyTorch multiplies, which
+     * autocast leaves in the input dtype, so the bmm (K = 1, the same values) does too. */
+    bool ac = nk == 0 ? cg_autocast_suspend() : cg_autocast_active();
     cg_tensor *r3 = b3 ? cg_bmm(a3, b3) : NULL;
+    cg_autocast_resume(ac);
     cg_tensor *rf = r3 ? cg_reshape(r3, G, rshape) : NULL;
     cg_tensor *r = rf ? cg_permute(rf, inv) : NULL;
     cg_tensor *tmp[] = {ap, bp, a3, b3, r3, rf};

@@ -215,22 +215,23 @@ typedef struct prod_op {
     cg_op_schema schema;
 } prod_op;
 
-#define PROD_OP(var, name, node)                                                                  \
-    static const prod_op var = {.schema = {name, node, 1, CG_AMP_LOWER, false, true, false}}
-PROD_OP(k_matmul, "matmul", "MatmulBackward0");
-PROD_OP(k_mm, "mm", "MmBackward0");
-PROD_OP(k_bmm, "bmm", "BmmBackward0");
-PROD_OP(k_mv, "mv", "MvBackward0");
-PROD_OP(k_dot, "dot", "DotBackward0");
-PROD_OP(k_addmm, "addmm", "AddmmBackward0");
-PROD_OP(k_baddbmm, "baddbmm", "BaddbmmBackward0");
+/* AMP: PyTorch's CPU autocast lowers matmul, mm, bmm, addmm and baddbmm; mv and dot keep their dtype. */
+#define PROD_OP(var, name, node, amp)                                                             \
+    static const prod_op var = {.schema = {name, node, 1, amp, false, true, false}}
+PROD_OP(k_matmul, "matmul", "MatmulBackward0", CG_AMP_LOWER);
+PROD_OP(k_mm, "mm", "MmBackward0", CG_AMP_LOWER);
+PROD_OP(k_bmm, "bmm", "BmmBackward0", CG_AMP_LOWER);
+PROD_OP(k_mv, "mv", "MvBackward0", CG_AMP_KEEP);
+PROD_OP(k_dot, "dot", "DotBackward0", CG_AMP_KEEP);
+PROD_OP(k_addmm, "addmm", "AddmmBackward0", CG_AMP_LOWER);
+PROD_OP(k_baddbmm, "baddbmm", "BaddbmmBackward0", CG_AMP_LOWER);
 
 static cg_tensor *prod_forward_body(const prod_op *op, cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta,
                                double alpha) {
     const char *name = op->schema.name;
     cg_tensor *args[3] = {self, a, b};
     int off = self ? 0 : 1, n = 3 - off;
-    if (cg_check_same(name, n, args + off, 0)) return NULL;
+    if (cg_check_same(name, n, args + off, cg_amp_cast_mask(&op->schema, n, args + off))) return NULL;
     cg_dtype dt = a->dtype;
     CG_CHECK(dt != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[%s] not supported for dtype bool", name);
     if (!cg_dtype_is_floating(dt))
@@ -373,7 +374,17 @@ static cg_tensor *matmul_folded(cg_tensor *a, cg_tensor *b) {
 cg_tensor *cg_matmul(cg_tensor *a, cg_tensor *b) {
     /* validate first so errors name matmul and the caller's shapes */
     prod_geom g;
-    if (cg_check_same("matmul", 2, (cg_tensor *[]){a, b}, 0) || prod_geometry("matmul", a, b, &g)) return NULL;
+    cg_tensor *ab[2] = {a, b};
+    unsigned amp = a && b ? cg_amp_cast_mask(&k_matmul.schema, 2, ab) : 0;
+    if (cg_check_same("matmul", 2, ab, amp) || prod_geometry("matmul", a, b, &g)) return NULL;
+    if (amp) { /* autocast: every rank of matmul runs in the low-precision dtype, mv and dot included */
+        cg_tensor *c[2];
+        bool owned;
+        if (cg_schema_guard(&k_matmul.schema, 2, ab, c, &owned)) return NULL;
+        cg_tensor *r = cg_matmul(c[0], c[1]);
+        if (owned) cg_release_all(2, c);
+        return r;
+    }
     CG_CHECK(a->dtype != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[matmul] not supported for dtype bool");
     if (a->ndim == 1 && b->ndim == 1) return prod_forward(&k_dot, NULL, a, b, 0.0, 1.0);
     if (a->ndim == 2 && b->ndim == 1) return prod_forward(&k_mv, NULL, a, b, 0.0, 1.0);

@@ -130,7 +130,7 @@ static cg_tensor *conv_body(conv_kind kind, const char *name, const cg_conv_geom
     static const int a_which[3] = {0, 2, 0}, b_which[3] = {1, 1, 2}, o_which[3] = {2, 0, 1};
     cg_tensor *args[3] = {a, b, bias};
     int nargs = bias ? 3 : 2;
-    if (cg_check_same(name, nargs, args, 0)) return NULL;
+    if (cg_check_same(name, nargs, args, cg_amp_cast_mask(&k_conv_schema[kind], nargs, args))) return NULL;
     CG_CHECK(cg_dtype_is_floating(a->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
              cg_dtype_name(a->dtype));
     cg_conv_geom g = *g0;
@@ -281,7 +281,8 @@ static cg_status check_common(const char *name, int nsp, cg_tensor *input, cg_te
     char s1[CG_SHAPE_STR];
     CG_CHECK_S(input && weight, CG_ERR_VALUE, "[%s] input and weight must not be NULL", name);
     cg_tensor *args[3] = {input, weight, bias};
-    if (cg_check_same(name, bias ? 3 : 2, args, 0)) return cg_last_error();
+    unsigned amp = cg_amp_cast_mask(&k_conv_schema[CONV_FWD], bias ? 3 : 2, args); /* conv and conv_transpose alike */
+    if (cg_check_same(name, bias ? 3 : 2, args, amp)) return cg_last_error();
     CG_CHECK_S(cg_dtype_is_floating(input->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
                cg_dtype_name(input->dtype));
     CG_CHECK_S(input->ndim == nsp + 2 || input->ndim == nsp + 1, CG_ERR_SHAPE,

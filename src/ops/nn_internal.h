@@ -56,4 +56,21 @@ cg_status nn_check_opt(const char *op, const char *what, const cg_tensor *t, con
 /* Apply a loss reduction to the elementwise loss l (new reference). */
 cg_tensor *nn_reduce_loss(const char *op, cg_tensor *l, cg_reduction reduction);
 
+/* Autocast for composite nn ops (Note [Loss autocast] in nn_loss.c): when the
+ * schema's policy would cast one of args[0..n) (a local array of the entry
+ * point's tensor arguments), cast them all through the schema guard and
+ * return `call` evaluated on the cast args (the entry point again). */
+#define NN_AMP_CALL(schema, n, args, call)                                  \
+    do {                                                                      \
+        if (cg_amp_cast_mask(&(schema), n, args)) {                           \
+            cg_tensor *c_[n];                                                 \
+            bool own_;                                                        \
+            if (cg_schema_guard(&(schema), n, args, c_, &own_)) return NULL;  \
+            for (int i_ = 0; i_ < n; i_++) args[i_] = c_[i_];                 \
+            cg_tensor *r_ = call;                                             \
+            if (own_) cg_release_all(n, c_);                                  \
+            return r_;                                                        \
+        }                                                                     \
+    } while (0)
+
 #endif

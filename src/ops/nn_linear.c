@@ -109,7 +109,7 @@ static cg_status linear_backward(cg_node *node, cg_tensor *const *gout, cg_tenso
 static cg_tensor *linear_body(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
     const char *op = "linear";
     cg_tensor *args[3] = {input, weight, bias};
-    if (cg_check_same(op, bias ? 3 : 2, args, 0)) return NULL;
+    if (cg_check_same(op, bias ? 3 : 2, args, cg_amp_cast_mask(&k_linear, bias ? 3 : 2, args))) return NULL;
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR];
     CG_CHECK(input->dtype != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[%s] not supported for dtype bool", op);
     CG_CHECK(input->ndim >= 1, CG_ERR_SHAPE, "[%s] input must be at least 1-D, got shape %s", op,
@@ -173,6 +173,12 @@ cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
  * then a batched product with x2 (rows, in2, 1). */
 cg_tensor *cg_bilinear(cg_tensor *input1, cg_tensor *input2, cg_tensor *weight, cg_tensor *bias) {
     const char *op = "bilinear";
+    if (cg_autocast_active()) { /* PyTorch's CPU autocast leaves bilinear in its input dtype */
+        bool ac = cg_autocast_suspend();
+        cg_tensor *r = cg_bilinear(input1, input2, weight, bias);
+        cg_autocast_resume(ac);
+        return r;
+    }
     cg_tensor *args[4] = {input1, input2, weight, bias};
     if (cg_check_same(op, bias ? 4 : 3, args, 0)) return NULL;
     if (nn_check_float(op, "input1", input1)) return NULL;

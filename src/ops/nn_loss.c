@@ -11,6 +11,22 @@
 
 #include <string.h>
 
+/* Note [Loss autocast]: PyTorch's CPU autocast runs the losses in float32.
+ * A loss is a composition, so its schema exists for the policy alone: when
+ * autocast would cast an argument, the entry point casts them through the
+ * schema guard and calls itself again with float32 operands (NN_AMP_CALL). */
+#define LOSS_SCHEMA(var, name) static const cg_op_schema var = {name, NULL, 1, CG_AMP_FP32, false, false, false}
+LOSS_SCHEMA(k_amp_nll, "nll_loss");
+LOSS_SCHEMA(k_amp_ce, "cross_entropy");
+LOSS_SCHEMA(k_amp_mse, "mse_loss");
+LOSS_SCHEMA(k_amp_l1, "l1_loss");
+LOSS_SCHEMA(k_amp_smooth_l1, "smooth_l1_loss");
+LOSS_SCHEMA(k_amp_huber, "huber_loss");
+LOSS_SCHEMA(k_amp_bce, "binary_cross_entropy");
+LOSS_SCHEMA(k_amp_bce_logits, "binary_cross_entropy_with_logits");
+LOSS_SCHEMA(k_amp_kl_div, "kl_div");
+
+
 /* ------------------------------------------------------------- shared helpers */
 
 cg_status nn_check_opt(const char *op, const char *what, const cg_tensor *t, const cg_tensor *ref) {
@@ -171,6 +187,8 @@ static cg_status check_class_args(const char *op, cg_tensor *input, cg_tensor *t
 
 cg_tensor *cg_nll_loss(cg_tensor *log_probs, cg_tensor *target, cg_tensor *weight, int64_t ignore_index,
                        cg_reduction reduction) {
+    cg_tensor *amp_[2] = {log_probs, weight};
+    NN_AMP_CALL(k_amp_nll, 2, amp_, cg_nll_loss(amp_[0], target, amp_[1], ignore_index, reduction));
     if (check_class_args("nll_loss", log_probs, target, weight, ignore_index, reduction)) return NULL;
     return class_loss(log_probs, target, weight, ignore_index, 0.0, reduction);
 }
@@ -202,6 +220,8 @@ static cg_tensor *prob_loss(cg_tensor *logp, cg_tensor *target, cg_tensor *weigh
 
 cg_tensor *cg_cross_entropy(cg_tensor *input, cg_tensor *target, cg_tensor *weight, int64_t ignore_index,
                             double label_smoothing, cg_reduction reduction) {
+    cg_tensor *amp_[3] = {input, target, weight};
+    NN_AMP_CALL(k_amp_ce, 3, amp_, cg_cross_entropy(amp_[0], amp_[1], amp_[2], ignore_index, label_smoothing, reduction));
     const char *op = "cross_entropy";
     CG_CHECK(input && target, CG_ERR_VALUE, "[%s] input and target must not be NULL", op);
     CG_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, CG_ERR_VALUE,
@@ -266,16 +286,24 @@ static cg_tensor *pointwise_loss(const char *op, pw_kind kind, cg_tensor *input,
 }
 
 cg_tensor *cg_mse_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction) {
+    cg_tensor *amp_[2] = {input, target};
+    NN_AMP_CALL(k_amp_mse, 2, amp_, cg_mse_loss(amp_[0], amp_[1], reduction));
     return pointwise_loss("mse_loss", PW_MSE, input, target, reduction, 0);
 }
 cg_tensor *cg_l1_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction) {
+    cg_tensor *amp_[2] = {input, target};
+    NN_AMP_CALL(k_amp_l1, 2, amp_, cg_l1_loss(amp_[0], amp_[1], reduction));
     return pointwise_loss("l1_loss", PW_L1, input, target, reduction, 0);
 }
 cg_tensor *cg_smooth_l1_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction, double beta) {
+    cg_tensor *amp_[2] = {input, target};
+    NN_AMP_CALL(k_amp_smooth_l1, 2, amp_, cg_smooth_l1_loss(amp_[0], amp_[1], reduction, beta));
     CG_CHECK(beta >= 0, CG_ERR_VALUE, "[smooth_l1_loss] beta must be non-negative, got %g", beta);
     return pointwise_loss("smooth_l1_loss", PW_SMOOTH_L1, input, target, reduction, beta);
 }
 cg_tensor *cg_huber_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction, double delta) {
+    cg_tensor *amp_[2] = {input, target};
+    NN_AMP_CALL(k_amp_huber, 2, amp_, cg_huber_loss(amp_[0], amp_[1], reduction, delta));
     CG_CHECK(delta > 0, CG_ERR_VALUE, "[huber_loss] delta must be positive, got %g", delta);
     return pointwise_loss("huber_loss", PW_HUBER, input, target, reduction, delta);
 }
@@ -300,6 +328,8 @@ static cg_tensor *clamped_log(nn_tmp *A_, cg_tensor *x) {
 }
 
 cg_tensor *cg_binary_cross_entropy(cg_tensor *input, cg_tensor *target, cg_tensor *weight, cg_reduction reduction) {
+    cg_tensor *amp_[3] = {input, target, weight};
+    NN_AMP_CALL(k_amp_bce, 3, amp_, cg_binary_cross_entropy(amp_[0], amp_[1], amp_[2], reduction));
     const char *op = "binary_cross_entropy";
     if (check_pair(op, input, target, reduction) || check_same_shape(op, input, target)) return NULL;
     if (nn_check_opt(op, "weight", weight, input)) return NULL;
@@ -329,6 +359,8 @@ cg_tensor *cg_binary_cross_entropy(cg_tensor *input, cg_tensor *target, cg_tenso
 
 cg_tensor *cg_binary_cross_entropy_with_logits(cg_tensor *input, cg_tensor *target, cg_tensor *weight,
                                                cg_tensor *pos_weight, cg_reduction reduction) {
+    cg_tensor *amp_[4] = {input, target, weight, pos_weight};
+    NN_AMP_CALL(k_amp_bce_logits, 4, amp_, cg_binary_cross_entropy_with_logits(amp_[0], amp_[1], amp_[2], amp_[3], reduction));
     const char *op = "binary_cross_entropy_with_logits";
     if (check_pair(op, input, target, reduction) || check_same_shape(op, input, target)) return NULL;
     if (nn_check_opt(op, "weight", weight, input) || nn_check_opt(op, "pos_weight", pos_weight, input)) return NULL;
@@ -346,6 +378,8 @@ cg_tensor *cg_binary_cross_entropy_with_logits(cg_tensor *input, cg_tensor *targ
 /* ------------------------------------------------------------- kl_div */
 
 cg_tensor *cg_kl_div(cg_tensor *input, cg_tensor *target, cg_reduction reduction, bool log_target) {
+    cg_tensor *amp_[2] = {input, target};
+    NN_AMP_CALL(k_amp_kl_div, 2, amp_, cg_kl_div(amp_[0], amp_[1], reduction, log_target));
     const char *op = "kl_div";
     if (check_pair(op, input, target, reduction)) return NULL;
     int bnd;

@@ -302,9 +302,14 @@ static cg_tensor *causal_mask(int64_t L, int64_t S, cg_device dev) {
     return m;
 }
 
+static const cg_op_schema k_sdpa = {"scaled_dot_product_attention", NULL, 1, CG_AMP_LOWER, false, false, false};
+
 cg_tensor *cg_scaled_dot_product_attention(cg_tensor *q, cg_tensor *k, cg_tensor *v, cg_tensor *attn_mask,
                                            double dropout_p, bool is_causal, double scale) {
     const char *op = "scaled_dot_product_attention";
+    cg_tensor *amp_[4] = {q, k, v, attn_mask};
+    NN_AMP_CALL(k_sdpa, 4, amp_, cg_scaled_dot_product_attention(amp_[0], amp_[1], amp_[2], amp_[3], dropout_p,
+                                                                  is_causal, scale));
     cg_tensor *qkv[3] = {q, k, v};
     if (cg_check_same(op, 3, qkv, 0) || nn_check_float(op, "query", q)) return NULL;
     char a[CG_SHAPE_STR], b[CG_SHAPE_STR], c[CG_SHAPE_STR];

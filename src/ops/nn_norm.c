@@ -21,6 +21,32 @@
 #include <float.h>
 #include <string.h>
 
+/* Note [Half input, float32 parameters]: as in PyTorch (and as autocast
+ * produces: a bf16 conv output into a float32 BatchNorm), a float16 / bfloat16
+ * input may come with a float32 weight and bias (float32 running statistics
+ * alone the kernels take as they are). The norm then runs on the input cast
+ * to float32 and its result is cast back to the input's dtype; both casts are
+ * differentiable. */
+static bool half_with_f32(const cg_tensor *x, int n, cg_tensor *const *ps) {
+    if (!x || (x->dtype != CG_DTYPE_F16 && x->dtype != CG_DTYPE_BF16)) return false;
+    for (int i = 0; i < n; i++)
+        if (ps[i] && ps[i]->dtype == CG_DTYPE_F32) return true;
+    return false;
+}
+
+#define NORM_VIA_F32(x, call)                                        \
+    do {                                                             \
+        cg_tensor *x32_ = cg_to_dtype(x, CG_DTYPE_F32);              \
+        if (!x32_) return NULL;                                      \
+        cg_tensor *in_ = x;                                          \
+        x = x32_;                                                    \
+        cg_tensor *r32_ = call;                                      \
+        cg_tensor_release(x32_);                                     \
+        cg_tensor *r_ = r32_ ? cg_to_dtype(r32_, in_->dtype) : NULL; \
+        cg_tensor_release(r32_);                                     \
+        return r_;                                                   \
+    } while (0)
+
 /* ------------------------------------------------------------- the fused kernel */
 
 typedef struct norm_job {
@@ -532,6 +558,8 @@ static cg_status check_bn_args(const char *op, cg_tensor *x, cg_tensor *rm, cg_t
 
 cg_tensor *cg_batch_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var, cg_tensor *weight,
                          cg_tensor *bias, bool training, double momentum, double eps) {
+    if (half_with_f32(input, 2, (cg_tensor *[]){weight, bias}))
+        NORM_VIA_F32(input, cg_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps));
     const char *op = "batch_norm";
     if (check_bn_args(op, input, running_mean, running_var, weight, bias, eps)) return NULL;
     int64_t N = input->shape[0], C = input->shape[1], S = 1;
@@ -589,6 +617,9 @@ cg_tensor *cg_batch_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *r
 
 cg_tensor *cg_instance_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var, cg_tensor *weight,
                             cg_tensor *bias, bool use_input_stats, double momentum, double eps) {
+    if (half_with_f32(input, 2, (cg_tensor *[]){weight, bias}))
+        NORM_VIA_F32(input, cg_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                                             momentum, eps));
     const char *op = "instance_norm";
     if (check_bn_args(op, input, running_mean, running_var, weight, bias, eps)) return NULL;
     int64_t N = input->shape[0], C = input->shape[1], S = 1;
@@ -665,6 +696,8 @@ static cg_status check_elem_param(const char *op, const char *what, cg_tensor *t
 
 cg_tensor *cg_layer_norm(cg_tensor *input, int ndims, const int64_t *normalized_shape, cg_tensor *weight,
                          cg_tensor *bias, double eps) {
+    if (half_with_f32(input, 2, (cg_tensor *[]){weight, bias}))
+        NORM_VIA_F32(input, cg_layer_norm(input, ndims, normalized_shape, weight, bias, eps));
     const char *op = "layer_norm";
     int64_t lead, inner;
     if (check_input(op, input, 0) || check_normalized_shape(op, input, ndims, normalized_shape, &lead, &inner) ||
@@ -682,6 +715,8 @@ cg_tensor *cg_layer_norm(cg_tensor *input, int ndims, const int64_t *normalized_
 }
 
 cg_tensor *cg_group_norm(cg_tensor *input, int64_t num_groups, cg_tensor *weight, cg_tensor *bias, double eps) {
+    if (half_with_f32(input, 2, (cg_tensor *[]){weight, bias}))
+        NORM_VIA_F32(input, cg_group_norm(input, num_groups, weight, bias, eps));
     const char *op = "group_norm";
     if (check_input(op, input, 2)) return NULL;
     int64_t N = input->shape[0], C = input->shape[1], S = 1;

@@ -267,7 +267,7 @@ fail:
 }
 
 static const cg_reduce_op k_logsumexp = {
-    .schema = {"logsumexp", "LogsumexpBackward0", 1, CG_AMP_FP32, false, true, true},
+    .schema = {"logsumexp", "LogsumexpBackward0", 1, CG_AMP_KEEP, false, true, true},
     .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(lse)},
     .backward = lse_backward,
@@ -387,14 +387,14 @@ fail:
 }
 
 static const cg_reduce_op k_norm = {
-    .schema = {"norm", "NormBackward1", 1, CG_AMP_FP32, false, true, true},
+    .schema = {"norm", "NormBackward1", 1, CG_AMP_KEEP, false, true, true},
     .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(norm)},
     .backward = norm_backward,
 };
 /* +-inf norms have no identity: reducing zero elements is an error */
 static const cg_reduce_op k_norm_inf = {
-    .schema = {"norm", "NormBackward1", 1, CG_AMP_FP32, false, true, true},
+    .schema = {"norm", "NormBackward1", 1, CG_AMP_KEEP, false, true, true},
     .out_dtype = CG_SAME_DTYPE,
     .empty_error = true,
     .cpu = {CG_FLOAT_TABLE(norm)},

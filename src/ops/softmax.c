@@ -262,8 +262,8 @@ static cg_status log_softmax_backward(cg_node *node, cg_tensor *const *g, cg_ten
     return sm_backward(node, g, gin, true);
 }
 
-static const cg_op_schema k_softmax = {"softmax", "SoftmaxBackward0", 1, CG_AMP_FP32, false, false, true};
-static const cg_op_schema k_log_softmax = {"log_softmax", "LogSoftmaxBackward0", 1, CG_AMP_FP32, false, false, true};
+static const cg_op_schema k_softmax = {"softmax", "SoftmaxBackward0", 1, CG_AMP_KEEP, false, false, true};
+static const cg_op_schema k_log_softmax = {"log_softmax", "LogSoftmaxBackward0", 1, CG_AMP_KEEP, false, false, true};
 
 static void run_kernel(cg_tensor *xc, cg_tensor *out, int64_t dim, bool log) {
     int64_t outer = 1, D = 1, inner = 1;

@@ -64,7 +64,7 @@ cg_tensor *cg_isnan(cg_tensor *x) { return cg_unary_forward(&cg_op_isnan, x, NUL
  * UNARY_OP(name, node, amp, saves_input, saves_output, backward, cpu table...)
  * declares the descriptor and the entry point. Formulas (CG_GRAD) see the
  * saved tensor as s: the input x (saves_input) or the output y (saves_output).
- * AMP: the ops PyTorch's autocast runs in float32 use CG_AMP_FP32. */
+ * AMP: none of these is on PyTorch's CPU autocast lists, so all keep their dtype. */
 #define UNARY_OP(name, NODE, AMP, SIN, SOUT, BW, ...)                            \
     const cg_unary_op cg_op_##name = {                                           \
         .schema = {#name, NODE, 1, AMP, false, SIN, SOUT},                       \
@@ -97,7 +97,7 @@ UNARY_OP(sign, "SignBackward0", CG_AMP_KEEP, false, false, cg_zero_backward, CG_
 /* ---------------------------------------------------------------- reciprocal: d = -y^2 */
 CG_UNARY_FLOAT_LOOPS(reciprocal, 1.0f / x, 1.0 / x)
 CG_GRAD(reciprocal, NEG(MUL(MUL(g, s), s)))
-FLOAT_OP_Y(reciprocal, "ReciprocalBackward0", CG_AMP_FP32)
+FLOAT_OP_Y(reciprocal, "ReciprocalBackward0", CG_AMP_KEEP)
 
 /* ---------------------------------------------------------------- square: d = 2x
  * integer squares wrap (computed in uint64 so overflow is defined) */
@@ -114,7 +114,7 @@ FLOAT_OP_Y(sqrt, "SqrtBackward0", CG_AMP_KEEP)
 /* ---------------------------------------------------------------- rsqrt: d = -y^3/2 */
 CG_UNARY_FLOAT_LOOPS(rsqrt, 1.0f / sqrtf(x), 1.0 / sqrt(x))
 CG_GRAD(rsqrt, SCALE(MUL(MUL(MUL(g, s), s), s), -0.5))
-FLOAT_OP_Y(rsqrt, "RsqrtBackward0", CG_AMP_FP32)
+FLOAT_OP_Y(rsqrt, "RsqrtBackward0", CG_AMP_KEEP)
 
 /* ---------------------------------------------------------------- exp2: d = y ln2 */
 CG_UNARY_FLOAT_LOOPS(exp2, exp2f(x), exp2(x))
@@ -124,24 +124,24 @@ FLOAT_OP_Y(exp2, "Exp2Backward0", CG_AMP_KEEP)
 /* ---------------------------------------------------------------- expm1: d = y + 1 */
 CG_UNARY_FLOAT_LOOPS(expm1, cg_vm_expm1f(x), expm1(x))
 CG_GRAD(expm1, MUL(g, SHIFT(s, 1.0)))
-FLOAT_OP_Y(expm1, "Expm1Backward0", CG_AMP_FP32)
+FLOAT_OP_Y(expm1, "Expm1Backward0", CG_AMP_KEEP)
 
 /* ---------------------------------------------------------------- log family: d = 1/(x ln b), 1/(1+x) */
 CG_UNARY_FLOAT_LOOPS(log, cg_vm_logf(x), log(x))
 CG_GRAD(log, DIV(g, s))
-FLOAT_OP_X(log, "LogBackward0", CG_AMP_FP32)
+FLOAT_OP_X(log, "LogBackward0", CG_AMP_KEEP)
 
 CG_UNARY_FLOAT_LOOPS(log2, log2f(x), log2(x))
 CG_GRAD(log2, DIV(g, SCALE(s, K_LN2)))
-FLOAT_OP_X(log2, "Log2Backward0", CG_AMP_FP32)
+FLOAT_OP_X(log2, "Log2Backward0", CG_AMP_KEEP)
 
 CG_UNARY_FLOAT_LOOPS(log10, log10f(x), log10(x))
 CG_GRAD(log10, DIV(g, SCALE(s, K_LN10)))
-FLOAT_OP_X(log10, "Log10Backward0", CG_AMP_FP32)
+FLOAT_OP_X(log10, "Log10Backward0", CG_AMP_KEEP)
 
 CG_UNARY_FLOAT_LOOPS(log1p, cg_vm_log1pf(x), log1p(x))
 CG_GRAD(log1p, DIV(g, SHIFT(s, 1.0)))
-FLOAT_OP_X(log1p, "Log1PBackward0", CG_AMP_FP32)
+FLOAT_OP_X(log1p, "Log1PBackward0", CG_AMP_KEEP)
 
 /* ---------------------------------------------------------------- trigonometric */
 CG_UNARY_FLOAT_LOOPS(sin, sinf(x), sin(x))
@@ -155,16 +155,16 @@ FLOAT_OP_X(cos, "CosBackward0", CG_AMP_KEEP)
 /* d = 1 + y^2 */
 CG_UNARY_FLOAT_LOOPS(tan, tanf(x), tan(x))
 CG_GRAD(tan, MUL(g, SHIFT(SQ(s), 1.0)))
-FLOAT_OP_Y(tan, "TanBackward0", CG_AMP_FP32)
+FLOAT_OP_Y(tan, "TanBackward0", CG_AMP_KEEP)
 
 /* d = ±rsqrt(1 - x^2) */
 CG_UNARY_FLOAT_LOOPS(asin, asinf(x), asin(x))
 CG_GRAD(asin, MUL(g, TK(cg_rsqrt(RSUB(1.0, SQ(s))))))
-FLOAT_OP_X(asin, "AsinBackward0", CG_AMP_FP32)
+FLOAT_OP_X(asin, "AsinBackward0", CG_AMP_KEEP)
 
 CG_UNARY_FLOAT_LOOPS(acos, acosf(x), acos(x))
 CG_GRAD(acos, NEG(MUL(g, TK(cg_rsqrt(RSUB(1.0, SQ(s)))))))
-FLOAT_OP_X(acos, "AcosBackward0", CG_AMP_FP32)
+FLOAT_OP_X(acos, "AcosBackward0", CG_AMP_KEEP)
 
 /* d = 1/(1 + x^2) */
 CG_UNARY_FLOAT_LOOPS(atan, atanf(x), atan(x))
@@ -174,11 +174,11 @@ FLOAT_OP_X(atan, "AtanBackward0", CG_AMP_KEEP)
 /* ---------------------------------------------------------------- hyperbolic */
 CG_UNARY_FLOAT_LOOPS(sinh, sinhf(x), sinh(x))
 CG_GRAD(sinh, MUL(g, TK(cg_cosh(s))))
-FLOAT_OP_X(sinh, "SinhBackward0", CG_AMP_FP32)
+FLOAT_OP_X(sinh, "SinhBackward0", CG_AMP_KEEP)
 
 CG_UNARY_FLOAT_LOOPS(cosh, coshf(x), cosh(x))
 CG_GRAD(cosh, MUL(g, TK(cg_sinh(s))))
-FLOAT_OP_X(cosh, "CoshBackward0", CG_AMP_FP32)
+FLOAT_OP_X(cosh, "CoshBackward0", CG_AMP_KEEP)
 
 /* d = 1 - y^2 */
 CG_UNARY_FLOAT_LOOPS(tanh, cg_vm_tanhf(x), tanh(x))
@@ -247,7 +247,7 @@ static double erfinv_d(double y) {
 CG_UNARY_FLOAT_LOOPS(erfinv, (float)erfinv_d(x), erfinv_d(x))
 /* d = sqrt(pi)/2 exp(y^2) */
 CG_GRAD(erfinv, MUL(g, SCALE(TK(cg_exp(SQ(s))), K_SQRTPI_2)))
-FLOAT_OP_Y(erfinv, "ErfinvBackward0", CG_AMP_FP32)
+FLOAT_OP_Y(erfinv, "ErfinvBackward0", CG_AMP_KEEP)
 
 /* ---------------------------------------------------------------- rounding: zero gradient;
  * integer inputs are returned unchanged (as PyTorch does) */
@@ -384,7 +384,7 @@ CG_UNARY_INT_LOOPS(pow_scalar, ipow_u64((uint64_t)x, p[0]))
 /* d = e x^(e-1); zero when e == 0 (PyTorch) */
 CG_GRAD(pow_scalar, p[0] == 0 ? TK(cg_zeros_like(g)) : MUL(g, SCALE(TK(cg_pow_scalar(s, p[0] - 1)), p[0])))
 static const cg_unary_op k_pow_scalar = {
-    .schema = {"pow", "PowBackward0", 1, CG_AMP_FP32, false, true, false},
+    .schema = {"pow", "PowBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 1, .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(pow_scalar), CG_INT_TABLE(pow_scalar)},
     .backward = pow_scalar_backward,
@@ -408,7 +408,7 @@ CG_UNARY_FLOAT_LOOPS(rpow_scalar, powf((float)p[0], x), pow(p[0], x))
 CG_GRAD(rpow_scalar, p[0] == 0 ? WHERE(LE(s, 1.0), TK(cg_zeros_like(g)), SCALE(MUL(g, s), -INFINITY))
                                : SCALE(MUL(g, s), log(p[0])))
 static const cg_unary_op k_rpow_scalar = {
-    .schema = {"pow", "PowBackward2", 1, CG_AMP_FP32, false, false, true},
+    .schema = {"pow", "PowBackward2", 1, CG_AMP_KEEP, false, false, true},
     .arity = 1, .out_dtype = CG_SAME_DTYPE,
     .cpu = {CG_FLOAT_TABLE(rpow_scalar)},
     .backward = rpow_scalar_backward,

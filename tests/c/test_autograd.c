@@ -234,6 +234,38 @@ TEST(autograd_autocast_guard_casts) {
     for (int i = 0; i < 5; i++) cg_tensor_release(ts[i]);
 }
 
+TEST(autograd_autocast_cache_and_float64) {
+    int64_t s[2] = {3, 3};
+    cg_tensor *w = tt_rand(CG_DTYPE_F32, 2, s, -1, 1, 11), *d = tt_rand(CG_DTYPE_F64, 2, s, -1, 1, 12);
+    cg_tensor_set_requires_grad(w, true);
+    cg_set_autocast(true, CG_DTYPE_BF16);
+    cg_tensor *r1 = cg_mm(w, w), *r2 = cg_mm(w, w), *rd = cg_mm(d, d);
+    CHECK(cg_autocast_cache_size() == 1); /* one cast of the parameter, reused */
+    cg_set_autocast(false, CG_DTYPE_BF16);
+    cg_autocast_clear_cache();
+    CHECK(cg_autocast_cache_size() == 0);
+    CHECK(r1 && r2 && cg_tensor_dtype(r1) == CG_DTYPE_BF16 && cg_tensor_dtype(r2) == CG_DTYPE_BF16);
+    CHECK(rd && cg_tensor_dtype(rd) == CG_DTYPE_F64); /* autocast never touches float64 */
+    cg_tensor *ts[] = {w, d, r1, r2, rd};
+    for (int i = 0; i < 5; i++) cg_tensor_release(ts[i]);
+}
+
+TEST(autograd_amp_unscale) {
+    int64_t s[1] = {3};
+    double v[3] = {2, 4, 8}, bad[3] = {1, INFINITY, 1};
+    cg_tensor *g[2] = {tt_tensor(CG_DTYPE_F32, 1, s, v), tt_tensor(CG_DTYPE_BF16, 1, s, v)};
+    cg_tensor *found = cg_zeros(0, NULL, CG_DTYPE_F32, cg_cpu()), *inv = cg_full(0, NULL, 0.5, CG_DTYPE_F32, cg_cpu());
+    CHECK_OK(cg_amp_unscale_(2, g, found, inv));
+    CHECK(tt_get(found, 0) == 0 && tt_get(g[0], 2) == 4 && tt_get(g[1], 0) == 1);
+    cg_tensor *h = tt_tensor(CG_DTYPE_F32, 1, s, bad);
+    CHECK_OK(cg_amp_unscale_(1, &h, found, inv));
+    CHECK(tt_get(found, 0) == 1);
+    cg_tensor *f64 = cg_zeros(0, NULL, CG_DTYPE_F64, cg_cpu());
+    CHECK(cg_amp_unscale_(1, &h, f64, inv) == CG_ERR_DTYPE);
+    cg_tensor *ts[] = {g[0], g[1], found, inv, h, f64};
+    for (int i = 0; i < 6; i++) cg_tensor_release(ts[i]);
+}
+
 /* the checker must be able to fail: a deliberately wrong backward */
 static cg_status wrong_mul_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     (void)node;

@@ -21,6 +21,10 @@ NOT_OPS = {
 NOT_OPS |= {"can_cast"}  # promotion query (tests/python/test_promotion.py)
 NOT_OPS |= {"from_numpy", "as_tensor", "asarray", "from_dlpack"}  # interop factories (tests/python/test_interop.py)
 NOT_OPS |= {"save", "load"}  # checkpoints (tests/python/test_serialization.py)
+NOT_OPS |= {"autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
+            "is_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_cpu_dtype",
+            "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
+            "autocast_increment_nesting", "autocast_decrement_nesting"}  # autocast state (tests/python/test_autocast.py)
 
 CHECKS = ("extremes", "strided", "inplace", "errors")
 PARTIAL = ("extreme_values", "signed_zeros")  # partial opt-outs of the extremes check

@@ -370,5 +370,10 @@ PyMODINIT_FUNC PyInit__C(void) {
         Py_DECREF(m);
         return NULL;
     }
+    extern int cgpy_init_amp(PyObject *m); /* amp.c */
+    if (cgpy_init_amp(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

@@ -7,8 +7,10 @@
 #include "opargs.h"
 #include "ops_math.h"
 
-/* PyTorch's dtype check for products: same dtype, RuntimeError otherwise. */
+/* PyTorch's dtype check for products: same dtype, RuntimeError otherwise.
+ * Under autocast the engine's schema guard casts first and checks after. */
 static int same_dtype(const char *op, int n, cg_tensor *const *ts) {
+    if (cg_is_autocast_enabled()) return 0;
     for (int i = 1; i < n; i++) {
         if (cg_tensor_dtype(ts[i]) != cg_tensor_dtype(ts[0])) {
             PyErr_Format(PyExc_RuntimeError, "%s: expected m1 and m2 to have the same dtype, but got: %s != %s", op,
@@ -46,6 +48,7 @@ PROD2(vdot, cg_dot, "other") /* real dtypes only: conj is the identity */
 /* inner(a, b): sum over the last dims; a 0-d operand multiplies */
 static cg_tensor *inner_impl(cg_tensor *a, cg_tensor *b) {
     int na = cg_tensor_ndim(a), nb = cg_tensor_ndim(b);
+    if (na == 1 && nb == 1) return cg_dot(a, b); /* as PyTorch: a dot (which autocast leaves alone) */
     const int64_t *sa = cg_tensor_shape(a), *sb = cg_tensor_shape(b);
     int64_t k = sa[na - 1];
     int64_t ra = 1, rb = 1, os[CG_MAX_DIMS];

@@ -181,7 +181,7 @@ static PyObject *pointwise(FASTKW_ARGS, pw_kind kind, const char *fname, const c
     }
     cgpy_release_n(2, t);
     cg_dtype in_dt = cg_tensor_dtype(cgpy_t(v[0]));
-    if (r && kind == PW_HUBER && cg_tensor_dtype(r) != in_dt && cg_dtype_is_floating(in_dt)) {
+    if (r && kind == PW_HUBER && cg_tensor_dtype(r) != in_dt && cg_dtype_is_floating(in_dt) && !cg_is_autocast_enabled()) {
         cg_tensor *c2 = cg_to_dtype(r, in_dt);
         cg_tensor_release(r);
         r = c2;
@@ -248,7 +248,7 @@ static PyObject *bce_logits(FASTKW_ARGS, bool allow_str) {
     CGPY_NOGIL_IF(cg_tensor_numel(t[0]), r = cg_binary_cross_entropy_with_logits(t[0], t[1], iw >= 0 ? t[iw] : NULL,
                                                                                  ipw >= 0 ? t[ipw] : NULL, red));
     cgpy_release_n(n, t);
-    if (r && cg_tensor_dtype(r) != tdt) {
+    if (r && cg_tensor_dtype(r) != tdt && !cg_is_autocast_enabled()) { /* autocast: float32, as torch */
         cg_tensor *c = cg_to_dtype(r, tdt);
         cg_tensor_release(r);
         r = c;

@@ -20,6 +20,7 @@ from typing import List, Optional, Sequence, Tuple, Union  # noqa: E402
 
 from .. import _C  # noqa: E402
 from .._tensor import Tensor  # noqa: E402
+from ..amp.autocast_mode import _cast_args as _amp_args  # noqa: E402
 
 _Ints = Union[int, Sequence[int]]
 _OptInts = Union[int, Sequence[Optional[int]], None]
@@ -395,6 +396,7 @@ def _need_tensor(x: _Any, fname: str, arg: str = "input") -> None:
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     _need_tensor(input, "prelu")
     _need_tensor(weight, "prelu", "weight")
+    input, weight = _amp_args("lower", input, weight)
     n = weight.numel()
     if n != 1:
         if input.dim() == 0:
@@ -596,6 +598,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
                           reduction: str = "mean") -> Tensor:
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
+    input1, input2, target = _amp_args("fp32", input1, input2, target)
     nd = input1.dim()
     if nd not in (1, 2) or input2.dim() != nd or target.dim() != nd - 1:
         raise RuntimeError(f"cosine_embedding_loss: expected 1-D / 2-D inputs with a target of one dim less, got "
@@ -615,6 +618,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
                         reduction: str = "mean") -> Tensor:
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
+    input1, input2, target = _amp_args("fp32", input1, input2, target)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
