@@ -105,6 +105,15 @@ static int classify(PyObject *o, index_item *it) {
             cg_tensor_release(t);
             return index_tensor_error();
         }
+        if (cg_tensor_ndim(t) == 0 && dt != CG_DTYPE_BOOL) { /* a 0-d integer tensor selects, like an int */
+            int64_t k = 0;
+            cg_status st = cg_tensor_copy_to_buffer(t, &k, CG_DTYPE_I64);
+            cg_tensor_release(t);
+            if (st != CG_OK) return raise_engine();
+            it->kind = IT_INT;
+            it->k = (Py_ssize_t)k;
+            return 0;
+        }
         it->kind = IT_TENSOR;
         it->t = t;
     } else {
