@@ -77,13 +77,7 @@ static int classify(PyObject *o, index_item *it) {
         it->kind = IT_INT;
         it->k = PyNumber_AsSsize_t(o, PyExc_IndexError);
         if (it->k == -1 && PyErr_Occurred()) return -1;
-    } else if (PySlice_Check(o)) { /* steps are checked before any index is applied, as in PyTorch */
-        Py_ssize_t start, stop, step;
-        if (PySlice_Unpack(o, &start, &stop, &step) < 0) return -1;
-        if (step <= 0) {
-            PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
-            return -1;
-        }
+    } else if (PySlice_Check(o)) {
         it->kind = IT_SLICE;
         it->o = o;
     } else if (cgpy_is_tensor(o) || PySequence_Check(o)) { /* lists, tuples; other sequences fail conversion */
@@ -147,6 +141,14 @@ static int apply_index(cg_tensor *x, PyObject *idx, index_result *r, index_item 
     memset(r, 0, sizeof *r);
     *nitems = 0;
     int n;
+    if (PySlice_Check(idx)) { /* x[a:b:c] alone: its step is checked first, as in PyTorch */
+        Py_ssize_t start, stop, step;
+        if (PySlice_Unpack(idx, &start, &stop, &step) < 0) return -1;
+        if (step <= 0) {
+            PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
+            return -1;
+        }
+    }
     if (sequence_as_tuple(idx)) {
         PyObject *seq = PySequence_Fast(idx, "index");
         if (!seq) return -1;
