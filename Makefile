@@ -114,8 +114,10 @@ test-asan: test-asan-c test-asan-py
 test-asan-c: asan-build
 	$(ASAN_C_ENV) ./build-asan/cgrad_tests
 
+# (the Fashion-MNIST test's 30 s wall-time bound does not hold for an -O0 ASan build)
 test-asan-py: asan-build
-	$(ASAN_PY_ENV) $(ASAN_VENV)/bin/python -m pytest -q --capture=sys -p no:cacheprovider tests/python $(PYTEST_ARGS)
+	$(ASAN_PY_ENV) $(ASAN_VENV)/bin/python -m pytest -q --capture=sys -p no:cacheprovider tests/python $(PYTEST_ARGS) \
+	  --deselect tests/python/test_integration_fashion_mnist.py::test_mlp_on_a_subset_learns_above_80_percent_in_30_seconds
 
 test-asan-ci: test-asan-c
 	$(ASAN_PY_ENV) $(ASAN_VENV)/bin/python -m pytest -q --capture=sys -p no:cacheprovider $(ASAN_CI_TESTS)
