@@ -186,6 +186,29 @@ static _Thread_local cg_node **tl_stack;
 static _Thread_local int64_t tl_len, tl_cap;
 static _Thread_local bool tl_draining;
 
+/* The stack's block is freed when its thread exits: the key's destructor gets
+ * the block (set again on every reallocation), so threads that come and go do
+ * not leak it. */
+static pthread_key_t g_stack_key;
+static pthread_once_t g_stack_key_once = PTHREAD_ONCE_INIT;
+static bool g_stack_key_ok;
+
+/* runs on the exiting thread: a release after it starts a new block */
+static void stack_free(void *block) {
+    if (tl_stack == block) {
+        tl_stack = NULL;
+        tl_len = tl_cap = 0;
+    }
+    free(block);
+}
+
+static void stack_key_create(void) { g_stack_key_ok = pthread_key_create(&g_stack_key, stack_free) == 0; }
+
+static void stack_key_set(cg_node **block) {
+    pthread_once(&g_stack_key_once, stack_key_create);
+    if (g_stack_key_ok) pthread_setspecific(g_stack_key, block);
+}
+
 static void node_destroy(cg_node *n) {
     for (int i = 0; i < n->num_inputs; i++)
         if (n->edges[i].fn) cg_node_release(n->edges[i].fn);
@@ -217,6 +240,7 @@ void cg_teardown_push_node(cg_node *n) {
         }
         tl_stack = s;
         tl_cap = cap;
+        stack_key_set(s);
     }
     tl_stack[tl_len++] = n;
     if (tl_draining) return;
@@ -227,6 +251,7 @@ void cg_teardown_push_node(cg_node *n) {
         free(tl_stack);
         tl_stack = NULL;
         tl_cap = 0;
+        stack_key_set(NULL);
     }
 }
 

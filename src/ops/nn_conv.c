@@ -120,6 +120,19 @@ done:
     return st;
 }
 
+/* Is v[0]*v[1]*v[2] <= lim (sizes >= 0)? The product goes to *vol when asked. */
+static bool vol_within(const int64_t v[3], int64_t lim, int64_t *vol) {
+    int64_t p = 1;
+    if (v[0] == 0 || v[1] == 0 || v[2] == 0) {
+        p = 0;
+    } else {
+        for (int i = 0; i < 3; i++)
+            if (__builtin_mul_overflow(p, v[i], &p) || p > lim) return false;
+    }
+    if (vol) *vol = p;
+    return true;
+}
+
 /* One of the three ops on geometry g0 (g0->n is ignored: a's batch is used).
  * Operands (Note [Conv geometry]):
  *   CONV_FWD:       a = x (N,cin,in..),  b = w (cout,cin/g,k..), bias (cout) or NULL -> (N,cout,out..)
@@ -143,9 +156,11 @@ static cg_tensor *conv_body(conv_kind kind, const char *name, const cg_conv_geom
         CG_CHECK(false, CG_ERR_SHAPE, "[%s] operands of shapes %s and %s don't match the geometry (expected %s and %s)",
                  name, cg_shape_str(s1, a->ndim, a->shape), cg_shape_str(s2, b->ndim, b->shape),
                  cg_shape_str(s3, na, sa), cg_shape_str(s4, nb, sb));
-    int64_t lim = INT_MAX, kvol = cg_conv_vol(g.k);
-    CG_CHECK(g.cin * kvol <= lim && g.cout <= lim && cg_conv_vol(g.out) <= lim && cg_conv_vol(g.in) <= lim,
-             CG_ERR_NOT_IMPLEMENTED, "[%s] sizes exceed the BLAS index range", name);
+    int64_t lim = INT_MAX, kvol = 0, cin_k = 0;
+    /* products checked without overflowing: a huge padding makes out[] ~2^41 per dim */
+    bool fits = vol_within(g.k, lim, &kvol) && !__builtin_mul_overflow(g.cin, kvol, &cin_k) && cin_k <= lim &&
+                g.cout <= lim && vol_within(g.out, lim, NULL) && vol_within(g.in, lim, NULL);
+    CG_CHECK(fits, CG_ERR_NOT_IMPLEMENTED, "[%s] sizes exceed the BLAS index range", name);
     cg_tensor *in[3];
     bool owned;
     if (cg_schema_guard(&k_conv_schema[kind], nargs, args, in, &owned)) return NULL;

@@ -105,6 +105,15 @@ static int classify(PyObject *o, index_item *it) {
             cg_tensor_release(t);
             return index_tensor_error();
         }
+        if (cg_tensor_ndim(t) == 0 && dt != CG_DTYPE_BOOL) { /* a 0-d integer tensor selects, like an int */
+            int64_t k = 0;
+            cg_status st = cg_tensor_copy_to_buffer(t, &k, CG_DTYPE_I64);
+            cg_tensor_release(t);
+            if (st != CG_OK) return raise_engine();
+            it->kind = IT_INT;
+            it->k = (Py_ssize_t)k;
+            return 0;
+        }
         it->kind = IT_TENSOR;
         it->t = t;
     } else {
@@ -132,6 +141,14 @@ static int apply_index(cg_tensor *x, PyObject *idx, index_result *r, index_item 
     memset(r, 0, sizeof *r);
     *nitems = 0;
     int n;
+    if (PySlice_Check(idx)) { /* x[a:b:c] alone: its step is checked first, as in PyTorch */
+        Py_ssize_t start, stop, step;
+        if (PySlice_Unpack(idx, &start, &stop, &step) < 0) return -1;
+        if (step <= 0) {
+            PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
+            return -1;
+        }
+    }
     if (sequence_as_tuple(idx)) {
         PyObject *seq = PySequence_Fast(idx, "index");
         if (!seq) return -1;

@@ -8,6 +8,20 @@
 
 void openblas_set_num_threads(int num_threads);
 
+/* ThreadSanitizer does not see libgomp's fork and join (libgomp is not built
+ * with it), so under -fsanitize=thread each region states them: the caller
+ * releases before the region and every member acquires on entry; every member
+ * releases on exit and the caller acquires after the join. Nothing otherwise. */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define TSAN_ACQUIRE(p) __tsan_acquire(p)
+#define TSAN_RELEASE(p) __tsan_release(p)
+#else
+#define TSAN_ACQUIRE(p) ((void)(p))
+#define TSAN_RELEASE(p) ((void)(p))
+#endif
+
 static atomic_int g_threads = 0;
 
 static int default_threads(void) {
@@ -43,11 +57,16 @@ void cg_parallel_for(int64_t n, int64_t grain, cg_range_fn fn, void *ctx) {
         fn(0, n, ctx);
         return;
     }
+    char fork_sync, join_sync;
+    TSAN_RELEASE(&fork_sync);
 #pragma omp parallel num_threads(nt)
     {
+        TSAN_ACQUIRE(&fork_sync);
         int tid = omp_get_thread_num(), cnt = omp_get_num_threads();
         int64_t chunk = (n + cnt - 1) / cnt;
         int64_t b = tid * chunk, e = b + chunk < n ? b + chunk : n;
         if (b < e) fn(b, e, ctx);
+        TSAN_RELEASE(&join_sync);
     }
+    TSAN_ACQUIRE(&join_sync);
 }
