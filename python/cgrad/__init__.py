@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os as _os
 
-# The engine's OpenMP threads and OpenBLAS's own threads take turns on the same
-# cores; idle threads of each pool must get off the CPU quickly or they slow
-# the other pool's work (measured: a CNN training step 114 -> 81 ms on 2 cores).
-# Both libraries read these when they load, so they are set before _C loads
-# them; values the user has set win.
-_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # 2^4 cycles of spinning before sleeping
-_os.environ.setdefault("GOMP_SPINCOUNT", "10000")  # libgomp's spin before blocking (default 300000)
+# OpenBLAS's own threads and the engine's thread pool take turns on the same
+# cores; OpenBLAS's idle threads must get off the CPU quickly or they slow the
+# engine's loops (measured: a CNN training step 114 -> 81 ms on 2 cores).
+# OpenBLAS reads this when it loads, so it is set before _C loads it; a value
+# the user has set wins. The engine's pool spins briefly by itself (Note
+# [Thread pool] in src/backend/cpu/threads.c).
 
 from . import _C
 # Every public name of the C module (dtypes, device, errors, factories, ops,

@@ -1,28 +1,121 @@
-/* threads.c — the thread pool (OpenMP) and the one thread-count setting that
- * governs our loops and OpenBLAS together, Note [Threads]. */
+/* threads.c — the engine's own thread pool and the one thread-count setting
+ * that governs our loops and OpenBLAS together, Note [Threads].
+ *
+ * Note [Thread pool]: the pool is ours (pthreads), not OpenMP, so how long an
+ * idle worker spins before it sleeps is decided here and not by whichever
+ * OpenMP runtime the process loaded first (PyTorch ships a libgomp.so.1 of its
+ * own; imported before cgrad, its runtime served our loops with its default
+ * spin of 300 000 rounds, and on 2 cores those spinning workers took the
+ * cores OpenBLAS's threads needed: an MLP training step went from 1.7 to
+ * 12 ms). A region: the caller publishes the job and bumps a generation
+ * counter, runs chunk 0 itself, and waits until every worker has run its
+ * chunk. Workers spin briefly on the counter, then sleep on a condition
+ * variable. One region runs at a time; a caller that finds the pool busy (or
+ * that is itself inside a region) runs the whole range on its own thread,
+ * which gives the same results because kernels never depend on the split. */
 #include "../../core/core_internal.h"
 
 #include <cblas.h>
-#include <omp.h>
+#include <pthread.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() ((void)0)
+#endif
 
 void openblas_set_num_threads(int num_threads);
 
-/* ThreadSanitizer does not see libgomp's fork and join (libgomp is not built
- * with it), so under -fsanitize=thread each region states them: the caller
- * releases before the region and every member acquires on entry; every member
- * releases on exit and the caller acquires after the join. Nothing otherwise. */
-#if defined(__SANITIZE_THREAD__)
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#define TSAN_ACQUIRE(p) __tsan_acquire(p)
-#define TSAN_RELEASE(p) __tsan_release(p)
-#else
-#define TSAN_ACQUIRE(p) ((void)(p))
-#define TSAN_RELEASE(p) ((void)(p))
-#endif
+enum { MAX_WORKERS = 255, SPIN_ROUNDS = 2000 };
 
+typedef struct pool {
+    pthread_mutex_t region;        /* held by the caller for a whole region */
+    pthread_mutex_t lock;          /* guards the sleeps below */
+    pthread_cond_t work;           /* workers sleep here between regions */
+    pthread_cond_t done;           /* the caller sleeps here until the join */
+    atomic_uint_fast64_t generation;
+    atomic_int remaining;          /* workers of the current region still running */
+    int workers;                   /* threads started (ids 1..workers) */
+    uint_fast64_t start_generation[MAX_WORKERS + 1]; /* the generation each worker was started at */
+    /* the current region, written before generation is bumped */
+    cg_range_fn fn;
+    void *ctx;
+    int64_t n, chunk;
+    atomic_int count;              /* members of the region, the caller included */
+} pool;
+
+static pool g_pool = {.region = PTHREAD_MUTEX_INITIALIZER,
+                      .lock = PTHREAD_MUTEX_INITIALIZER,
+                      .work = PTHREAD_COND_INITIALIZER,
+                      .done = PTHREAD_COND_INITIALIZER};
+static _Thread_local bool t_in_region;
 static atomic_int g_threads = 0;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+static void run_chunk(int64_t id) {
+    int64_t b = id * g_pool.chunk, e = b + g_pool.chunk < g_pool.n ? b + g_pool.chunk : g_pool.n;
+    t_in_region = true;
+    if (b < e) g_pool.fn(b, e, g_pool.ctx);
+    t_in_region = false;
+}
+
+static void *worker_main(void *arg) {
+    int id = (int)(intptr_t)arg;
+    uint_fast64_t seen = g_pool.start_generation[id]; /* regions before this one are not ours */
+    for (;;) {
+        uint_fast64_t gen;
+        int spins = 0;
+        while ((gen = atomic_load_explicit(&g_pool.generation, memory_order_acquire)) == seen &&
+               spins++ < SPIN_ROUNDS)
+            CPU_RELAX();
+        if (gen == seen) {
+            pthread_mutex_lock(&g_pool.lock);
+            while ((gen = atomic_load(&g_pool.generation)) == seen) pthread_cond_wait(&g_pool.work, &g_pool.lock);
+            pthread_mutex_unlock(&g_pool.lock);
+        }
+        seen = gen;
+        if (id >= atomic_load_explicit(&g_pool.count, memory_order_relaxed)) continue; /* not a member */
+        run_chunk(id);
+        if (atomic_fetch_sub_explicit(&g_pool.remaining, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&g_pool.lock);
+            pthread_cond_signal(&g_pool.done);
+            pthread_mutex_unlock(&g_pool.lock);
+        }
+    }
+    return NULL;
+}
+
+/* A forked child has only the forking thread: it starts with an empty pool. */
+static void reset_after_fork(void) {
+    pthread_mutex_init(&g_pool.region, NULL);
+    pthread_mutex_init(&g_pool.lock, NULL);
+    pthread_cond_init(&g_pool.work, NULL);
+    pthread_cond_init(&g_pool.done, NULL);
+    g_pool.workers = 0;
+    atomic_store(&g_pool.remaining, 0);
+    t_in_region = false;
+}
+
+static void install_atfork(void) { pthread_atfork(NULL, NULL, reset_after_fork); }
+
+/* Starts workers up to `want` (caller holds the region lock); returns how many exist. */
+static int ensure_workers(int want) {
+    if (want > MAX_WORKERS) want = MAX_WORKERS;
+    pthread_once(&g_atfork_once, install_atfork);
+    while (g_pool.workers < want) {
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        g_pool.start_generation[g_pool.workers + 1] = atomic_load(&g_pool.generation);
+        int rc = pthread_create(&th, &attr, worker_main, (void *)(intptr_t)(g_pool.workers + 1));
+        pthread_attr_destroy(&attr);
+        if (rc != 0) break; /* run with the workers we have */
+        g_pool.workers++;
+    }
+    return g_pool.workers;
+}
 
 static int default_threads(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -32,7 +125,6 @@ static int default_threads(void) {
 void cg_set_num_threads(int n) {
     if (n < 1) n = 1;
     atomic_store(&g_threads, n);
-    omp_set_num_threads(n);
     openblas_set_num_threads(n);
 }
 
@@ -45,7 +137,7 @@ int cg_get_num_threads(void) {
     return n;
 }
 
-bool cg_in_parallel_region(void) { return omp_in_parallel(); }
+bool cg_in_parallel_region(void) { return t_in_region; }
 
 void cg_parallel_for(int64_t n, int64_t grain, cg_range_fn fn, void *ctx) {
     if (n <= 0) return;
@@ -53,20 +145,34 @@ void cg_parallel_for(int64_t n, int64_t grain, cg_range_fn fn, void *ctx) {
     if (grain < 1) grain = 1;
     int64_t max_chunks = (n + grain - 1) / grain;
     if (nt > max_chunks) nt = (int)max_chunks;
-    if (nt <= 1 || omp_in_parallel()) {
+    if (nt <= 1 || t_in_region || pthread_mutex_trylock(&g_pool.region) != 0) {
         fn(0, n, ctx);
         return;
     }
-    char fork_sync, join_sync;
-    TSAN_RELEASE(&fork_sync);
-#pragma omp parallel num_threads(nt)
-    {
-        TSAN_ACQUIRE(&fork_sync);
-        int tid = omp_get_thread_num(), cnt = omp_get_num_threads();
-        int64_t chunk = (n + cnt - 1) / cnt;
-        int64_t b = tid * chunk, e = b + chunk < n ? b + chunk : n;
-        if (b < e) fn(b, e, ctx);
-        TSAN_RELEASE(&join_sync);
+    int count = 1 + ensure_workers(nt - 1);
+    if (count > nt) count = nt;
+    if (count <= 1) {
+        pthread_mutex_unlock(&g_pool.region);
+        fn(0, n, ctx);
+        return;
     }
-    TSAN_ACQUIRE(&join_sync);
+    g_pool.fn = fn;
+    g_pool.ctx = ctx;
+    g_pool.n = n;
+    g_pool.chunk = (n + count - 1) / count;
+    atomic_store_explicit(&g_pool.count, count, memory_order_relaxed);
+    atomic_store(&g_pool.remaining, count - 1);
+    pthread_mutex_lock(&g_pool.lock);
+    atomic_fetch_add_explicit(&g_pool.generation, 1, memory_order_release);
+    pthread_cond_broadcast(&g_pool.work);
+    pthread_mutex_unlock(&g_pool.lock);
+    run_chunk(0);
+    int spins = 0;
+    while (atomic_load_explicit(&g_pool.remaining, memory_order_acquire) > 0 && spins++ < SPIN_ROUNDS) CPU_RELAX();
+    if (atomic_load_explicit(&g_pool.remaining, memory_order_acquire) > 0) {
+        pthread_mutex_lock(&g_pool.lock);
+        while (atomic_load(&g_pool.remaining) > 0) pthread_cond_wait(&g_pool.done, &g_pool.lock);
+        pthread_mutex_unlock(&g_pool.lock);
+    }
+    pthread_mutex_unlock(&g_pool.region);
 }
