@@ -7,9 +7,11 @@
  * own; imported before cgrad, its runtime served our loops with its default
  * spin of 300 000 rounds, and on 2 cores those spinning workers took the
  * cores OpenBLAS's threads needed: an MLP training step went from 1.7 to
- * 12 ms). A region: the caller publishes the job and bumps a generation
- * counter, runs chunk 0 itself, and waits until every worker has run its
- * chunk. Workers spin briefly on the counter, then sleep on a condition
+ * 12 ms). A region: the caller publishes the job and a new ticket (a serial
+ * number and the region's member count in one atomic word, so a worker never
+ * pairs one region's serial with another's count), runs chunk 0 itself, and
+ * waits until every member has run its chunk. Workers spin briefly on the
+ * ticket, then sleep on a condition
  * variable. One region runs at a time; a caller that finds the pool busy (or
  * that is itself inside a region) runs the whole range on its own thread,
  * which gives the same results because kernels never depend on the split. */
@@ -27,22 +29,22 @@
 
 void openblas_set_num_threads(int num_threads);
 
-enum { MAX_WORKERS = 255, SPIN_ROUNDS = 2000 };
+enum { MAX_WORKERS = 255, SPIN_ROUNDS = 2000, TICKET_SHIFT = 16 };
+#define TICKET_COUNT_MASK ((uint_fast64_t)0xffff)
 
 typedef struct pool {
     pthread_mutex_t region;        /* held by the caller for a whole region */
     pthread_mutex_t lock;          /* guards the sleeps below */
     pthread_cond_t work;           /* workers sleep here between regions */
     pthread_cond_t done;           /* the caller sleeps here until the join */
-    atomic_uint_fast64_t generation;
+    atomic_uint_fast64_t ticket;   /* serial << TICKET_SHIFT | members of the region (caller included) */
     atomic_int remaining;          /* workers of the current region still running */
     int workers;                   /* threads started (ids 1..workers) */
-    uint_fast64_t start_generation[MAX_WORKERS + 1]; /* the generation each worker was started at */
-    /* the current region, written before generation is bumped */
+    uint_fast64_t start_ticket[MAX_WORKERS + 1]; /* the ticket each worker was started at */
+    /* the current region, written before the ticket is published */
     cg_range_fn fn;
     void *ctx;
     int64_t n, chunk;
-    atomic_int count;              /* members of the region, the caller included */
 } pool;
 
 static pool g_pool = {.region = PTHREAD_MUTEX_INITIALIZER,
@@ -62,20 +64,20 @@ static void run_chunk(int64_t id) {
 
 static void *worker_main(void *arg) {
     int id = (int)(intptr_t)arg;
-    uint_fast64_t seen = g_pool.start_generation[id]; /* regions before this one are not ours */
+    uint_fast64_t seen = g_pool.start_ticket[id]; /* regions before this one are not ours */
     for (;;) {
-        uint_fast64_t gen;
+        uint_fast64_t t;
         int spins = 0;
-        while ((gen = atomic_load_explicit(&g_pool.generation, memory_order_acquire)) == seen &&
+        while ((t = atomic_load_explicit(&g_pool.ticket, memory_order_acquire)) == seen &&
                spins++ < SPIN_ROUNDS)
             CPU_RELAX();
-        if (gen == seen) {
+        if (t == seen) {
             pthread_mutex_lock(&g_pool.lock);
-            while ((gen = atomic_load(&g_pool.generation)) == seen) pthread_cond_wait(&g_pool.work, &g_pool.lock);
+            while ((t = atomic_load(&g_pool.ticket)) == seen) pthread_cond_wait(&g_pool.work, &g_pool.lock);
             pthread_mutex_unlock(&g_pool.lock);
         }
-        seen = gen;
-        if (id >= atomic_load_explicit(&g_pool.count, memory_order_relaxed)) continue; /* not a member */
+        seen = t;
+        if (id >= (int)(t & TICKET_COUNT_MASK)) continue; /* not a member of this region */
         run_chunk(id);
         if (atomic_fetch_sub_explicit(&g_pool.remaining, 1, memory_order_acq_rel) == 1) {
             pthread_mutex_lock(&g_pool.lock);
@@ -108,7 +110,7 @@ static int ensure_workers(int want) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        g_pool.start_generation[g_pool.workers + 1] = atomic_load(&g_pool.generation);
+        g_pool.start_ticket[g_pool.workers + 1] = atomic_load(&g_pool.ticket);
         int rc = pthread_create(&th, &attr, worker_main, (void *)(intptr_t)(g_pool.workers + 1));
         pthread_attr_destroy(&attr);
         if (rc != 0) break; /* run with the workers we have */
@@ -160,10 +162,10 @@ void cg_parallel_for(int64_t n, int64_t grain, cg_range_fn fn, void *ctx) {
     g_pool.ctx = ctx;
     g_pool.n = n;
     g_pool.chunk = (n + count - 1) / count;
-    atomic_store_explicit(&g_pool.count, count, memory_order_relaxed);
     atomic_store(&g_pool.remaining, count - 1);
     pthread_mutex_lock(&g_pool.lock);
-    atomic_fetch_add_explicit(&g_pool.generation, 1, memory_order_release);
+    uint_fast64_t serial = (atomic_load(&g_pool.ticket) >> TICKET_SHIFT) + 1;
+    atomic_store_explicit(&g_pool.ticket, serial << TICKET_SHIFT | (uint_fast64_t)count, memory_order_release);
     pthread_cond_broadcast(&g_pool.work);
     pthread_mutex_unlock(&g_pool.lock);
     run_chunk(0);
