@@ -172,13 +172,14 @@ CG_API void cg_allocator_empty_cache(cg_device dev); /* return cached blocks to 
  * every op call, backward node and user range is recorded, per thread, with
  * its nesting. Off, each op pays one predicted branch. */
 
-enum { CG_PROF_SHAPES = 1, CG_PROF_MEMORY = 2, CG_PROF_FLOPS = 4 };
+enum { CG_PROF_SHAPES = 1, CG_PROF_MEMORY = 2, CG_PROF_FLOPS = 4, CG_PROF_STACK = 8 };
 typedef enum cg_prof_kind { CG_PROF_OP = 0, CG_PROF_BACKWARD, CG_PROF_RANGE } cg_prof_kind;
 
 typedef struct cg_prof_event {
     char name[64];
     char shapes[192];    /* "[[32, 784], [128, 784], [128]]" with CG_PROF_SHAPES, else "" */
     char dtypes[96];     /* "[float32, float32, float32]" with CG_PROF_SHAPES, else "" */
+    char stack[160];     /* with CG_PROF_STACK, for ops: the caller's location from the stack hook, else "" */
     int64_t start_ns;    /* since cg_profiler_start */
     int64_t end_ns;
     int64_t flops;       /* with CG_PROF_FLOPS, for GEMM-like ops and convolutions; else -1 */
@@ -197,6 +198,11 @@ CG_API const cg_prof_event *cg_profiler_events(int64_t *n);
 /* A user range ("record_function"): returns its id, or -1 when not profiling. */
 CG_API int64_t cg_profiler_range_push(const char *name);
 CG_API void cg_profiler_range_pop(int64_t id);
+/* With CG_PROF_STACK, an op event that is not nested in another op gets fn's
+ * text (the caller's source location; the Python binding installs one), and
+ * nested ops their parent's. fn runs outside the profiler's locks. */
+typedef void (*cg_prof_stack_fn)(char *buf, size_t cap);
+CG_API void cg_profiler_set_stack_fn(cg_prof_stack_fn fn);
 
 /* ------------------------------------------------------------- tensor basics */
 

@@ -17,15 +17,17 @@ import enum
 import functools
 import json
 import os
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, TypeVar
 
 from . import _C
 
-__all__ = ["profile", "record_function", "ProfilerActivity", "FunctionEvent", "FunctionEventAvg", "EventList"]
+__all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
+           "tensorboard_trace_handler", "FunctionEvent", "FunctionEventAvg", "EventList"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-_SHAPES, _MEMORY, _FLOPS = 1, 2, 4
+_SHAPES, _MEMORY, _FLOPS, _STACK = 1, 2, 4, 8
 
 
 class ProfilerActivity(enum.Enum):
@@ -34,11 +36,55 @@ class ProfilerActivity(enum.Enum):
     CUDA = 1
 
 
+class ProfilerAction(enum.Enum):
+    """What a profiling schedule asks for at a step (torch.profiler.ProfilerAction)."""
+    NONE = 0
+    WARMUP = 1
+    RECORD = 2
+    RECORD_AND_SAVE = 3
+
+
+def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
+             skip_first_wait: int = 0) -> Callable[[int], ProfilerAction]:
+    """A step -> ProfilerAction function for `profile(schedule=...)`: after `skip_first` steps, cycles of
+    `wait` idle steps, `warmup` steps and `active` recorded steps (the last one RECORD_AND_SAVE, which hands
+    the window to on_trace_ready); `repeat` cycles (0: no limit). `skip_first_wait` drops the first cycle's
+    wait. As torch.profiler.schedule."""
+    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+        raise ValueError(f"schedule: need wait >= 0, warmup >= 0, active > 0, repeat >= 0, skip_first >= 0; "
+                         f"got wait={wait}, warmup={warmup}, active={active}, repeat={repeat}, skip_first={skip_first}")
+    cycle = wait + warmup + active
+
+    def action_at(step: int) -> ProfilerAction:
+        if step < 0:
+            raise ValueError(f"schedule: step must be >= 0, got {step}")
+        if step < skip_first:
+            return ProfilerAction.NONE
+        pos = step - skip_first + (wait if skip_first_wait else 0)
+        if repeat and pos >= repeat * cycle:
+            return ProfilerAction.NONE
+        phase = pos % cycle
+        if phase < wait:
+            return ProfilerAction.NONE
+        if phase < wait + warmup:
+            return ProfilerAction.WARMUP
+        return ProfilerAction.RECORD_AND_SAVE if phase == cycle - 1 else ProfilerAction.RECORD
+
+    return action_at
+
+
+def tensorboard_trace_handler(dir_name: str, worker_name: Optional[str] = None, use_gzip: bool = False) -> Any:
+    """Not available: TensorBoard's trace format is not written (use a callable calling export_chrome_trace)."""
+    raise NotImplementedError("cgrad.profiler.tensorboard_trace_handler is not supported; pass a callable "
+                              "on_trace_ready that calls prof.export_chrome_trace(path)")
+
+
 class FunctionEvent:
     """One recorded call: times in microseconds, memory in bytes (-1 / 0 when not recorded)."""
 
     def __init__(self, id: int, name: str, kind: str, thread: int, start_us: float, end_us: float,
-                 input_shapes: List[List[int]], input_dtypes: List[str], flops: int, alloc_bytes: int) -> None:
+                 input_shapes: List[List[int]], input_dtypes: List[str], flops: int, alloc_bytes: int,
+                 stack: Optional[List[str]] = None) -> None:
         self.id = id
         self.name = name
         self.key = name
@@ -50,6 +96,7 @@ class FunctionEvent:
         self.input_dtypes = input_dtypes
         self.flops = max(flops, 0)
         self.cpu_memory_usage = max(alloc_bytes, 0)
+        self.stack: List[str] = stack or []  # with_stack: ["file(line): function"] of the Python call site
         self.cpu_parent: Optional[FunctionEvent] = None
         self.cpu_children: List[FunctionEvent] = []
 
@@ -73,9 +120,10 @@ class FunctionEvent:
 class FunctionEventAvg:
     """Events grouped by name (and input shapes): totals, call count, average time."""
 
-    def __init__(self, key: str, input_shapes: Optional[List[List[int]]]) -> None:
+    def __init__(self, key: str, input_shapes: Optional[List[List[int]]], stack: Optional[List[str]] = None) -> None:
         self.key = key
         self.input_shapes = input_shapes
+        self.stack: List[str] = stack or []
         self.count = 0
         self.cpu_time_total = 0.0
         self.self_cpu_time_total = 0.0
@@ -123,23 +171,27 @@ class EventList(list):
     """A list of FunctionEvent (or FunctionEventAvg) with PyTorch's reporting helpers."""
 
     def __init__(self, events: Iterable[Any] = (), *, memory: bool = False, flops: bool = False,
-                 shapes: bool = False) -> None:
+                 shapes: bool = False, stack: bool = False) -> None:
         super().__init__(events)
         self._memory = memory
         self._flops = flops
         self._shapes = shapes
+        self._stack = stack
 
-    def key_averages(self, group_by_input_shape: bool = False) -> "EventList":
-        """Group the events by name (and by input shapes when asked), in first-call order."""
-        groups: Dict[Tuple[str, str], FunctionEventAvg] = {}
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> "EventList":
+        """Group the events by name (and by input shapes, and by the first group_by_stack_n entries of the
+        call stack, when asked), in first-call order."""
+        groups: Dict[Tuple[str, str, Tuple[str, ...]], FunctionEventAvg] = {}
         for e in self:
             shapes = str(e.input_shapes) if group_by_input_shape else ""
-            g = groups.get((e.key, shapes))
+            stack = tuple(e.stack[:group_by_stack_n]) if group_by_stack_n > 0 else ()
+            g = groups.get((e.key, shapes, stack))
             if g is None:
-                g = groups[(e.key, shapes)] = FunctionEventAvg(e.key, e.input_shapes if group_by_input_shape else None)
+                g = groups[(e.key, shapes, stack)] = FunctionEventAvg(
+                    e.key, e.input_shapes if group_by_input_shape else None, list(stack))
             g.add(e)
         return EventList(groups.values(), memory=self._memory, flops=self._flops,
-                         shapes=group_by_input_shape)
+                         shapes=group_by_input_shape, stack=group_by_stack_n > 0)
 
     def total_average(self) -> FunctionEventAvg:
         total = FunctionEventAvg("Total", None)
@@ -190,6 +242,8 @@ class EventList(list):
             cols.append(("Input Shapes", 40, lambda e: str(e.input_shapes)))
         if self._flops:
             cols.append(("Total MFLOPs", 12, lambda e: f"{e.flops / 1e6:.3f}" if e.flops else "--"))
+        if self._stack:
+            cols.append(("Source Location", 60, lambda e: (e.stack[0] if e.stack else "")[-60:]))
         sep = "  ".join("-" * w for _, w, _ in cols)
         lines = [sep, "  ".join(n.rjust(w) for n, w, _ in cols), sep]
         if header:
@@ -223,6 +277,8 @@ def _write_trace(path: str, events: List[FunctionEvent]) -> None:
             args["flops"] = e.flops
         if e.cpu_memory_usage:
             args["bytes allocated"] = e.cpu_memory_usage
+        if e.stack:
+            args["Call stack"] = ";".join(e.stack)
         trace.append({"ph": "X", "cat": _CATEGORY.get(e.kind, "cpu_op"), "name": e.name, "pid": pid,
                       "tid": e.thread, "ts": e.start_us, "dur": e.cpu_time_total, "args": args})
     with open(path, "w") as f:
@@ -236,9 +292,9 @@ def _parse_dtypes(s: str) -> List[str]:
 
 def _build_events(raw: List[Tuple[Any, ...]]) -> List[FunctionEvent]:
     events: List[FunctionEvent] = []
-    for i, (name, kind, thread, start, end, parent, shapes, dtypes, flops, alloc) in enumerate(raw):
+    for i, (name, kind, thread, start, end, parent, shapes, dtypes, flops, alloc, stack) in enumerate(raw):
         e = FunctionEvent(i, name, kind, thread, start / 1e3, end / 1e3, json.loads(shapes) if shapes else [],
-                          _parse_dtypes(dtypes), flops, alloc)
+                          _parse_dtypes(dtypes), flops, alloc, [stack] if stack else [])
         if parent >= 0:
             e.cpu_parent = events[parent]
             events[parent].cpu_children.append(e)
@@ -246,19 +302,35 @@ def _build_events(raw: List[Tuple[Any, ...]]) -> List[FunctionEvent]:
     return events
 
 
-_UNSUPPORTED = ("schedule", "on_trace_ready", "with_stack", "with_modules", "experimental_config",
-                "execution_trace_observer", "use_cuda", "use_device", "profile_memory_cuda")
+_UNSUPPORTED = ("experimental_config", "execution_trace_observer", "use_cuda", "use_device", "profile_memory_cuda",
+                "acc_events", "custom_trace_id_callback")
+
+_A = ProfilerAction
+_LIB_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _set_module_ranges(on: bool) -> None:
+    from .nn.modules import module
+    module._set_profile_ranges(on)
 
 
 class profile:
     """Context manager recording every op call while active (torch.profiler.profile on CPU).
 
-    Supported: activities (ProfilerActivity.CPU), record_shapes, profile_memory, with_flops.
-    The other torch arguments raise NotImplementedError naming them when given a non-default value."""
+    Supported: activities (ProfilerActivity.CPU), record_shapes, profile_memory, with_flops, with_stack,
+    with_modules, schedule / on_trace_ready with step(). The other torch arguments raise
+    NotImplementedError naming them when given a non-default value.
 
-    def __init__(self, activities: Optional[Iterable[ProfilerActivity]] = None, *, record_shapes: bool = False,
-                 profile_memory: bool = False, with_flops: bool = False, enabled: bool = True,
-                 **unsupported: Any) -> None:
+    With a schedule, each step() asks it for the next action: RECORD / RECORD_AND_SAVE steps are recorded
+    (each step inside a "ProfilerStep#N" range), and at the end of each active window on_trace_ready(prof)
+    is called, where prof.key_averages() / events() / export_chrome_trace() see that window. Without one,
+    the whole block is recorded and on_trace_ready (if given) is called once at its end."""
+
+    def __init__(self, activities: Optional[Iterable[ProfilerActivity]] = None, *,
+                 schedule: Optional[Callable[[int], ProfilerAction]] = None,
+                 on_trace_ready: Optional[Callable[["profile"], Any]] = None, record_shapes: bool = False,
+                 profile_memory: bool = False, with_flops: bool = False, with_stack: bool = False,
+                 with_modules: bool = False, enabled: bool = True, **unsupported: Any) -> None:
         for k, v in unsupported.items():
             if k not in _UNSUPPORTED:
                 raise TypeError(f"profile() got an unexpected keyword argument {k!r}")
@@ -268,26 +340,110 @@ class profile:
         for a in acts:
             if a is not ProfilerActivity.CPU:
                 raise NotImplementedError(f"cgrad.profiler.profile: activity {a} is not supported (CPU only)")
+        if schedule is not None and not callable(schedule):
+            raise TypeError(f"profile: schedule must be callable (step -> ProfilerAction), got {type(schedule).__name__}")
+        if on_trace_ready is not None and not callable(on_trace_ready):
+            raise TypeError(f"profile: on_trace_ready must be callable, got {type(on_trace_ready).__name__}")
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_flops = with_flops
+        self.with_stack = with_stack
+        self.with_modules = with_modules
         self.enabled = enabled
+        self.schedule = schedule if schedule is not None else (lambda step: ProfilerAction.RECORD)
+        self.record_steps = schedule is not None
+        self.on_trace_ready = on_trace_ready
+        self.step_num = 0
+        self.current_action = ProfilerAction.NONE
+        self._step_range: Optional[record_function] = None
         self._events: Optional[List[FunctionEvent]] = None
         self._running = False
 
-    def start(self) -> None:
+    # the engine session: started for recorded steps, stopped (events kept) at a window's end
+    def _start_trace(self) -> None:
         if not self.enabled:
-            self._events = []
             return
         flags = (_SHAPES if self.record_shapes else 0) | (_MEMORY if self.profile_memory else 0) | \
-            (_FLOPS if self.with_flops else 0)
+            (_FLOPS if self.with_flops else 0) | (_STACK if self.with_stack else 0)
+        if self.with_stack:
+            _C._profiler_set_stack_prefix(_LIB_DIR)
         _C._profiler_start(flags)
         self._running = True
+        if self.with_modules:
+            _set_module_ranges(True)
 
-    def stop(self) -> None:
+    def _stop_trace(self) -> None:
+        if self.with_modules and self.enabled:
+            _set_module_ranges(False)
         if self._running:
             self._running = False
             self._events = _build_events(_C._profiler_stop())
+        elif not self.enabled:
+            self._events = []
+
+    def _trace_ready(self) -> None:
+        if self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+
+    def _transit(self, prev: ProfilerAction, cur: Optional[ProfilerAction]) -> None:
+        recording = (_A.RECORD, _A.RECORD_AND_SAVE)
+        if prev is _A.NONE:
+            if cur in recording:
+                self._start_trace()
+        elif prev is _A.WARMUP:
+            if cur is _A.NONE or cur is None:  # a warmup with no active step: an empty window
+                if cur is _A.NONE:
+                    warnings.warn("profiler schedule: WARMUP followed by NONE", stacklevel=3)
+                self._start_trace()
+                self._stop_trace()
+            elif cur in recording:
+                self._start_trace()
+        elif prev is _A.RECORD:
+            if cur is None:
+                self._stop_trace()
+                self._trace_ready()
+            elif cur in (_A.NONE, _A.WARMUP):
+                warnings.warn(f"profiler schedule: RECORD followed by {cur.name}", stacklevel=3)
+                self._stop_trace()
+        else:  # RECORD_AND_SAVE: the window is complete
+            self._stop_trace()
+            self._trace_ready()
+            if cur in recording:
+                self._start_trace()
+
+    def _enter_step_range(self) -> None:
+        if self.record_steps:
+            self._step_range = record_function(f"ProfilerStep#{self.step_num}")
+            self._step_range.__enter__()
+
+    def _exit_step_range(self) -> None:
+        if self._step_range is not None:
+            self._step_range.__exit__(None, None, None)
+            self._step_range = None
+
+    def _action(self, step: int) -> ProfilerAction:
+        a = self.schedule(step)
+        if not isinstance(a, ProfilerAction):
+            raise TypeError(f"profile: the schedule returned {a!r} for step {step}, not a ProfilerAction")
+        return a
+
+    def start(self) -> None:
+        self.current_action = self._action(self.step_num)
+        self._transit(_A.NONE, self.current_action)
+        self._enter_step_range()
+
+    def stop(self) -> None:
+        self._exit_step_range()
+        self._transit(self.current_action, None)
+
+    def step(self) -> None:
+        """Mark the start of the next step: the schedule decides whether it is recorded."""
+        self._exit_step_range()
+        prev = self.current_action
+        self.step_num += 1
+        self.current_action = self._action(self.step_num)
+        self._transit(prev, self.current_action)
+        self._enter_step_range()
 
     def __enter__(self) -> "profile":
         self.start()
@@ -303,10 +459,12 @@ class profile:
         return EventList(self._events, memory=self.profile_memory, flops=self.with_flops,
                          shapes=self.record_shapes)
 
-    def key_averages(self, group_by_input_shape: bool = False) -> EventList:
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> EventList:
         if group_by_input_shape and not self.record_shapes:
             raise RuntimeError("key_averages(group_by_input_shape=True) needs profile(record_shapes=True)")
-        return self.events().key_averages(group_by_input_shape)
+        if group_by_stack_n > 0 and not self.with_stack:
+            raise RuntimeError("key_averages(group_by_stack_n=...) needs profile(with_stack=True)")
+        return self.events().key_averages(group_by_input_shape, group_by_stack_n)
 
     def table(self, **kwargs: Any) -> str:
         return self.key_averages().table(**kwargs)

@@ -117,12 +117,12 @@ cg_status cg_tensor_remove_hook(cg_tensor *t, int64_t handle) {
     return CG_OK; /* already gone (e.g. the graph was freed): removing is idempotent */
 }
 
-cg_tensor *cg_detach(cg_tensor *t) {
+CG_PROF_FN(cg_tensor *, cg_detach, "detach", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[detach] argument is NULL");
     return cg_tensor_alias(t); /* a plain alias: in-place writes reach t's data, not its graph */
 }
 
-cg_status cg_detach_(cg_tensor *t) {
+CG_PROF_FN(cg_status, cg_detach_, "detach_", (cg_tensor *t), (t), t) {
     if (t->retains_grad && t->grad_fn) {
         for (cg_node_hook **pp = &t->grad_fn->hooks; *pp;) {
             cg_node_hook *h = *pp;

@@ -186,6 +186,36 @@ int64_t cg_prof_begin(const char *name, cg_prof_kind kind, int n, cg_tensor *con
 void cg_prof_end(int64_t id, const cg_tensor *out);
 void cg_prof_note_alloc(size_t nbytes);
 
+/* Note [Profiled entry points]: the ops outside the drivers (views, shape ops,
+ * indexing, factories, copies, losses, ...) define their public function with
+ *     CG_PROF_FN(cg_tensor *, cg_view, "view", (cg_tensor *t, int ndim, const int64_t *shape),
+ *                (t, ndim, shape), t) { ...body... }
+ * The public function tests the flag and calls the body (fn##_body, defined by
+ * the braces that follow); when profiling, a cold function runs the body
+ * between cg_prof_begin (the listed tensor inputs) and cg_prof_end (the
+ * result when it is a tensor). CG_PROF_FN0: no tensor inputs (factories);
+ * CG_PROF_FNV: inputs given as a count and an array expression. */
+static inline const cg_tensor *cg_prof_out_tensor(const cg_tensor *t) { return t; }
+static inline const cg_tensor *cg_prof_out_status(cg_status s) { (void)s; return NULL; }
+#define CG_PROF_RESULT(r) _Generic((r), cg_tensor *: cg_prof_out_tensor, default: cg_prof_out_status)(r)
+#define CG_PROF_FNV(ret, fn, opname, params, args, count, array)                   \
+    static ret fn##_body params;                                                   \
+    static CG_PROF_COLD ret fn##_profiled params {                                 \
+        int64_t prof_ev_ = cg_prof_begin(opname, CG_PROF_OP, (count), (array));    \
+        ret prof_r_ = fn##_body args;                                              \
+        cg_prof_end(prof_ev_, CG_PROF_RESULT(prof_r_));                            \
+        return prof_r_;                                                            \
+    }                                                                              \
+    ret fn params {                                                                \
+        if (cg_prof_active()) return fn##_profiled args;                           \
+        return fn##_body args;                                                     \
+    }                                                                              \
+    static ret fn##_body params
+#define CG_PROF_FN(ret, fn, opname, params, args, ...) \
+    CG_PROF_FNV(ret, fn, opname, params, args, (int)(sizeof((cg_tensor *[]){__VA_ARGS__}) / sizeof(cg_tensor *)), \
+                ((cg_tensor *const[]){__VA_ARGS__}))
+#define CG_PROF_FN0(ret, fn, opname, params, args) CG_PROF_FNV(ret, fn, opname, params, args, 0, NULL)
+
 /* ------------------------------------------------------------- threads
  * Note [Threads]: cg_parallel_for splits [0, n) in contiguous chunks; the
  * split depends only on n, grain and the thread count, so elementwise results

@@ -9,7 +9,11 @@
  * parent index. Sessions are numbered: a buffer left from an older session is
  * cleared on its thread's first event in the new one. Bytes allocated are
  * counted per thread by cg_alloc while profiling; FLOPs are computed for the
- * GEMM-like ops and convolutions from the input and output shapes. */
+ * GEMM-like ops and convolutions (forward, input and weight gradients) from
+ * the input and output shapes. With CG_PROF_STACK an op event outside any op
+ * asks the stack hook (installed by the binding) for its caller's location,
+ * before taking the buffer's lock: the hook may wait for the Python GIL,
+ * whose holder may be in cg_profiler_stop waiting for that lock. */
 #include "core_internal.h"
 
 #include <pthread.h>
@@ -46,6 +50,8 @@ static unsigned g_flags;
 static int64_t g_t0;
 static cg_prof_event *g_out;
 static int64_t g_nout;
+
+static _Atomic(cg_prof_stack_fn) g_stack_fn;
 
 static _Thread_local prof_buf *tl_buf;
 static _Thread_local int64_t tl_alloc; /* bytes this thread allocated while profiling */
@@ -124,6 +130,11 @@ static int64_t flop_factor(const char *name, int n, cg_tensor *const *in) {
         a = n >= 2 ? in[1] : NULL;
     else if (!strcmp(name, "convolution") || !strcmp(name, "conv_transpose"))
         w = n >= 2 ? in[1] : NULL;
+    else if (!strcmp(name, "conv_weight_grad")) {
+        /* (conv input, conv output): each weight-gradient element sums batch x output positions */
+        const cg_tensor *y = n >= 2 ? in[1] : NULL;
+        return y && y->ndim >= 2 && y->shape[1] > 0 ? numel(y) / y->shape[1] : -1;
+    }
     if (a) return a->ndim ? a->shape[a->ndim - 1] : -1;
     if (!w || !in[0] || w->ndim < 1 || w->shape[0] == 0) return -1;
     int64_t per = numel(w) / w->shape[0];
@@ -131,7 +142,25 @@ static int64_t flop_factor(const char *name, int n, cg_tensor *const *in) {
     return per;
 }
 
+void cg_profiler_set_stack_fn(cg_prof_stack_fn fn) { atomic_store(&g_stack_fn, fn); }
+
+/* The open op this thread's next event nests in, or -1. Only the owning
+ * thread writes its buffer, so it may read it without the lock. */
+static int64_t open_op_parent(void) {
+    prof_buf *b = tl_buf;
+    if (!b || b->session != atomic_load(&g_session) || b->depth <= 0 || b->depth > PROF_MAX_DEPTH) return -1;
+    int64_t p = b->stack[b->depth - 1];
+    return b->rec[p].e.kind == CG_PROF_OP ? p : -1;
+}
+
 int64_t cg_prof_begin(const char *name, cg_prof_kind kind, int n, cg_tensor *const *in) {
+    char stack[sizeof(((cg_prof_event *)0)->stack)];
+    int64_t stack_from = -1; /* the parent op whose location this event shares */
+    stack[0] = '\0';
+    if ((g_flags & CG_PROF_STACK) && kind == CG_PROF_OP && (stack_from = open_op_parent()) < 0) {
+        cg_prof_stack_fn fn = atomic_load(&g_stack_fn);
+        if (fn) fn(stack, sizeof stack);
+    }
     prof_buf *b = lock_buf();
     if (!b) return -1;
     if (b->n == b->cap) {
@@ -150,6 +179,7 @@ int64_t cg_prof_begin(const char *name, cg_prof_kind kind, int n, cg_tensor *con
     snprintf(e->name, sizeof e->name, "%s", name ? name : "");
     e->shapes[0] = e->dtypes[0] = '\0';
     if ((g_flags & CG_PROF_SHAPES) && in) describe_inputs(e, n, in);
+    snprintf(e->stack, sizeof e->stack, "%s", stack_from >= 0 && stack_from < id ? b->rec[stack_from].e.stack : stack);
     r->flop_k = (g_flags & CG_PROF_FLOPS) && in ? flop_factor(e->name, n, in) : -1;
     r->alloc0 = tl_alloc;
     e->flops = e->alloc_bytes = -1;

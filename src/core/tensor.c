@@ -110,7 +110,8 @@ cg_tensor *cg_tensor_new(const char *op, int ndim, const int64_t *shape, cg_dtyp
     return &b->tensor;
 }
 
-cg_tensor *cg_empty(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
+CG_PROF_FN0(cg_tensor *, cg_empty, "empty", (int ndim, const int64_t *shape, cg_dtype dt, cg_device dev), (ndim, shape,
+            dt, dev)) {
     return cg_tensor_new("empty", ndim, shape, dt, dev);
 }
 

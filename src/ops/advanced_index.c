@@ -454,7 +454,7 @@ static cg_status index_put_backward(cg_node *node, cg_tensor *const *gout, cg_te
 
 /* ---------------------------------------------------------------- public ops */
 
-cg_tensor *cg_index(cg_tensor *x, int n, cg_tensor *const *indices) {
+CG_PROF_FNV(cg_tensor *, cg_index, "index", (cg_tensor *x, int n, cg_tensor *const *indices), (x, n, indices), 1, &x) {
     if (check_entries("index", x, n, indices)) return NULL;
     int64_t pos;
     int k = find_zero_dim_bool(x, n, indices, &pos);
@@ -490,7 +490,8 @@ static cg_status check_put_args(const char *op, cg_tensor *x, int n, cg_tensor *
     return CG_OK;
 }
 
-cg_tensor *cg_index_put(cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values, bool accumulate) {
+CG_PROF_FN(cg_tensor *, cg_index_put, "index_put", (cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values,
+           bool accumulate), (x, n, indices, values, accumulate), x, values) {
     if (check_put_args("index_put", x, n, indices, values)) return NULL;
     int64_t pos;
     int k = find_zero_dim_bool(x, n, indices, &pos);
@@ -539,7 +540,8 @@ cg_tensor *cg_index_put(cg_tensor *x, int n, cg_tensor *const *indices, cg_tenso
  * cg_inplace_commit write the result into x's storage and move history
  * (Note [In-place]). Otherwise write x's storage directly; values that share
  * x's storage are copied first. */
-cg_status cg_index_put_(cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values, bool accumulate) {
+CG_PROF_FN(cg_status, cg_index_put_, "index_put_", (cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values,
+           bool accumulate), (x, n, indices, values, accumulate), x, values) {
     if (check_put_args("index_put_", x, n, indices, values)) return cg_last_error();
     if (cg_check_inplace("index_put", x)) return cg_last_error();
     cg_tensor *in[2] = {x, values};

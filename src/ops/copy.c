@@ -167,7 +167,7 @@ static bool inplace_graph(const cg_tensor *t, const cg_tensor *src) {
            ((src && src->requires_grad) || t->requires_grad || (t->base && t->base->requires_grad));
 }
 
-cg_status cg_copy_(cg_tensor *dst, cg_tensor *src) {
+CG_PROF_FN(cg_status, cg_copy_, "copy_", (cg_tensor *dst, cg_tensor *src), (dst, src), dst, src) {
     CG_CHECK_S(dst && src, CG_ERR_VALUE, "[copy_] argument is NULL");
     if (!cg_device_eq(dst->device, src->device) && !cg_is_meta(dst))
         return cg_set_error(CG_ERR_DEVICE, "[copy_] cannot copy from %s to %s", cg_device_name(src->device),
@@ -225,9 +225,19 @@ static cg_tensor *copy_out(const char *name, const char *node_name, cg_tensor *t
     return out;
 }
 
-cg_tensor *cg_clone(cg_tensor *t) {
+CG_PROF_FN(cg_tensor *, cg_clone, "clone", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[clone] argument is NULL");
     return copy_out("clone", "CloneBackward0", t, t->dtype);
+}
+
+/* contiguous and to(dtype) that return their input (already contiguous, same
+ * dtype) are not recorded: the binding calls them on every operand it
+ * promotes, and torch's Tensor.contiguous returns such a tensor unrecorded. */
+static CG_PROF_COLD cg_tensor *copy_out_profiled(const char *op, const char *node, cg_tensor *t, cg_dtype dt) {
+    int64_t ev = cg_prof_begin(op, CG_PROF_OP, 1, &t);
+    cg_tensor *r = copy_out(op, node, t, dt);
+    cg_prof_end(ev, r);
+    return r;
 }
 
 cg_tensor *cg_contiguous(cg_tensor *t) {
@@ -236,6 +246,7 @@ cg_tensor *cg_contiguous(cg_tensor *t) {
         cg_tensor_retain(t);
         return t;
     }
+    if (cg_prof_active()) return copy_out_profiled("contiguous", "CloneBackward0", t, t->dtype);
     return copy_out("contiguous", "CloneBackward0", t, t->dtype);
 }
 
@@ -246,6 +257,7 @@ cg_tensor *cg_to_dtype(cg_tensor *t, cg_dtype dt) {
         cg_tensor_retain(t);
         return t;
     }
+    if (cg_prof_active()) return copy_out_profiled("to", "ToCopyBackward0", t, dt);
     return copy_out("to", "ToCopyBackward0", t, dt);
 }
 
@@ -263,7 +275,7 @@ cg_tensor *cg_to_device(cg_tensor *t, cg_device dev) {
 
 /* ------------------------------------------------------------- fill_ / zero_ */
 
-cg_status cg_fill_(cg_tensor *t, double value) {
+CG_PROF_FN(cg_status, cg_fill_, "fill_", (cg_tensor *t, double value), (t, value), t) {
     CG_CHECK_S(t, CG_ERR_VALUE, "[fill_] argument is NULL");
     if (cg_check_inplace("fill", t)) return cg_last_error();
     if (inplace_graph(t, NULL)) { /* overwritten values get no gradient */
@@ -286,4 +298,4 @@ cg_status cg_fill_(cg_tensor *t, double value) {
     return CG_OK;
 }
 
-cg_status cg_zero_(cg_tensor *t) { return cg_fill_(t, 0.0); }
+CG_PROF_FN(cg_status, cg_zero_, "zero_", (cg_tensor *t), (t), t) { return cg_fill_(t, 0.0); }

@@ -6,7 +6,8 @@
 #include <math.h>
 #include <string.h>
 
-cg_tensor *cg_full(int ndim, const int64_t *shape, double value, cg_dtype dt, cg_device dev) {
+CG_PROF_FN0(cg_tensor *, cg_full, "full", (int ndim, const int64_t *shape, double value, cg_dtype dt, cg_device dev),
+            (ndim, shape, value, dt, dev)) {
     cg_tensor *t = cg_empty(ndim, shape, dt, dev);
     if (t && cg_fill_(t, value)) {
         cg_tensor_release(t);
@@ -15,22 +16,25 @@ cg_tensor *cg_full(int ndim, const int64_t *shape, double value, cg_dtype dt, cg
     if (t) atomic_store(&t->storage->version, 0);
     return t;
 }
-cg_tensor *cg_zeros(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) { return cg_full(ndim, shape, 0.0, dt, dev); }
-cg_tensor *cg_ones(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) { return cg_full(ndim, shape, 1.0, dt, dev); }
+CG_PROF_FN0(cg_tensor *, cg_zeros, "zeros", (int ndim, const int64_t *shape, cg_dtype dt, cg_device dev), (ndim, shape,
+            dt, dev)) { return cg_full(ndim, shape, 0.0, dt, dev); }
+CG_PROF_FN0(cg_tensor *, cg_ones, "ones", (int ndim, const int64_t *shape, cg_dtype dt, cg_device dev), (ndim, shape,
+            dt, dev)) { return cg_full(ndim, shape, 1.0, dt, dev); }
 
-cg_tensor *cg_empty_like(cg_tensor *t) {
+CG_PROF_FN(cg_tensor *, cg_empty_like, "empty_like", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[empty_like] argument is NULL");
     return cg_empty(t->ndim, t->shape, t->dtype, t->device);
 }
-cg_tensor *cg_full_like(cg_tensor *t, double value) {
+CG_PROF_FN(cg_tensor *, cg_full_like, "full_like", (cg_tensor *t, double value), (t, value), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[full_like] argument is NULL");
     return cg_full(t->ndim, t->shape, value, t->dtype, t->device);
 }
-cg_tensor *cg_zeros_like(cg_tensor *t) { return cg_full_like(t, 0.0); }
-cg_tensor *cg_ones_like(cg_tensor *t) { return cg_full_like(t, 1.0); }
+CG_PROF_FN(cg_tensor *, cg_zeros_like, "zeros_like", (cg_tensor *t), (t), t) { return cg_full_like(t, 0.0); }
+CG_PROF_FN(cg_tensor *, cg_ones_like, "ones_like", (cg_tensor *t), (t), t) { return cg_full_like(t, 1.0); }
 
 /* arange: ceil((end - start) / step) values start + i*step */
-cg_tensor *cg_arange(double start, double end, double step, cg_dtype dt, cg_device dev) {
+CG_PROF_FN0(cg_tensor *, cg_arange, "arange", (double start, double end, double step, cg_dtype dt, cg_device dev),
+            (start, end, step, dt, dev)) {
     CG_CHECK(step != 0, CG_ERR_VALUE, "[arange] step must be nonzero");
     CG_CHECK(isfinite(start) && isfinite(end), CG_ERR_VALUE, "[arange] unsupported range: %g -> %g", start, end);
     CG_CHECK((step > 0 && end >= start) || (step < 0 && end <= start), CG_ERR_VALUE,
@@ -204,18 +208,20 @@ static cg_tensor *space_impl(const char *op, double start, double end, int64_t s
     return t;
 }
 
-cg_tensor *cg_linspace(double start, double end, int64_t steps, cg_dtype dt, cg_device dev) {
+CG_PROF_FN0(cg_tensor *, cg_linspace, "linspace", (double start, double end, int64_t steps, cg_dtype dt, cg_device dev),
+            (start, end, steps, dt, dev)) {
     return space_impl("linspace", start, end, steps, false, 0.0, dt, dev);
 }
 
-cg_tensor *cg_logspace(double start, double end, int64_t steps, double base, cg_dtype dt, cg_device dev) {
+CG_PROF_FN0(cg_tensor *, cg_logspace, "logspace", (double start, double end, int64_t steps, double base, cg_dtype dt,
+            cg_device dev), (start, end, steps, base, dt, dev)) {
     return space_impl("logspace", start, end, steps, true, base, dt, dev);
 }
 
 /* ------------------------------------------------------------- eye */
 
 /* (n, m) with ones on the main diagonal; m < 0 means m = n. */
-cg_tensor *cg_eye(int64_t n, int64_t m, cg_dtype dt, cg_device dev) {
+CG_PROF_FN0(cg_tensor *, cg_eye, "eye", (int64_t n, int64_t m, cg_dtype dt, cg_device dev), (n, m, dt, dev)) {
     if (cg_check_factory("eye", dt, dev)) return NULL;
     CG_CHECK(n >= 0, CG_ERR_SHAPE, "[eye] n must be non-negative, got %lld", (long long)n);
     if (m < 0) m = n;

@@ -216,7 +216,8 @@ static cg_tensor *contract(cg_tensor *A, cg_tensor *B, const bool *keep, int G) 
     return r;
 }
 
-cg_tensor *cg_einsum(const char *equation, int n, cg_tensor *const *operands) {
+CG_PROF_FNV(cg_tensor *, cg_einsum, "einsum", (const char *equation, int n, cg_tensor *const *operands), (equation, n,
+            operands), n, operands) {
     CG_CHECK(equation, CG_ERR_VALUE, "[einsum] equation is NULL");
     CG_CHECK(n >= 1 && operands, CG_ERR_VALUE, "[einsum] must provide at least one operand");
     if (cg_check_same("einsum", n, operands, 0)) return NULL;

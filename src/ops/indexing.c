@@ -105,7 +105,7 @@ static const nz_fn nz_tests[CG_DTYPE_COUNT] = {
 };
 
 /* (n, ndim) int64 coordinates of the nonzero elements, row-major order. */
-cg_tensor *cg_nonzero(cg_tensor *x) {
+CG_PROF_FN(cg_tensor *, cg_nonzero, "nonzero", (cg_tensor *x), (x), x) {
     CG_CHECK(x, CG_ERR_VALUE, "[nonzero] argument is NULL");
     CG_CHECK(!cg_is_meta(x), CG_ERR_NOT_IMPLEMENTED,
              "[nonzero] not supported on the meta device (the result size depends on data)");
@@ -162,7 +162,8 @@ static cg_status index_select_backward(cg_node *node, cg_tensor *const *g, cg_te
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-cg_tensor *cg_index_select(cg_tensor *x, int64_t dim, cg_tensor *index) {
+CG_PROF_FN(cg_tensor *, cg_index_select, "index_select", (cg_tensor *x, int64_t dim, cg_tensor *index), (x, dim, index),
+           x, index) {
     cg_tensor *xi[2] = {x, index};
     if (cg_check_same("index_select", 2, xi, 2u)) return NULL;
     CG_CHECK(is_int_index(index->dtype), CG_ERR_DTYPE, "[index_select] index must be an int64 or int32 tensor, got %s",
@@ -220,7 +221,7 @@ static cg_status take_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-cg_tensor *cg_take(cg_tensor *x, cg_tensor *index) {
+CG_PROF_FN(cg_tensor *, cg_take, "take", (cg_tensor *x, cg_tensor *index), (x, index), x, index) {
     cg_tensor *xi[2] = {x, index};
     if (cg_check_same("take", 2, xi, 2u)) return NULL;
     CG_CHECK(is_int_index(index->dtype), CG_ERR_DTYPE, "[take] index must be an int64 or int32 tensor, got %s",
@@ -272,7 +273,8 @@ static cg_status masked_fill_backward(cg_node *node, cg_tensor *const *g, cg_ten
 
 /* The value is converted to x's dtype (differentiably between float dtypes),
  * as PyTorch fills with self's dtype. The result has the broadcast shape. */
-cg_tensor *cg_masked_fill(cg_tensor *x, cg_tensor *mask, cg_tensor *value) {
+CG_PROF_FN(cg_tensor *, cg_masked_fill, "masked_fill", (cg_tensor *x, cg_tensor *mask, cg_tensor *value), (x, mask,
+           value), x, mask, value) {
     CG_CHECK(value, CG_ERR_VALUE, "[masked_fill] value is NULL");
     if (check_mask("masked_fill", x, mask)) return NULL;
     CG_CHECK(cg_device_eq(value->device, x->device), CG_ERR_DEVICE,
@@ -314,7 +316,7 @@ static cg_status masked_select_backward(cg_node *node, cg_tensor *const *g, cg_t
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-cg_tensor *cg_masked_select(cg_tensor *x, cg_tensor *mask) {
+CG_PROF_FN(cg_tensor *, cg_masked_select, "masked_select", (cg_tensor *x, cg_tensor *mask), (x, mask), x, mask) {
     if (check_mask("masked_select", x, mask)) return NULL;
     int nd;
     int64_t sh[CG_MAX_DIMS];
@@ -368,7 +370,8 @@ static cg_status masked_scatter_backward(cg_node *node, cg_tensor *const *g, cg_
     return st;
 }
 
-cg_tensor *cg_masked_scatter(cg_tensor *x, cg_tensor *mask, cg_tensor *source) {
+CG_PROF_FN(cg_tensor *, cg_masked_scatter, "masked_scatter", (cg_tensor *x, cg_tensor *mask, cg_tensor *source), (x,
+           mask, source), x, mask, source) {
     if (check_mask("masked_scatter", x, mask)) return NULL;
     cg_tensor *xs[2] = {x, source};
     if (cg_check_same("masked_scatter", 2, xs, 0)) return NULL;

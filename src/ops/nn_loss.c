@@ -185,8 +185,9 @@ static cg_status check_class_args(const char *op, cg_tensor *input, cg_tensor *t
     return check_class_targets(op, target, C, ignore_index);
 }
 
-cg_tensor *cg_nll_loss(cg_tensor *log_probs, cg_tensor *target, cg_tensor *weight, int64_t ignore_index,
-                       cg_reduction reduction) {
+CG_PROF_FN(cg_tensor *, cg_nll_loss, "nll_loss", (cg_tensor *log_probs, cg_tensor *target, cg_tensor *weight,
+           int64_t ignore_index, cg_reduction reduction), (log_probs, target, weight, ignore_index, reduction),
+           log_probs, target) {
     cg_tensor *amp_[2] = {log_probs, weight};
     NN_AMP_CALL(k_amp_nll, 2, amp_, cg_nll_loss(amp_[0], target, amp_[1], ignore_index, reduction));
     if (check_class_args("nll_loss", log_probs, target, weight, ignore_index, reduction)) return NULL;
@@ -218,8 +219,9 @@ static cg_tensor *prob_loss(cg_tensor *logp, cg_tensor *target, cg_tensor *weigh
     return nn_finish(A_, r);
 }
 
-cg_tensor *cg_cross_entropy(cg_tensor *input, cg_tensor *target, cg_tensor *weight, int64_t ignore_index,
-                            double label_smoothing, cg_reduction reduction) {
+CG_PROF_FN(cg_tensor *, cg_cross_entropy, "cross_entropy_loss", (cg_tensor *input, cg_tensor *target, cg_tensor *weight,
+           int64_t ignore_index, double label_smoothing, cg_reduction reduction), (input, target, weight, ignore_index,
+           label_smoothing, reduction), input, target) {
     cg_tensor *amp_[3] = {input, target, weight};
     NN_AMP_CALL(k_amp_ce, 3, amp_, cg_cross_entropy(amp_[0], amp_[1], amp_[2], ignore_index, label_smoothing, reduction));
     const char *op = "cross_entropy";
@@ -285,23 +287,27 @@ static cg_tensor *pointwise_loss(const char *op, pw_kind kind, cg_tensor *input,
     return nn_finish(A_, r);
 }
 
-cg_tensor *cg_mse_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction) {
+CG_PROF_FN(cg_tensor *, cg_mse_loss, "mse_loss", (cg_tensor *input, cg_tensor *target, cg_reduction reduction), (input,
+           target, reduction), input, target) {
     cg_tensor *amp_[2] = {input, target};
     NN_AMP_CALL(k_amp_mse, 2, amp_, cg_mse_loss(amp_[0], amp_[1], reduction));
     return pointwise_loss("mse_loss", PW_MSE, input, target, reduction, 0);
 }
-cg_tensor *cg_l1_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction) {
+CG_PROF_FN(cg_tensor *, cg_l1_loss, "l1_loss", (cg_tensor *input, cg_tensor *target, cg_reduction reduction), (input,
+           target, reduction), input, target) {
     cg_tensor *amp_[2] = {input, target};
     NN_AMP_CALL(k_amp_l1, 2, amp_, cg_l1_loss(amp_[0], amp_[1], reduction));
     return pointwise_loss("l1_loss", PW_L1, input, target, reduction, 0);
 }
-cg_tensor *cg_smooth_l1_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction, double beta) {
+CG_PROF_FN(cg_tensor *, cg_smooth_l1_loss, "smooth_l1_loss", (cg_tensor *input, cg_tensor *target,
+           cg_reduction reduction, double beta), (input, target, reduction, beta), input, target) {
     cg_tensor *amp_[2] = {input, target};
     NN_AMP_CALL(k_amp_smooth_l1, 2, amp_, cg_smooth_l1_loss(amp_[0], amp_[1], reduction, beta));
     CG_CHECK(beta >= 0, CG_ERR_VALUE, "[smooth_l1_loss] beta must be non-negative, got %g", beta);
     return pointwise_loss("smooth_l1_loss", PW_SMOOTH_L1, input, target, reduction, beta);
 }
-cg_tensor *cg_huber_loss(cg_tensor *input, cg_tensor *target, cg_reduction reduction, double delta) {
+CG_PROF_FN(cg_tensor *, cg_huber_loss, "huber_loss", (cg_tensor *input, cg_tensor *target, cg_reduction reduction,
+           double delta), (input, target, reduction, delta), input, target) {
     cg_tensor *amp_[2] = {input, target};
     NN_AMP_CALL(k_amp_huber, 2, amp_, cg_huber_loss(amp_[0], amp_[1], reduction, delta));
     CG_CHECK(delta > 0, CG_ERR_VALUE, "[huber_loss] delta must be positive, got %g", delta);
@@ -327,7 +333,8 @@ static cg_tensor *clamped_log(nn_tmp *A_, cg_tensor *x) {
     return TK(l ? cg_clamp_scalar(l, &lo, NULL) : NULL);
 }
 
-cg_tensor *cg_binary_cross_entropy(cg_tensor *input, cg_tensor *target, cg_tensor *weight, cg_reduction reduction) {
+CG_PROF_FN(cg_tensor *, cg_binary_cross_entropy, "binary_cross_entropy", (cg_tensor *input, cg_tensor *target,
+           cg_tensor *weight, cg_reduction reduction), (input, target, weight, reduction), input, target) {
     cg_tensor *amp_[3] = {input, target, weight};
     NN_AMP_CALL(k_amp_bce, 3, amp_, cg_binary_cross_entropy(amp_[0], amp_[1], amp_[2], reduction));
     const char *op = "binary_cross_entropy";
@@ -357,8 +364,9 @@ cg_tensor *cg_binary_cross_entropy(cg_tensor *input, cg_tensor *target, cg_tenso
     return nn_finish(A_, r);
 }
 
-cg_tensor *cg_binary_cross_entropy_with_logits(cg_tensor *input, cg_tensor *target, cg_tensor *weight,
-                                               cg_tensor *pos_weight, cg_reduction reduction) {
+CG_PROF_FN(cg_tensor *, cg_binary_cross_entropy_with_logits, "binary_cross_entropy_with_logits", (cg_tensor *input,
+           cg_tensor *target, cg_tensor *weight, cg_tensor *pos_weight, cg_reduction reduction), (input, target, weight,
+           pos_weight, reduction), input, target) {
     cg_tensor *amp_[4] = {input, target, weight, pos_weight};
     NN_AMP_CALL(k_amp_bce_logits, 4, amp_, cg_binary_cross_entropy_with_logits(amp_[0], amp_[1], amp_[2], amp_[3], reduction));
     const char *op = "binary_cross_entropy_with_logits";
@@ -377,7 +385,8 @@ cg_tensor *cg_binary_cross_entropy_with_logits(cg_tensor *input, cg_tensor *targ
 
 /* ------------------------------------------------------------- kl_div */
 
-cg_tensor *cg_kl_div(cg_tensor *input, cg_tensor *target, cg_reduction reduction, bool log_target) {
+CG_PROF_FN(cg_tensor *, cg_kl_div, "kl_div", (cg_tensor *input, cg_tensor *target, cg_reduction reduction,
+           bool log_target), (input, target, reduction, log_target), input, target) {
     cg_tensor *amp_[2] = {input, target};
     NN_AMP_CALL(k_amp_kl_div, 2, amp_, cg_kl_div(amp_[0], amp_[1], reduction, log_target));
     const char *op = "kl_div";
@@ -402,7 +411,8 @@ cg_tensor *cg_kl_div(cg_tensor *input, cg_tensor *target, cg_reduction reduction
 
 /* ------------------------------------------------------------- similarity */
 
-cg_tensor *cg_cosine_similarity(cg_tensor *x1, cg_tensor *x2, int64_t dim, double eps) {
+CG_PROF_FN(cg_tensor *, cg_cosine_similarity, "cosine_similarity", (cg_tensor *x1, cg_tensor *x2, int64_t dim,
+           double eps), (x1, x2, dim, eps), x1, x2) {
     const char *op = "cosine_similarity";
     cg_tensor *xs[2] = {x1, x2};
     if (cg_check_same(op, 2, xs, 0) || nn_check_float(op, "input", x1)) return NULL;
@@ -422,7 +432,8 @@ cg_tensor *cg_cosine_similarity(cg_tensor *x1, cg_tensor *x2, int64_t dim, doubl
     return nn_finish(A_, r);
 }
 
-cg_tensor *cg_pairwise_distance(cg_tensor *x1, cg_tensor *x2, double p, double eps, bool keepdim) {
+CG_PROF_FN(cg_tensor *, cg_pairwise_distance, "pairwise_distance", (cg_tensor *x1, cg_tensor *x2, double p, double eps,
+           bool keepdim), (x1, x2, p, eps, keepdim), x1, x2) {
     const char *op = "pairwise_distance";
     cg_tensor *xs[2] = {x1, x2};
     if (cg_check_same(op, 2, xs, 0) || nn_check_float(op, "input", x1)) return NULL;

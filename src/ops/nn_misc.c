@@ -87,13 +87,16 @@ static cg_tensor *dropout_impl(const char *op, drop_kind kind, cg_tensor *x, dou
     return nn_finish(A_, r);
 }
 
-cg_tensor *cg_dropout(cg_tensor *input, double p, bool training) {
+CG_PROF_FN(cg_tensor *, cg_dropout, "dropout", (cg_tensor *input, double p, bool training), (input, p, training),
+           input) {
     return dropout_impl("dropout", DROP_PLAIN, input, p, training);
 }
-cg_tensor *cg_feature_dropout(cg_tensor *input, double p, bool training) {
+CG_PROF_FN(cg_tensor *, cg_feature_dropout, "feature_dropout", (cg_tensor *input, double p, bool training), (input, p,
+           training), input) {
     return dropout_impl("feature_dropout", DROP_FEATURE, input, p, training);
 }
-cg_tensor *cg_alpha_dropout(cg_tensor *input, double p, bool training) {
+CG_PROF_FN(cg_tensor *, cg_alpha_dropout, "alpha_dropout", (cg_tensor *input, double p, bool training), (input, p,
+           training), input) {
     return dropout_impl("alpha_dropout", DROP_ALPHA, input, p, training);
 }
 
@@ -145,7 +148,8 @@ static cg_status embedding_backward(cg_node *node, cg_tensor *const *g, cg_tenso
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-cg_tensor *cg_embedding(cg_tensor *weight, cg_tensor *indices, int64_t padding_idx) {
+CG_PROF_FN(cg_tensor *, cg_embedding, "embedding", (cg_tensor *weight, cg_tensor *indices, int64_t padding_idx),
+           (weight, indices, padding_idx), weight, indices) {
     const char *op = "embedding";
     cg_tensor *wi[2] = {weight, indices};
     if (cg_check_same(op, 2, wi, 2u)) return NULL;
@@ -196,7 +200,8 @@ cg_tensor *cg_embedding(cg_tensor *weight, cg_tensor *indices, int64_t padding_i
     return out;
 }
 
-cg_status cg_embedding_renorm_(cg_tensor *weight, cg_tensor *indices, double max_norm, double norm_type) {
+CG_PROF_FN(cg_status, cg_embedding_renorm_, "embedding_renorm_", (cg_tensor *weight, cg_tensor *indices,
+           double max_norm, double norm_type), (weight, indices, max_norm, norm_type), weight, indices) {
     const char *op = "embedding_renorm_";
     cg_tensor *wi[2] = {weight, indices};
     if (cg_check_same(op, 2, wi, 2u)) return cg_last_error();
@@ -245,7 +250,8 @@ cg_status cg_embedding_renorm_(cg_tensor *weight, cg_tensor *indices, double max
 
 /* ------------------------------------------------------------- one_hot */
 
-cg_tensor *cg_one_hot(cg_tensor *indices, int64_t num_classes) {
+CG_PROF_FN(cg_tensor *, cg_one_hot, "one_hot", (cg_tensor *indices, int64_t num_classes), (indices, num_classes),
+           indices) {
     const char *op = "one_hot";
     CG_CHECK(indices, CG_ERR_VALUE, "[%s] indices is NULL", op);
     CG_CHECK(indices->dtype == CG_DTYPE_I64, CG_ERR_DTYPE, "[%s] indices must be int64, got %s", op,
@@ -304,8 +310,9 @@ static cg_tensor *causal_mask(int64_t L, int64_t S, cg_device dev) {
 
 static const cg_op_schema k_sdpa = {"scaled_dot_product_attention", NULL, 1, CG_AMP_LOWER, false, false, false};
 
-cg_tensor *cg_scaled_dot_product_attention(cg_tensor *q, cg_tensor *k, cg_tensor *v, cg_tensor *attn_mask,
-                                           double dropout_p, bool is_causal, double scale) {
+CG_PROF_FN(cg_tensor *, cg_scaled_dot_product_attention, "scaled_dot_product_attention", (cg_tensor *q, cg_tensor *k,
+           cg_tensor *v, cg_tensor *attn_mask, double dropout_p, bool is_causal, double scale), (q, k, v, attn_mask,
+           dropout_p, is_causal, scale), q, k, v) {
     const char *op = "scaled_dot_product_attention";
     cg_tensor *amp_[4] = {q, k, v, attn_mask};
     NN_AMP_CALL(k_sdpa, 4, amp_, cg_scaled_dot_product_attention(amp_[0], amp_[1], amp_[2], amp_[3], dropout_p,

@@ -556,8 +556,9 @@ static cg_status check_bn_args(const char *op, cg_tensor *x, cg_tensor *rm, cg_t
     return CG_OK;
 }
 
-cg_tensor *cg_batch_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var, cg_tensor *weight,
-                         cg_tensor *bias, bool training, double momentum, double eps) {
+CG_PROF_FN(cg_tensor *, cg_batch_norm, "batch_norm", (cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var,
+           cg_tensor *weight, cg_tensor *bias, bool training, double momentum, double eps), (input, running_mean,
+           running_var, weight, bias, training, momentum, eps), input) {
     if (half_with_f32(input, 2, (cg_tensor *[]){weight, bias}))
         NORM_VIA_F32(input, cg_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps));
     const char *op = "batch_norm";
@@ -615,8 +616,9 @@ cg_tensor *cg_batch_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *r
     return r;
 }
 
-cg_tensor *cg_instance_norm(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var, cg_tensor *weight,
-                            cg_tensor *bias, bool use_input_stats, double momentum, double eps) {
+CG_PROF_FN(cg_tensor *, cg_instance_norm, "instance_norm", (cg_tensor *input, cg_tensor *running_mean,
+           cg_tensor *running_var, cg_tensor *weight, cg_tensor *bias, bool use_input_stats, double momentum,
+           double eps), (input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps), input) {
     if (half_with_f32(input, 2, (cg_tensor *[]){weight, bias}))
         NORM_VIA_F32(input, cg_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
                                              momentum, eps));
@@ -694,8 +696,9 @@ static cg_status check_elem_param(const char *op, const char *what, cg_tensor *t
     return CG_OK;
 }
 
-cg_tensor *cg_layer_norm(cg_tensor *input, int ndims, const int64_t *normalized_shape, cg_tensor *weight,
-                         cg_tensor *bias, double eps) {
+CG_PROF_FN(cg_tensor *, cg_layer_norm, "layer_norm", (cg_tensor *input, int ndims, const int64_t *normalized_shape,
+           cg_tensor *weight, cg_tensor *bias, double eps), (input, ndims, normalized_shape, weight, bias, eps),
+           input) {
     if (half_with_f32(input, 2, (cg_tensor *[]){weight, bias}))
         NORM_VIA_F32(input, cg_layer_norm(input, ndims, normalized_shape, weight, bias, eps));
     const char *op = "layer_norm";
@@ -714,7 +717,8 @@ cg_tensor *cg_layer_norm(cg_tensor *input, int ndims, const int64_t *normalized_
     return nn_finish(A_, y);
 }
 
-cg_tensor *cg_group_norm(cg_tensor *input, int64_t num_groups, cg_tensor *weight, cg_tensor *bias, double eps) {
+CG_PROF_FN(cg_tensor *, cg_group_norm, "group_norm", (cg_tensor *input, int64_t num_groups, cg_tensor *weight,
+           cg_tensor *bias, double eps), (input, num_groups, weight, bias, eps), input) {
     if (half_with_f32(input, 2, (cg_tensor *[]){weight, bias}))
         NORM_VIA_F32(input, cg_group_norm(input, num_groups, weight, bias, eps));
     const char *op = "group_norm";
@@ -746,7 +750,8 @@ static double dtype_eps(cg_dtype dt) {
     }
 }
 
-cg_tensor *cg_rms_norm(cg_tensor *input, int ndims, const int64_t *normalized_shape, cg_tensor *weight, double eps) {
+CG_PROF_FN(cg_tensor *, cg_rms_norm, "rms_norm", (cg_tensor *input, int ndims, const int64_t *normalized_shape,
+           cg_tensor *weight, double eps), (input, ndims, normalized_shape, weight, eps), input) {
     const char *op = "rms_norm";
     int64_t lead, inner;
     if (check_input(op, input, 0) || check_normalized_shape(op, input, ndims, normalized_shape, &lead, &inner) ||

@@ -80,7 +80,8 @@ static int64_t pad_source(cg_pad_mode mode, int64_t i, int64_t n) {
     }
 }
 
-cg_tensor *cg_pad(cg_tensor *input, int npad, const int64_t *pads, cg_pad_mode mode, double value) {
+CG_PROF_FN(cg_tensor *, cg_pad, "pad", (cg_tensor *input, int npad, const int64_t *pads, cg_pad_mode mode,
+           double value), (input, npad, pads, mode, value), input) {
     const char *op = "pad";
     static const char *names[] = {"constant", "reflect", "replicate", "circular"};
     CG_CHECK(input, CG_ERR_VALUE, "[%s] input is NULL", op);
@@ -204,8 +205,8 @@ static cg_tensor *interp_dim(cg_tensor *x, int d, int64_t out, cg_interp_mode mo
     return nn_finish(A_, acc);
 }
 
-cg_tensor *cg_interpolate(cg_tensor *input, cg_interp_mode mode, const int64_t *size, const double *scale_factors,
-                          bool align_corners) {
+CG_PROF_FN(cg_tensor *, cg_interpolate, "interpolate", (cg_tensor *input, cg_interp_mode mode, const int64_t *size,
+           const double *scale_factors, bool align_corners), (input, mode, size, scale_factors, align_corners), input) {
     const char *op = "interpolate";
     CG_CHECK(input, CG_ERR_VALUE, "[%s] input is NULL", op);
     char b[CG_SHAPE_STR];
@@ -259,7 +260,7 @@ static cg_tensor *reshape_permute_reshape(cg_tensor *x, int n1, const int64_t *s
     return nn_finish(A_, r);
 }
 
-cg_tensor *cg_pixel_shuffle(cg_tensor *input, int64_t r) {
+CG_PROF_FN(cg_tensor *, cg_pixel_shuffle, "pixel_shuffle", (cg_tensor *input, int64_t r), (input, r), input) {
     const char *op = "pixel_shuffle";
     CG_CHECK(input, CG_ERR_VALUE, "[%s] input is NULL", op);
     char b[CG_SHAPE_STR];
@@ -279,7 +280,7 @@ cg_tensor *cg_pixel_shuffle(cg_tensor *input, int64_t r) {
     return reshape_permute_reshape(input, lead + 5, s1, perm, lead + 3, s2);
 }
 
-cg_tensor *cg_pixel_unshuffle(cg_tensor *input, int64_t r) {
+CG_PROF_FN(cg_tensor *, cg_pixel_unshuffle, "pixel_unshuffle", (cg_tensor *input, int64_t r), (input, r), input) {
     const char *op = "pixel_unshuffle";
     CG_CHECK(input, CG_ERR_VALUE, "[%s] input is NULL", op);
     char b[CG_SHAPE_STR];

@@ -190,13 +190,15 @@ static cg_status check_floating(const char *op, cg_dtype dt) {
     return CG_OK;
 }
 
-cg_tensor *cg_rand(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
+CG_PROF_FN0(cg_tensor *, cg_rand, "rand", (int ndim, const int64_t *shape, cg_dtype dt, cg_device dev), (ndim, shape,
+            dt, dev)) {
     if (cg_check_factory("rand", dt, dev) || check_floating("rand", dt)) return NULL;
     sample_job j = {.kind = SAMPLE_UNIFORM, .a = 0.0, .b = 1.0};
     return sample_new("rand", &j, ndim, shape, dt, dev);
 }
 
-cg_tensor *cg_randn(int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
+CG_PROF_FN0(cg_tensor *, cg_randn, "randn", (int ndim, const int64_t *shape, cg_dtype dt, cg_device dev), (ndim, shape,
+            dt, dev)) {
     if (cg_check_factory("randn", dt, dev) || check_floating("randn", dt)) return NULL;
     sample_job j = {.kind = SAMPLE_NORMAL, .a = 0.0, .b = 1.0};
     return sample_new("randn", &j, ndim, shape, dt, dev);
@@ -221,7 +223,8 @@ static void exact_int_range(cg_dtype dt, int64_t *lo, int64_t *hi) {
 }
 
 /* randint draws 64 random bits per element: low + bits % (high - low). */
-cg_tensor *cg_randint(int64_t low, int64_t high, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
+CG_PROF_FN0(cg_tensor *, cg_randint, "randint", (int64_t low, int64_t high, int ndim, const int64_t *shape, cg_dtype dt,
+            cg_device dev), (low, high, ndim, shape, dt, dev)) {
     if (cg_check_factory("randint", dt, dev)) return NULL;
     CG_CHECK(low < high, CG_ERR_VALUE, "[randint] expects low < high, but got low=%lld, high=%lld", (long long)low,
              (long long)high);
@@ -236,7 +239,7 @@ cg_tensor *cg_randint(int64_t low, int64_t high, int ndim, const int64_t *shape,
 /* Fisher-Yates: step k (k = 0 .. n-2) swaps position i = n-1-k with
  * r_k % (i+1), r_k the stream's 64-bit value k. Sequential by nature, so the
  * result never depends on the thread count. */
-cg_tensor *cg_randperm(int64_t n, cg_dtype dt, cg_device dev) {
+CG_PROF_FN0(cg_tensor *, cg_randperm, "randperm", (int64_t n, cg_dtype dt, cg_device dev), (n, dt, dev)) {
     if (cg_check_factory("randperm", dt, dev)) return NULL;
     CG_CHECK(n >= 0, CG_ERR_SHAPE, "[randperm] n must be non-negative, got %lld", (long long)n);
     CG_CHECK(dt != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[randperm] not supported for dtype bool");
@@ -274,15 +277,15 @@ cg_tensor *cg_randperm(int64_t n, cg_dtype dt, cg_device dev) {
 
 /* ------------------------------------------------------------- _like forms */
 
-cg_tensor *cg_rand_like(cg_tensor *t) {
+CG_PROF_FN(cg_tensor *, cg_rand_like, "rand_like", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[rand_like] argument is NULL");
     return cg_rand(t->ndim, t->shape, t->dtype, t->device);
 }
-cg_tensor *cg_randn_like(cg_tensor *t) {
+CG_PROF_FN(cg_tensor *, cg_randn_like, "randn_like", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[randn_like] argument is NULL");
     return cg_randn(t->ndim, t->shape, t->dtype, t->device);
 }
-cg_tensor *cg_randint_like(cg_tensor *t, int64_t low, int64_t high) {
+CG_PROF_FN(cg_tensor *, cg_randint_like, "randint_like", (cg_tensor *t, int64_t low, int64_t high), (t, low, high), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[randint_like] argument is NULL");
     return cg_randint(low, high, t->ndim, t->shape, t->dtype, t->device);
 }
@@ -337,7 +340,7 @@ static const cg_nary_op cg_op_normal = {
     .backward = normal_backward,
 };
 
-cg_tensor *cg_normal(cg_tensor *mean, cg_tensor *std) {
+CG_PROF_FN(cg_tensor *, cg_normal, "normal", (cg_tensor *mean, cg_tensor *std), (mean, std), mean, std) {
     cg_tensor *in2[2] = {mean, std};
     if (cg_check_same("normal", 2, in2, 0) || check_floating("normal", mean->dtype)) return NULL;
     int nd;
@@ -361,7 +364,7 @@ cg_tensor *cg_normal(cg_tensor *mean, cg_tensor *std) {
 
 /* ------------------------------------------------------------- in-place samplers */
 
-cg_status cg_uniform_(cg_tensor *t, double low, double high) {
+CG_PROF_FN(cg_status, cg_uniform_, "uniform_", (cg_tensor *t, double low, double high), (t, low, high), t) {
     CG_CHECK_S(t, CG_ERR_VALUE, "[uniform_] argument is NULL");
     if (check_floating("uniform_", t->dtype)) return cg_last_error();
     CG_CHECK_S(low <= high && isfinite(high - low), CG_ERR_VALUE,
@@ -370,7 +373,7 @@ cg_status cg_uniform_(cg_tensor *t, double low, double high) {
     return sample_inplace("uniform", t, &j);
 }
 
-cg_status cg_normal_(cg_tensor *t, double mean, double std) {
+CG_PROF_FN(cg_status, cg_normal_, "normal_", (cg_tensor *t, double mean, double std), (t, mean, std), t) {
     CG_CHECK_S(t, CG_ERR_VALUE, "[normal_] argument is NULL");
     if (check_floating("normal_", t->dtype)) return cg_last_error();
     CG_CHECK_S(std >= 0.0, CG_ERR_VALUE, "[normal_] expects std >= 0.0, but found std %g", std);
@@ -379,7 +382,7 @@ cg_status cg_normal_(cg_tensor *t, double mean, double std) {
 }
 
 /* any dtype: 1 (true) with probability p, else 0 */
-cg_status cg_bernoulli_(cg_tensor *t, double p) {
+CG_PROF_FN(cg_status, cg_bernoulli_, "bernoulli_", (cg_tensor *t, double p), (t, p), t) {
     CG_CHECK_S(t, CG_ERR_VALUE, "[bernoulli_] argument is NULL");
     CG_CHECK_S(p >= 0.0 && p <= 1.0, CG_ERR_VALUE, "[bernoulli_] expects 0 <= p <= 1, but got p=%g", p);
     sample_job j = {.kind = SAMPLE_BERNOULLI, .a = p};
@@ -389,7 +392,7 @@ cg_status cg_bernoulli_(cg_tensor *t, double p) {
 /* ------------------------------------------------------------- bernoulli(p) */
 
 /* Same shape and dtype as p (floating); no autograd history. */
-cg_tensor *cg_bernoulli(cg_tensor *p) {
+CG_PROF_FN(cg_tensor *, cg_bernoulli, "bernoulli", (cg_tensor *p), (p), p) {
     CG_CHECK(p, CG_ERR_VALUE, "[bernoulli] argument is NULL");
     if (check_floating("bernoulli", p->dtype)) return NULL;
     cg_tensor *out = cg_new_output("bernoulli", p->ndim, p->shape, p->dtype, p->device);
@@ -525,7 +528,8 @@ static cg_status mn_validate(const double *w, int64_t rows, int64_t ncat, int64_
     return CG_OK;
 }
 
-cg_tensor *cg_multinomial(cg_tensor *probs, int64_t num_samples, bool replacement) {
+CG_PROF_FN(cg_tensor *, cg_multinomial, "multinomial", (cg_tensor *probs, int64_t num_samples, bool replacement),
+           (probs, num_samples, replacement), probs) {
     CG_CHECK(probs, CG_ERR_VALUE, "[multinomial] argument is NULL");
     if (check_floating("multinomial", probs->dtype)) return NULL;
     CG_CHECK(probs->ndim == 1 || probs->ndim == 2, CG_ERR_SHAPE, "[multinomial] prob_dist must be 1 or 2 dim, got %d dims",

@@ -127,7 +127,8 @@ static cg_status rcumsum_backward(cg_node *node, cg_tensor *const *g, cg_tensor 
     return (gin[0] = cg_cumsum(g[0], node->iattr[0])) ? CG_OK : cg_last_error();
 }
 
-cg_tensor *cg_cumsum(cg_tensor *x, int64_t dim) { return scan_apply(&k_cumsum, k_csum, x, dim, false, cumsum_backward); }
+CG_PROF_FN(cg_tensor *, cg_cumsum, "cumsum", (cg_tensor *x, int64_t dim), (x, dim), x) { return scan_apply(&k_cumsum,
+           k_csum, x, dim, false, cumsum_backward); }
 static cg_tensor *reverse_cumsum(cg_tensor *x, int64_t dim) {
     return scan_apply(&k_rcumsum, k_csum, x, dim, true, rcumsum_backward);
 }
@@ -203,7 +204,8 @@ done:
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-cg_tensor *cg_cumprod(cg_tensor *x, int64_t dim) { return scan_apply(&k_cumprod, k_cprod, x, dim, false, cumprod_backward); }
+CG_PROF_FN(cg_tensor *, cg_cumprod, "cumprod", (cg_tensor *x, int64_t dim), (x, dim), x) { return scan_apply(&k_cumprod,
+           k_cprod, x, dim, false, cumprod_backward); }
 
 /* ---------------------------------------------------------------- cummax */
 
@@ -266,7 +268,8 @@ static cg_status cummax_backward(cg_node *node, cg_tensor *const *g, cg_tensor *
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-cg_status cg_cummax(cg_tensor *x, int64_t dim, cg_tensor **values, cg_tensor **indices) {
+CG_PROF_FN(cg_status, cg_cummax, "cummax", (cg_tensor *x, int64_t dim, cg_tensor **values, cg_tensor **indices), (x,
+           dim, values, indices), x) {
     CG_CHECK_S(values && indices, CG_ERR_VALUE, "[cummax] output pointers are NULL");
     *values = *indices = NULL;
     CG_CHECK_S(x, CG_ERR_VALUE, "[cummax] argument is NULL");

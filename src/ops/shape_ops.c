@@ -183,7 +183,7 @@ static cg_status flip_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
     return (gin[0] = cg_flip(g[0], n, dims)) ? CG_OK : cg_last_error();
 }
 
-cg_tensor *cg_flip(cg_tensor *t, int ndims, const int64_t *dims) {
+CG_PROF_FN(cg_tensor *, cg_flip, "flip", (cg_tensor *t, int ndims, const int64_t *dims), (t, ndims, dims), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[flip] argument is NULL");
     CG_CHECK(ndims >= 0 && (ndims == 0 || dims), CG_ERR_VALUE, "[flip] invalid list of %d dims", ndims);
     uint32_t mask = 0;
@@ -264,7 +264,8 @@ static cg_status roll_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-cg_tensor *cg_roll(cg_tensor *t, int nshifts, const int64_t *shifts, const int64_t *dims) {
+CG_PROF_FN(cg_tensor *, cg_roll, "roll", (cg_tensor *t, int nshifts, const int64_t *shifts, const int64_t *dims), (t,
+           nshifts, shifts, dims), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[roll] argument is NULL");
     CG_CHECK(nshifts > 0 && shifts, CG_ERR_VALUE, "[roll] `shifts` required");
     CG_CHECK(dims || nshifts == 1, CG_ERR_VALUE, "[roll] shifts and dimensions must align. shifts: %d, dims: 0", nshifts);

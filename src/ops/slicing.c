@@ -146,7 +146,8 @@ static void slice_geom(int nd, const int64_t *shape, const int64_t *strides, int
     g->offset = offset + (g->shape[d] ? start * strides[d] : 0);
 }
 
-cg_tensor *cg_slice(cg_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+CG_PROF_FN(cg_tensor *, cg_slice, "slice", (cg_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step), (t,
+           dim, start, stop, step), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[slice] argument is NULL");
     CG_CHECK(t->ndim > 0, CG_ERR_INDEX, "[slice] cannot slice a 0-d tensor");
     int64_t d;
@@ -161,7 +162,8 @@ cg_tensor *cg_slice(cg_tensor *t, int64_t dim, int64_t start, int64_t stop, int6
     return build_view(t, "SliceBackward0", slice_geom, a);
 }
 
-cg_tensor *cg_narrow(cg_tensor *t, int64_t dim, int64_t start, int64_t length) {
+CG_PROF_FN(cg_tensor *, cg_narrow, "narrow", (cg_tensor *t, int64_t dim, int64_t start, int64_t length), (t, dim, start,
+           length), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[narrow] argument is NULL");
     CG_CHECK(t->ndim > 0, CG_ERR_INDEX, "[narrow] cannot be applied to a 0-dim tensor");
     int64_t d;
@@ -189,7 +191,7 @@ static void select_geom(int nd, const int64_t *shape, const int64_t *strides, in
     g->offset = offset + idx * strides[d];
 }
 
-cg_tensor *cg_select(cg_tensor *t, int64_t dim, int64_t index) {
+CG_PROF_FN(cg_tensor *, cg_select, "select", (cg_tensor *t, int64_t dim, int64_t index), (t, dim, index), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[select] argument is NULL");
     CG_CHECK(t->ndim > 0, CG_ERR_INDEX, "[select] cannot be applied to a 0-dim tensor");
     int64_t d;
@@ -222,7 +224,8 @@ static void diag_geom(int nd, const int64_t *shape, const int64_t *strides, int6
     g->strides[g->ndim++] = strides[d1] + strides[d2];
 }
 
-cg_tensor *cg_diagonal(cg_tensor *t, int64_t offset, int64_t dim1, int64_t dim2) {
+CG_PROF_FN(cg_tensor *, cg_diagonal, "diagonal", (cg_tensor *t, int64_t offset, int64_t dim1, int64_t dim2), (t, offset,
+           dim1, dim2), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[diagonal] argument is NULL");
     CG_CHECK(t->ndim >= 2, CG_ERR_SHAPE, "[diagonal] expects a tensor with at least 2 dimensions, got %d", t->ndim);
     int64_t d1, d2;
@@ -252,7 +255,8 @@ static void unfold_geom(int nd, const int64_t *shape, const int64_t *strides, in
     g->offset = offset;
 }
 
-cg_tensor *cg_unfold(cg_tensor *t, int64_t dim, int64_t size, int64_t step) {
+CG_PROF_FN(cg_tensor *, cg_unfold, "unfold", (cg_tensor *t, int64_t dim, int64_t size, int64_t step), (t, dim, size,
+           step), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[unfold] argument is NULL");
     int64_t d;
     if (cg_wrap_dim("unfold", dim, t->ndim, &d)) return NULL;
@@ -267,7 +271,8 @@ cg_tensor *cg_unfold(cg_tensor *t, int64_t dim, int64_t size, int64_t step) {
 
 /* ---------------------------------------------------------------- as_strided */
 
-cg_tensor *cg_as_strided(cg_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t storage_offset) {
+CG_PROF_FN(cg_tensor *, cg_as_strided, "as_strided", (cg_tensor *t, int ndim, const int64_t *shape,
+           const int64_t *strides, int64_t storage_offset), (t, ndim, shape, strides, storage_offset), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[as_strided] argument is NULL");
     if (cg_shape_check("as_strided", ndim, shape, cg_dtype_size(t->dtype), NULL)) return NULL;
     CG_CHECK(storage_offset >= 0, CG_ERR_VALUE, "[as_strided] negative storage offset %lld", (long long)storage_offset);

@@ -48,7 +48,9 @@ static bool scalar_f32(const cg_tensor *t) {
     return t && t->dtype == CG_DTYPE_F32 && cg_tensor_numel(t) == 1 && !cg_is_meta((cg_tensor *)t);
 }
 
-cg_status cg_amp_unscale_(int64_t n, cg_tensor *const *grads, cg_tensor *found_inf, cg_tensor *inv_scale) {
+CG_PROF_FNV(cg_status, cg_amp_unscale_, "_amp_foreach_non_finite_check_and_unscale_", (int64_t n,
+            cg_tensor *const *grads, cg_tensor *found_inf, cg_tensor *inv_scale), (n, grads, found_inf, inv_scale), 0,
+            NULL) {
     const char *op = "_amp_foreach_non_finite_check_and_unscale_";
     CG_CHECK_S(scalar_f32(found_inf) && scalar_f32(inv_scale), CG_ERR_DTYPE,
                "[%s] found_inf and inv_scale must be one-element float32 tensors", op);

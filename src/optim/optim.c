@@ -352,8 +352,9 @@ static void add_state(opt_operands *x, int q, cg_tensor *t, const char *name) {
 
 /* ------------------------------------------------------------- public steps */
 
-cg_status cg_sgd_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads, cg_tensor **momentum_buffers,
-                      const cg_sgd_options *opt) {
+CG_PROF_FNV(cg_status, cg_sgd_step, "sgd_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+            cg_tensor **momentum_buffers, const cg_sgd_options *opt), (n, params, grads, momentum_buffers, opt), 0,
+            NULL) {
     CHECK_GROUP("sgd");
     bool mom = opt->momentum != 0;
     CG_CHECK_S(!mom || n == 0 || momentum_buffers, CG_ERR_VALUE, "[sgd] momentum_buffers is NULL");
@@ -394,9 +395,10 @@ cg_status cg_sgd_step(int64_t n, cg_tensor *const *params, cg_tensor *const *gra
     return st;
 }
 
-cg_status cg_adam_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads, cg_tensor *const *exp_avgs,
-                       cg_tensor *const *exp_avg_sqs, cg_tensor *const *max_exp_avg_sqs, cg_tensor *const *steps,
-                       const cg_adam_options *opt) {
+CG_PROF_FNV(cg_status, cg_adam_step, "adam_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+            cg_tensor *const *exp_avgs, cg_tensor *const *exp_avg_sqs, cg_tensor *const *max_exp_avg_sqs,
+            cg_tensor *const *steps, const cg_adam_options *opt), (n, params, grads, exp_avgs, exp_avg_sqs,
+            max_exp_avg_sqs, steps, opt), 0, NULL) {
     const char *op = opt && opt->decoupled_weight_decay ? "adamw" : "adam";
     CHECK_GROUP(op);
     CG_CHECK_S(n == 0 || (exp_avgs && exp_avg_sqs && steps && (!opt->amsgrad || max_exp_avg_sqs)), CG_ERR_VALUE,
@@ -422,9 +424,10 @@ cg_status cg_adam_step(int64_t n, cg_tensor *const *params, cg_tensor *const *gr
     return st;
 }
 
-cg_status cg_rmsprop_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads, cg_tensor *const *square_avgs,
-                          cg_tensor *const *momentum_buffers, cg_tensor *const *grad_avgs, cg_tensor *const *steps,
-                          const cg_rmsprop_options *opt) {
+CG_PROF_FNV(cg_status, cg_rmsprop_step, "rmsprop_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+            cg_tensor *const *square_avgs, cg_tensor *const *momentum_buffers, cg_tensor *const *grad_avgs,
+            cg_tensor *const *steps, const cg_rmsprop_options *opt), (n, params, grads, square_avgs, momentum_buffers,
+            grad_avgs, steps, opt), 0, NULL) {
     CHECK_GROUP("rmsprop");
     bool mom = opt->momentum > 0;
     CG_CHECK_S(n == 0 || (square_avgs && steps && (!mom || momentum_buffers) && (!opt->centered || grad_avgs)),
@@ -449,8 +452,9 @@ cg_status cg_rmsprop_step(int64_t n, cg_tensor *const *params, cg_tensor *const 
     return CG_OK;
 }
 
-cg_status cg_adagrad_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads, cg_tensor *const *state_sums,
-                          cg_tensor *const *steps, const cg_adagrad_options *opt) {
+CG_PROF_FNV(cg_status, cg_adagrad_step, "adagrad_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+            cg_tensor *const *state_sums, cg_tensor *const *steps, const cg_adagrad_options *opt), (n, params, grads,
+            state_sums, steps, opt), 0, NULL) {
     CHECK_GROUP("adagrad");
     CG_CHECK_S(n == 0 || (state_sums && steps), CG_ERR_VALUE, "[adagrad] a state list is NULL");
     for (int pass = 0; pass < 2; pass++) {

@@ -26,6 +26,13 @@ T = TypeVar("T", bound="Module")
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 # names of the hook registries whose contents route __call__ to the slow path
 _CALL_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+# set by cgrad.profiler while a profile(with_modules=True) window records: calls then run in a range
+_profile_ranges = False
+
+
+def _set_profile_ranges(on: bool) -> None:
+    global _profile_ranges
+    _profile_ranges = on
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -149,9 +156,20 @@ class Module:
     # ------------------------------------------------------------------ calling
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._has_call_hooks:
-            return self._call_impl(*args, **kwargs)
+        if self._has_call_hooks or _profile_ranges:
+            return self._call_slow(*args, **kwargs)
         return self.forward(*args, **kwargs)
+
+    def _call_slow(self, *args: Any, **kwargs: Any) -> Any:
+        """__call__ with hooks, or inside a profiler range "nn.Module: <class>" (profile(with_modules=True))."""
+        run = self._call_impl if self._has_call_hooks else self.forward
+        if not _profile_ranges:
+            return run(*args, **kwargs)
+        rid = _C._profiler_range_push(f"nn.Module: {type(self).__name__}")
+        try:
+            return run(*args, **kwargs)
+        finally:
+            _C._profiler_range_pop(rid)
 
     def _update_call_flag(self) -> None:
         state = self.__dict__
