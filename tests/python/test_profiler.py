@@ -255,7 +255,7 @@ def test_small_model_with_views_indexing_and_factories_records_each_call_as_torc
             loss = _model_forward(L, L.nn.functional, p)
         ev = pr.function_events if L is torch else pr.events()
         counts.append(collections.Counter(e.name.replace("aten::", "") for e in ev if e.cpu_parent is None))
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     assert counts[1] == counts[0]
     assert counts[1] == {"zeros": 1, "add": 1, "reshape": 1, "index": 1, "linear": 1, "relu": 1, "view": 1,
                          "unsqueeze": 1, "t": 1, "ones": 1, "sub": 2, "mul": 1, "sum": 1}
