@@ -7,8 +7,8 @@
 #include <string.h>
 
 /* Frames whose file starts with this prefix (the cgrad package) are library
- * code: the call site is the innermost frame outside it. Written only while
- * no session runs (set before cg_profiler_start). */
+ * code: the call site is the innermost frame outside it. Read and written
+ * with the GIL held. */
 static char g_lib_prefix[1024];
 
 /* cg_prof_stack_fn: "file(line): function" of the innermost user frame of the
@@ -45,10 +45,6 @@ static PyObject *f_profiler_set_stack_prefix(PyObject *m, PyObject *arg) {
     (void)m;
     const char *p = PyUnicode_AsUTF8(arg);
     if (!p) return NULL;
-    if (cg_profiler_enabled()) {
-        PyErr_SetString(PyExc_RuntimeError, "profiler: the library path is set before a session starts");
-        return NULL;
-    }
     snprintf(g_lib_prefix, sizeof g_lib_prefix, "%s", p);
     cg_profiler_set_stack_fn(stack_fn);
     Py_RETURN_NONE;
