@@ -341,7 +341,8 @@ class profile:
             if a is not ProfilerActivity.CPU:
                 raise NotImplementedError(f"cgrad.profiler.profile: activity {a} is not supported (CPU only)")
         if schedule is not None and not callable(schedule):
-            raise TypeError(f"profile: schedule must be callable (step -> ProfilerAction), got {type(schedule).__name__}")
+            raise TypeError(f"profile: schedule must be callable (step -> ProfilerAction), "
+                            f"got {type(schedule).__name__}")
         if on_trace_ready is not None and not callable(on_trace_ready):
             raise TypeError(f"profile: on_trace_ready must be callable, got {type(on_trace_ready).__name__}")
         self.record_shapes = record_shapes
@@ -373,9 +374,9 @@ class profile:
             _set_module_ranges(True)
 
     def _stop_trace(self) -> None:
-        if self.with_modules and self.enabled:
-            _set_module_ranges(False)
         if self._running:
+            if self.with_modules:
+                _set_module_ranges(False)
             self._running = False
             self._events = _build_events(_C._profiler_stop())
         elif not self.enabled:
@@ -434,7 +435,8 @@ class profile:
 
     def stop(self) -> None:
         self._exit_step_range()
-        self._transit(self.current_action, None)
+        prev, self.current_action = self.current_action, ProfilerAction.NONE  # a second stop does nothing
+        self._transit(prev, None)
 
     def step(self) -> None:
         """Mark the start of the next step: the schedule decides whether it is recorded."""
