@@ -221,3 +221,38 @@ TEST(api_profiler) {
     cg_tensor *ts[] = {a, b, p, s, late};
     for (int k = 0; k < 5; k++) cg_tensor_release(ts[k]);
 }
+
+static int g_stack_calls;
+static void test_stack_fn(char *buf, size_t cap) { snprintf(buf, cap, "site%d", ++g_stack_calls); }
+
+/* The entry points outside the drivers (Note [Profiled entry points]):
+ * factories, views, copies are events, composites nest their parts, a
+ * contiguous that returns its input is not an event, and the stack hook runs
+ * once per op not nested in an op (nested ones share its text). */
+TEST(api_profiler_entry_points) {
+    int64_t s23[2] = {2, 3}, s6[1] = {6};
+    cg_tensor *x = tt_rand(CG_DTYPE_F32, 2, s23, -1, 1, 3);
+    g_stack_calls = 0;
+    cg_profiler_set_stack_fn(test_stack_fn);
+    CHECK(cg_profiler_start(CG_PROF_STACK) == CG_OK);
+    cg_tensor *z = cg_zeros(2, s23, CG_DTYPE_F32, cg_cpu());
+    cg_tensor *c = cg_contiguous(x);            /* already contiguous: not recorded */
+    cg_tensor *t = cg_transpose(x, 0, 1);
+    cg_tensor *r = cg_reshape(t, 1, s6);        /* not viewable: clone, then view */
+    CHECK(cg_profiler_stop() == CG_OK);
+    cg_profiler_set_stack_fn(NULL);
+    int64_t n;
+    const cg_prof_event *ev = cg_profiler_events(&n);
+    const char *want[][2] = {{"zeros", ""}, {"full", "zeros"}, {"empty", "full"}, {"fill_", "full"},
+                             {"transpose", ""}, {"permute", "transpose"}, {"reshape", ""}, {"clone", "reshape"},
+                             {"view", "reshape"}};
+    CHECK(n == 9);
+    for (int64_t i = 0; i < n && i < 9; i++) {
+        CHECK(!strcmp(ev[i].name, want[i][0]) && ev[i].kind == CG_PROF_OP);
+        CHECK(want[i][1][0] ? ev[i].parent >= 0 && !strcmp(ev[ev[i].parent].name, want[i][1]) : ev[i].parent == -1);
+    }
+    CHECK(g_stack_calls == 3 && !strcmp(ev[0].stack, "site1") && !strcmp(ev[3].stack, "site1"));
+    CHECK(!strcmp(ev[5].stack, "site2") && !strcmp(ev[8].stack, "site3"));
+    cg_tensor *ts[] = {x, z, c, t, r};
+    for (int k = 0; k < 5; k++) cg_tensor_release(ts[k]);
+}
