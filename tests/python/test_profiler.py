@@ -172,6 +172,10 @@ def test_table_and_grouping():
 def test_arguments():
     with pytest.raises(NotImplementedError, match="use_cuda"):
         profile(use_cuda=True)
+    with pytest.raises(NotImplementedError, match="tensorboard_trace_handler"):
+        cgrad.profiler.tensorboard_trace_handler("logdir")
+    with pytest.raises(TypeError, match="schedule must be callable"):
+        profile(schedule=3)
     with pytest.raises(NotImplementedError, match="CUDA"):
         profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
     with pytest.raises(TypeError, match="bogus"):
