@@ -36,7 +36,13 @@ void openblas_set_num_threads(int num_threads);
  * data staying in its core's cache). One
  * chunk: the column transforms split (sample, channel) pairs and the GEMMs
  * split units across threads. The weight gradient is one partial sum per
- * chunk or unit, added in order. So no result depends on the thread count. */
+ * chunk or unit, added in order. So no result depends on the thread count.
+ *
+ * Note [Half conv]: a bfloat16 / float16 x (the input of conv and of the
+ * weight gradient) is not converted as a whole: im2col reads it and writes
+ * float32 columns, so the column matrix, already a cache-sized panel of the
+ * GEMM, is the only float32 form of x. The kernels then run in float32 as
+ * for a float32 x (the weight and y are float32: the op converts those). */
 #define CONV_CHUNK_BYTES ((size_t)2 << 20)
 #define CONV_CHUNK_MULT 8
 #define CONV_WIDE 512
@@ -47,6 +53,8 @@ typedef struct conv_job {
     const cg_conv_geom *g;
     cg_dtype dt;
     size_t es;
+    cg_dtype xdt;           /* x's dtype: dt, or a half type im2col converts (Note [Half conv]) */
+    size_t xes;
     bool pointwise;         /* 1x1, stride 1, no padding: a sample's columns are the sample itself */
     int64_t cin_g, cout_g;  /* channels per group */
     int64_t K, L, P;        /* K = cin_g*kvol (GEMM depth), L = out volume, P = in volume */
@@ -97,8 +105,8 @@ static void blas_serial(bool enter) {
 static void job_init(conv_job *j, cg_dtype dt, const cg_conv_geom *g) {
     memset(j, 0, sizeof *j);
     j->g = g;
-    j->dt = dt;
-    j->es = cg_dtype_size(dt);
+    j->dt = j->xdt = dt;
+    j->es = j->xes = cg_dtype_size(dt);
     j->cin_g = g->cin / g->groups;
     j->cout_g = g->cout / g->groups;
     j->K = j->cin_g * cg_conv_vol(g->k);
@@ -184,8 +192,10 @@ static void im2col_pairs(int64_t i0, int64_t i1, void *p) {
     const int64_t cin = j->g->cin, ld = c->nb * j->L;
     for (int64_t i = i0; i < i1;) {
         int64_t s = i / cin, k0 = i % cin, k1 = k0 + (i1 - i) < cin ? k0 + (i1 - i) : cin;
-        cg_im2col(j->dt, j->g, k0, k1, c->src + (size_t)((c->n0 + s) * cin * j->P) * j->es,
-                  c->col + (size_t)(s * j->L) * j->es, ld);
+        const char *xs = c->src + (size_t)((c->n0 + s) * cin * j->P) * j->xes;
+        char *cs = c->col + (size_t)(s * j->L) * j->es;
+        if (j->xdt != j->dt) cg_im2col_half(j->xdt, j->g, k0, k1, xs, (float *)cs, ld);
+        else cg_im2col(j->dt, j->g, k0, k1, xs, cs, ld);
         i += k1 - k0;
     }
 }
@@ -265,7 +275,7 @@ static void bias_pairs(int64_t i0, int64_t i1, void *p) {
 /* The chunk's column matrix (rows, nb*L) of x: col, or x_n itself for a single pointwise sample. */
 static const char *chunk_columns(conv_chunk *c) {
     const conv_job *j = c->j;
-    if (c->nb == 1 && j->pointwise) return j->x + (size_t)(c->n0 * j->g->cin * j->P) * j->es;
+    if (c->nb == 1 && j->pointwise) return j->x + (size_t)(c->n0 * j->g->cin * j->P) * j->xes;
     c->src = j->x;
     pairs_parallel(c, j->g->cin, cg_conv_vol(j->g->k) * j->L, im2col_pairs);
     return c->col;
@@ -435,10 +445,20 @@ static void forward_chunks(int64_t t0, int64_t t1, void *p) {
     chunk_free(&c);
 }
 
-cg_status cg_conv_cpu_forward(cg_dtype dt, const cg_conv_geom *g, const void *x, const void *w, const void *bias,
-                              void *y) {
+/* x read as xdt (Note [Half conv]): columns convert it, never a sample itself */
+static void job_set_x(conv_job *j, cg_dtype xdt) {
+    if (xdt == j->dt) return;
+    CG_ASSERT(j->dt == CG_DTYPE_F32 && (xdt == CG_DTYPE_BF16 || xdt == CG_DTYPE_F16));
+    j->xdt = xdt;
+    j->xes = cg_dtype_size(xdt);
+    j->pointwise = false;
+}
+
+cg_status cg_conv_cpu_forward(cg_dtype dt, cg_dtype xdt, const cg_conv_geom *g, const void *x, const void *w,
+                              const void *bias, void *y) {
     conv_job j;
     job_init(&j, dt, g);
+    job_set_x(&j, xdt);
     int64_t total = g->n * g->cout * j.L;
     if (total == 0) return CG_OK;
     if (j.K == 0) { /* no input channels: the bias alone */
@@ -525,9 +545,11 @@ static void wgrad_chunks(int64_t t0, int64_t t1, void *p) {
     chunk_free(&c);
 }
 
-cg_status cg_conv_cpu_weight_grad(cg_dtype dt, const cg_conv_geom *g, const void *x, const void *y, void *w) {
+cg_status cg_conv_cpu_weight_grad(cg_dtype dt, cg_dtype xdt, const cg_conv_geom *g, const void *x, const void *y,
+                                  void *w) {
     conv_job j;
     job_init(&j, dt, g);
+    job_set_x(&j, xdt);
     int64_t wnum = g->cout * j.K;
     if (wnum == 0) return CG_OK;
     if (g->n == 0 || j.L == 0) {
