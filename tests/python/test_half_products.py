@@ -44,13 +44,15 @@ def f64(x) -> np.ndarray:
 
 def check(c, t, ref: np.ndarray, absref: np.ndarray, k: int, dt: str) -> None:
     """c (cgrad, dtype dt) within one rounding of the float64 reference plus
-    float32 accumulation over depth k; torch's result t within twice that."""
+    float32 accumulation over depth k. torch's result t is checked loosely
+    (twice that plus a rounding of the sum of magnitudes): its bf16 transposed
+    convolution rounds intermediates (0.0 where the exact value is 0.0026)."""
     assert str(c.dtype) == "cgrad." + dt and tuple(c.shape) == ref.shape
     bound = UNIT[dt] * np.abs(ref) + (k + 2) * F32 * absref + 1e-30
     err = np.abs(f64(c) - ref)
     assert (err <= bound).all(), f"max excess {np.max(err - bound)}"
     if t is not None:
-        assert (np.abs(f64(c) - f64(t)) <= 2 * bound + UNIT[dt] * np.abs(ref)).all()
+        assert (np.abs(f64(c) - f64(t)) <= 2 * bound + 2 * UNIT[dt] * absref).all()
 
 
 def close(c, t, dt: str) -> None:
