@@ -166,6 +166,8 @@ CONVS = [  # (spatial dims, input shape, weight shape, kwargs)
     (2, (1, 4, 10, 10), (4, 2, 3, 3), dict(stride=2, dilation=2, groups=2)),
     (2, (3, 5, 6, 6), (7, 5, 1, 1), {}),                               # pointwise
     (3, (1, 2, 5, 6, 4), (3, 2, 2, 3, 2), dict(padding=(1, 0, 1))),
+    (2, (16, 4, 32, 32), (8, 4, 3, 3), dict(padding=1)),               # chunks of two samples
+    (2, (3, 8, 64, 64), (8, 8, 3, 3), dict(padding=1)),                # chunks of one sample
 ]
 
 

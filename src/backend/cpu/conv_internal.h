@@ -42,15 +42,16 @@ void cg_col2im(cg_dtype dt, const cg_conv_geom *g, int64_t c0, int64_t c1, void 
 
 /* The kernels; dt is float32 or float64, all buffers contiguous:
  *   x (N, cin, in...), w (cout, cin/groups, k...), y (N, cout, out...),
- *   bias (channels of the result) or NULL. x is in xdt: dt, or bfloat16 /
- *   float16 when dt is float32 (converted by im2col, Note [Half conv]).
+ *   bias (channels of the result) or NULL. x is in xdt and y (an input) in
+ *   ydt: dt, or bfloat16 / float16 when dt is float32 (converted per chunk,
+ *   Note [Half conv]).
  * The result never depends on the thread count. CG_ERR_OOM on failure. */
 cg_status cg_conv_cpu_forward(cg_dtype dt, cg_dtype xdt, const cg_conv_geom *g, const void *x, const void *w,
                               const void *bias, void *y);
-cg_status cg_conv_cpu_transpose(cg_dtype dt, const cg_conv_geom *g, const void *y, const void *w, const void *bias,
-                                void *x);
-cg_status cg_conv_cpu_weight_grad(cg_dtype dt, cg_dtype xdt, const cg_conv_geom *g, const void *x, const void *y,
-                                  void *w);
+cg_status cg_conv_cpu_transpose(cg_dtype dt, cg_dtype ydt, const cg_conv_geom *g, const void *y, const void *w,
+                                const void *bias, void *x);
+cg_status cg_conv_cpu_weight_grad(cg_dtype dt, cg_dtype xdt, cg_dtype ydt, const cg_conv_geom *g, const void *x,
+                                  const void *y, void *w);
 /* The bias gradient: out (C) = sums of g (N, C, L) over N and L (float32 / float64). */
 void cg_conv_cpu_bias_grad(cg_dtype dt, int64_t N, int64_t C, int64_t L, const void *g, void *out);
 
