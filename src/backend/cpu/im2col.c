@@ -109,7 +109,9 @@ static bool row_block_ok(const cg_conv_geom *g) {
  * channel c) exists, BODY runs with the valid output rows [a, b), the valid
  * entries [lo, hi) of each row, and the block cs[d] <-> xs[d + delta],
  * d in [d0, d1) (clipped to the input slab); PAD runs for the other slabs. */
-#define ROW_BLOCK_LOOP(T, XPTR, CPTR, PAD, BODY)                                               \
+#define ROW_BLOCK_LOOP(T, XPTR, CPTR, PAD, BODY) ROW_BLOCK_LOOP2(T, T, XPTR, CPTR, PAD, BODY)
+/* the same with columns of type T and input of type TX */
+#define ROW_BLOCK_LOOP2(T, TX, XPTR, CPTR, PAD, BODY)                                          \
     do {                                                                                       \
         const int64_t *K = g->k, *I = g->in, *O = g->out, *S = g->stride, *P = g->pad, *D = g->dil; \
         const int64_t W = O[2], slab = O[1] * W, plane = cg_conv_vol(I);                       \
@@ -131,7 +133,7 @@ static bool row_block_ok(const cg_conv_geom *g) {
                                 PAD;                                                           \
                                 continue;                                                      \
                             }                                                                  \
-                            T *xs = (T *)(XPTR) + c * plane + i0 * I[1] * W;                   \
+                            TX *xs = (TX *)(XPTR) + c * plane + i0 * I[1] * W;                 \
                             BODY                                                               \
                         }                                                                      \
                     }                                                                          \
@@ -155,6 +157,19 @@ static bool row_block_ok(const cg_conv_geom *g) {
     }
 IM2COL_ROWS(im2col_rows_f32, float)
 IM2COL_ROWS(im2col_rows_f64, double)
+
+/* The row-block im2col of a half x into float32 columns: the block converted. */
+#define IM2COL_ROWS_HALF(name, TX, CVT)                                                        \
+    static void name(const cg_conv_geom *g, int64_t c0, int64_t c1, const TX *x, float *col, int64_t ld) { \
+        ROW_BLOCK_LOOP2(float, const TX, x, col, memset(cs, 0, sizeof(float) * (size_t)slab), { \
+            memset(cs, 0, sizeof(float) * (size_t)(a * W));                                   \
+            memset(cs + b * W, 0, sizeof(float) * (size_t)((O[1] - b) * W));                  \
+            for (int64_t d = d0; d < d1; d++) cs[d] = CVT(xs[d + delta]);                      \
+            ZERO_ROW_EDGES(cs)                                                                 \
+        });                                                                                    \
+    }
+IM2COL_ROWS_HALF(im2col_rows_bf16, cg_bf16, cg_bf16_to_f32)
+IM2COL_ROWS_HALF(im2col_rows_f16, cg_f16, cg_f16_to_f32)
 
 /* The adjoint adds the whole block; the entries that read padding are
  * zeroed in col first (col is the caller's scratch), so the neighbouring
@@ -197,8 +212,9 @@ void cg_im2col(cg_dtype dt, const cg_conv_geom *g, int64_t c0, int64_t c1, const
 void cg_im2col_half(cg_dtype xdt, const cg_conv_geom *g, int64_t c0, int64_t c1, const void *x, float *col,
                     int64_t ld) {
     CG_ASSERT(xdt == CG_DTYPE_BF16 || xdt == CG_DTYPE_F16);
-    if (xdt == CG_DTYPE_BF16) im2col_bf16(g, c0, c1, (const cg_bf16 *)x, col, ld);
-    else im2col_f16(g, c0, c1, (const cg_f16 *)x, col, ld);
+    bool rows = row_block_ok(g);
+    if (xdt == CG_DTYPE_BF16) (rows ? im2col_rows_bf16 : im2col_bf16)(g, c0, c1, (const cg_bf16 *)x, col, ld);
+    else (rows ? im2col_rows_f16 : im2col_f16)(g, c0, c1, (const cg_f16 *)x, col, ld);
 }
 
 void cg_col2im(cg_dtype dt, const cg_conv_geom *g, int64_t c0, int64_t c1, void *col, void *x, int64_t ld) {
