@@ -115,8 +115,8 @@ static void run_case(cg_dtype dt, int64_t m, int64_t n, int64_t k, int la, int l
 
 static const int64_t k_shapes[][3] = {
     {0, 3, 4}, {3, 0, 4}, {3, 4, 0}, {1, 1, 1}, {1, 5, 7}, {5, 1, 7}, {1, 1, 300},
-    {7, 9, 300},          /* two depth panels */
-    {13, 11, 800},        /* four depth panels, the last partial */
+    {7, 9, 300},          /* deep and narrow: one deep panel */
+    {13, 11, 800},
 };
 
 TEST(gemm_half_panels_shapes_layouts) {
@@ -133,9 +133,11 @@ TEST(gemm_half_panels_shapes_layouts) {
 
 TEST(gemm_half_panels_big_alpha_beta_batches) {
     cg_gemm_set_sbgemm(true, NULL);
-    /* more rows than a row panel, more columns than a column panel, three depth panels */
+    /* more rows than a row panel, more columns than a column panel: depth
+     * blocks of 256, three of them, the last partial */
     run_case(CG_DTYPE_BF16, 530, 1030, 600, L_ROW, L_COL, 1, false, 1.0, 0.0);
-    run_case(CG_DTYPE_F16, 517, 40, 270, L_COL, L_ROW, 1, false, 0.5, 1.5);
+    /* two depth blocks (256 + 4) accumulating onto beta C */
+    run_case(CG_DTYPE_F16, 520, 1024, 260, L_COL, L_ROW, 1, false, 0.5, 1.5);
     for (int t = 0; t < 2; t++) {
         cg_dtype dt = t ? CG_DTYPE_F16 : CG_DTYPE_BF16;
         run_case(dt, 6, 5, 300, L_ROW, L_ROW, 4, true, -2.0, 0.5);    /* small GEMMs: batches over threads */

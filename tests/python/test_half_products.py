@@ -72,8 +72,9 @@ SHAPES = [  # (a shape, b shape)
     ((3, 4), (4, 0)),
     ((3, 0), (0, 2)),
     ((1, 700), (700, 9)),
-    ((9, 1100), (1100, 6)),          # depth of five panels
+    ((9, 1100), (1100, 6)),          # deep and narrow: one deep panel
     ((600, 40), (40, 1100)),         # more rows / columns than a panel
+    ((520, 600), (600, 1030)),       # depth blocks of 256: three
     ((2, 3, 5, 300), (300, 4)),      # folded batch
     ((3, 5, 300), (1, 300, 4)),      # broadcast batch
     ((7,), (7, 5)),

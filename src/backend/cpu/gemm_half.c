@@ -17,18 +17,21 @@
 
 /* Note [Half GEMM]: C (float32) = alpha * A @ B + beta * C for half A, B.
  * No float32 copy of a whole operand is made: for each block of HALF_NB
- * columns of B and HALF_KB of the depth, B's (kb, nb) panel is converted
+ * columns of B and kb of the depth, B's (kb, nb) panel is converted
  * once and reused by every block of HALF_MB rows of A, whose (mb, kb) panel
  * is converted next to it; one sgemm per pair, the first depth block with
  * the caller's beta, the others with beta = 1. A panel is stored in the
  * orientation its source has a unit stride in (rows, or columns handed to
  * sgemm as a transpose), so conversions read memory in order. Each element
  * of A is converted once per column block (once when n <= HALF_NB) and each
- * of B once. Scratch: at most (HALF_MB + HALF_NB) * HALF_KB floats (4.5 MiB)
- * per GEMM in flight, from the caching allocator. */
+ * of B once. The depth block kb is HALF_KB, or more for narrow panels: as
+ * deep as HALF_PANEL floats allow for both (fewer, larger sgemm calls for a
+ * skinny product). Scratch: at most HALF_PANEL floats (1.5 MiB) per GEMM in
+ * flight, from the caching allocator. */
 #define HALF_KB 256
 #define HALF_MB 512
 #define HALF_NB 1024
+#define HALF_PANEL ((HALF_MB + HALF_NB) * HALF_KB)
 /* conversion work per thread (elements) when a panel is split across threads */
 #define HALF_CONV_GRAIN 65536
 
@@ -148,8 +151,14 @@ typedef struct half_scratch {
 
 static int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
 
+/* The depth block of d's panels (Note [Half GEMM]). */
+static int64_t depth_block(const cg_gemm_desc *d) {
+    int64_t kb = HALF_PANEL / (min64(d->m, HALF_MB) + min64(d->n, HALF_NB));
+    return min64(d->k, kb > HALF_KB ? kb : HALF_KB);
+}
+
 static bool scratch_alloc(half_scratch *s, const cg_gemm_desc *d) {
-    int64_t kb = min64(d->k, HALF_KB);
+    int64_t kb = depth_block(d);
     s->abytes = (size_t)(min64(d->m, HALF_MB) * kb) * sizeof(float);
     s->bbytes = (size_t)(min64(d->n, HALF_NB) * kb) * sizeof(float);
     s->a = s->abytes ? cg_alloc(s->abytes, k_cpu) : NULL;
@@ -178,10 +187,11 @@ static void product(const cg_gemm_desc *d, const char *A, const char *B, float *
            (const uint16_t *)B, ldb, (float)d->beta, C, (blasint)n);
         return;
     }
+    int64_t kb = depth_block(d);
     for (int64_t n0 = 0; n0 < n; n0 += HALF_NB) {
         int64_t n1 = min64(n, n0 + HALF_NB);
-        for (int64_t k0 = 0; k0 < k; k0 += HALF_KB) {
-            int64_t k1 = min64(k, k0 + HALF_KB);
+        for (int64_t k0 = 0; k0 < k; k0 += kb) {
+            int64_t k1 = min64(k, k0 + kb);
             float beta = k0 == 0 ? (float)d->beta : 1.0f;
             panel_to_f32(d->dtype, B, d->b.rs, d->b.cs, k0, k1, n0, n1, s->b, &tb, &ldb);
             for (int64_t m0 = 0; m0 < m; m0 += HALF_MB) {
