@@ -1,5 +1,6 @@
 """Mixed precision: bfloat16 autocast against float32 for matmul 1024 and the MLP / CNN
-training steps (bench/models.py), cgrad beside PyTorch's CPU autocast in the same run. The
+training steps (bench/models.py), cgrad beside PyTorch's CPU autocast in the same run, and
+the bfloat16 matmul alone (operands already bfloat16). The
 note of each autocast case gives each library's autocast / float32 time ratio."""
 from __future__ import annotations
 
@@ -63,6 +64,10 @@ def run(ctx: Context) -> List[Case]:
     mats = {lib: [x.reshape(n, n) for x in data[lib]] for lib in ("cgrad", "torch")}
     cases = _pair(ctx, f"matmul {n}x{n}",
                   lambda fw, amp: _under(fw, amp, _matmul(fw, *mats["cgrad" if fw is ctx.libs.cgrad else "torch"])))
+    # the product alone: operands already bfloat16 (no casts in the timed call)
+    low = {lib: [m.to(getattr(ctx.libs, lib).bfloat16) for m in mats[lib]] for lib in ("cgrad", "torch")}
+    cases.append(ctx.compare(NAME, f"matmul {n}x{n}, bf16 operands, no autocast", "ms",
+                             {lib: _matmul(getattr(ctx.libs, lib), *low[lib]) for lib in ("cgrad", "torch")}))
     for workload in WORKLOADS:
         cases += _pair(ctx, f"train step {workload.name}", lambda fw, amp, w=workload: _train_step(fw, w, amp))
     return cases

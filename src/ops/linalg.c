@@ -111,9 +111,11 @@ static cg_status prod_compute(const char *op, cg_tensor *out, cg_tensor *self, c
     int64_t lim = cg_blas_max_dim();
     if (cg_dtype_is_floating(cdt) && (g->m > lim || g->n > lim || g->k > lim))
         return cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] matrix dimension exceeds the BLAS index range", op);
+    bool half = cdt != dt; /* half operands go to the glue as they are (Note [Half GEMM]) */
     bool prev = cg_set_grad_enabled(false);
     cg_status st = CG_OK;
-    cg_tensor *aw = prepare(a, cdt, true, g), *bw = aw ? prepare(b, cdt, false, g) : NULL;
+    cg_tensor *aw = half ? cg_tensor_alias(a) : prepare(a, cdt, true, g);
+    cg_tensor *bw = !aw ? NULL : half ? cg_tensor_alias(b) : prepare(b, cdt, false, g);
     cg_tensor *cw = NULL;
     if (!aw || !bw) goto fail;
     if (cdt == dt) {
@@ -123,12 +125,16 @@ static cg_status prod_compute(const char *op, cg_tensor *out, cg_tensor *self, c
         goto fail;
     }
     if (self && beta != 0 && cg_copy_(cw, self)) goto fail;
-    cg_gemm_desc d = {.dtype = cdt, .nbatch = g->nbatch, .m = g->m, .n = g->n, .k = g->k,
+    cg_gemm_desc d = {.dtype = half ? dt : cdt, .nbatch = g->nbatch, .m = g->m, .n = g->n, .k = g->k,
                       .alpha = alpha, .beta = self ? beta : 0.0, .c = cg_tensor_ptr(cw)};
     memcpy(d.bshape, g->bshape, sizeof(int64_t) * (size_t)g->nbatch);
     fill_mat(&d.a, aw, true, g);
     fill_mat(&d.b, bw, false, g);
-    cg_gemm(&d);
+    if (half) {
+        if (cg_gemm_half(&d)) goto fail;
+    } else {
+        cg_gemm(&d);
+    }
     if (cw != out && cg_copy_(out, cw)) goto fail;
     goto done;
 fail:

@@ -93,7 +93,9 @@ static cg_status conv_compute(conv_kind kind, const cg_conv_geom *g, cg_tensor *
     cg_dtype dt = out->dtype, cdt = (dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16) ? CG_DTYPE_F32 : dt;
     bool prev = cg_set_grad_enabled(false);
     cg_status st = CG_OK;
-    cg_tensor *ac = contig_as(a, cdt), *bc = ac ? contig_as(b, cdt) : NULL;
+    /* a half x / y stays half: the kernels convert it per chunk (Note [Half conv]) */
+    cg_dtype adt = a->dtype, bdt = kind == CONV_WGRAD ? b->dtype : cdt;
+    cg_tensor *ac = contig_as(a, adt), *bc = ac ? contig_as(b, bdt) : NULL;
     cg_tensor *biasc = bc && bias ? contig_as(bias, cdt) : NULL, *ow = NULL;
     if (!ac || !bc || (bias && !biasc)) goto fail;
     if (cdt == dt) {
@@ -103,10 +105,11 @@ static cg_status conv_compute(conv_kind kind, const cg_conv_geom *g, cg_tensor *
         goto fail;
     }
     const void *bp = biasc ? cg_tensor_ptr(biasc) : NULL;
-    if (kind == CONV_FWD) st = cg_conv_cpu_forward(cdt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), bp, cg_tensor_ptr(ow));
+    if (kind == CONV_FWD)
+        st = cg_conv_cpu_forward(cdt, adt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), bp, cg_tensor_ptr(ow));
     else if (kind == CONV_TRANSPOSE)
-        st = cg_conv_cpu_transpose(cdt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), bp, cg_tensor_ptr(ow));
-    else st = cg_conv_cpu_weight_grad(cdt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), cg_tensor_ptr(ow));
+        st = cg_conv_cpu_transpose(cdt, adt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), bp, cg_tensor_ptr(ow));
+    else st = cg_conv_cpu_weight_grad(cdt, adt, bdt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), cg_tensor_ptr(ow));
     if (!st && ow != out) st = cg_copy_(out, ow);
     goto done;
 fail:

@@ -12,7 +12,7 @@
  * view), weight (out, in) is read as W^T (in, out) through its strides (the
  * GEMM's transpose flag, never a copy), and the contiguous output (rows, out)
  * is pre-filled with the broadcast bias so the GEMM runs with beta = 1.
- * float16 / bfloat16 compute in float32. Backward, with g viewed as (rows, out):
+ * float16 / bfloat16 accumulate in float32 (Note [Half GEMM]). Backward, with g viewed as (rows, out):
  *   grad_input = g @ W (reshaped to input's shape), grad_weight = g^T @ x,
  *   grad_bias = sum of g over rows (reduced to bias's shape). */
 
@@ -46,14 +46,16 @@ static cg_status linear_compute(cg_tensor *out, cg_tensor *input, cg_tensor *wei
     cg_dtype dt = out->dtype;
     cg_dtype cdt = (dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16) ? CG_DTYPE_F32 : dt;
     cg_status st = CG_OK;
+    bool half = cdt != dt; /* half operands go to the glue as they are (Note [Half GEMM]) */
     cg_tensor *xc = NULL, *x = NULL, *xr = NULL, *w = NULL, *wr = NULL, *cw = NULL;
-    if (!(xc = in_dtype(input, cdt)) || !(x = as_rows(xc, rows, in)) || !(xr = blas_ready(x))) goto fail;
-    if (!(w = in_dtype(weight, cdt)) || !(wr = blas_ready(w))) goto fail;
+    if (!(xc = in_dtype(input, half ? dt : cdt)) || !(x = as_rows(xc, rows, in))) goto fail;
+    if (!(xr = half ? (cg_tensor_retain(x), x) : blas_ready(x))) goto fail;
+    if (!(w = in_dtype(weight, half ? dt : cdt)) || !(wr = half ? (cg_tensor_retain(w), w) : blas_ready(w))) goto fail;
     if (cdt == dt) cw = (cg_tensor_retain(out), out);
     else if (!(cw = cg_new_output("linear", 2, out->shape, cdt, out->device))) goto fail;
     if (bias && cg_copy_(cw, bias)) goto fail;
     /* A = x (rows, in); B = W^T (in, out): element (p, j) of B is W[j, p] */
-    cg_gemm_desc d = {.dtype = cdt, .nbatch = 0, .m = rows, .n = outf, .k = in, .alpha = 1.0,
+    cg_gemm_desc d = {.dtype = half ? dt : cdt, .nbatch = 0, .m = rows, .n = outf, .k = in, .alpha = 1.0,
                       .beta = bias ? 1.0 : 0.0, .c = cg_tensor_ptr(cw)};
     d.a.ptr = cg_tensor_ptr(xr);
     d.a.rs = xr->strides[0];
@@ -61,7 +63,11 @@ static cg_status linear_compute(cg_tensor *out, cg_tensor *input, cg_tensor *wei
     d.b.ptr = cg_tensor_ptr(wr);
     d.b.rs = wr->strides[1];
     d.b.cs = wr->strides[0];
-    cg_gemm(&d);
+    if (half) {
+        if (cg_gemm_half(&d)) goto fail;
+    } else {
+        cg_gemm(&d);
+    }
     if (cw != out && cg_copy_(out, cw)) goto fail;
     goto done;
 fail:

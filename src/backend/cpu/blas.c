@@ -4,14 +4,14 @@
  * batches by pointer arithmetic, and holds the integer GEMM loops. */
 #include "blas_internal.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <string.h>
 
-/* Per-GEMM work (m*n*k) below which a batch is split across our threads.
- * OpenBLAS runs GEMMs this small on the calling thread, so the two pools
- * never nest; larger GEMMs are threaded by OpenBLAS itself. */
-#define GEMM_SMALL_WORK 262144
+/* Per-GEMM work below which a batch is split across our threads
+ * (CG_GEMM_SMALL_WORK): OpenBLAS runs GEMMs this small on the calling
+ * thread, so the two pools never nest; larger GEMMs are threaded by
+ * OpenBLAS itself. */
+#define GEMM_SMALL_WORK CG_GEMM_SMALL_WORK
 
 int64_t cg_blas_max_dim(void) { return sizeof(blasint) >= 8 ? INT64_MAX : INT_MAX; }
 
@@ -34,6 +34,14 @@ static bool layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, blas_mat 
         return true;
     }
     return false;
+}
+
+bool cg_blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE *trans, blasint *ld) {
+    blas_mat m;
+    if (!layout(rows, cols, rs, cs, &m)) return false;
+    *trans = m.trans;
+    *ld = m.ld;
+    return true;
 }
 
 bool cg_blas_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
@@ -138,7 +146,7 @@ static int_gemm_fn int_gemm(cg_dtype dt) {
 /* ---------------------------------------------------------------- batch loop */
 
 /* Element offsets of batch index `b` in A and B. */
-static void batch_offsets(const cg_gemm_desc *d, int64_t b, int64_t *oa, int64_t *ob) {
+void cg_gemm_batch_offsets(const cg_gemm_desc *d, int64_t b, int64_t *oa, int64_t *ob) {
     *oa = *ob = 0;
     for (int i = d->nbatch - 1; i >= 0; i--) {
         int64_t idx = b % d->bshape[i];
@@ -159,7 +167,7 @@ static void run_batches(int64_t b0, int64_t b1, void *p) {
     int_gemm_fn ifn = int_gemm(d->dtype);
     for (int64_t b = b0; b < b1; b++) {
         int64_t oa, ob;
-        batch_offsets(d, b, &oa, &ob);
+        cg_gemm_batch_offsets(d, b, &oa, &ob);
         const char *A = d->a.ptr + oa * (int64_t)g->es, *B = d->b.ptr + ob * (int64_t)g->es;
         char *C = d->c + b * d->m * d->n * (int64_t)g->es;
         if (ifn) ifn(d, A, B, C, 0, d->m);
@@ -175,7 +183,7 @@ static void run_int_rows(int64_t r0, int64_t r1, void *p) {
     for (int64_t r = r0; r < r1;) {
         int64_t b = r / d->m, i = r % d->m, i1 = d->m < i + (r1 - r) ? d->m : i + (r1 - r);
         int64_t oa, ob;
-        batch_offsets(d, b, &oa, &ob);
+        cg_gemm_batch_offsets(d, b, &oa, &ob);
         ifn(d, d->a.ptr + oa * (int64_t)g->es, d->b.ptr + ob * (int64_t)g->es, d->c + b * d->m * d->n * (int64_t)g->es,
             i, i1);
         r += i1 - i;

@@ -5,6 +5,8 @@
  * in parallel (Note [Conv threads]). Also the bias gradient. */
 #include "conv_internal.h"
 
+#include "../../core/half.h"
+
 #include <cblas.h>
 #include <pthread.h>
 #include <string.h>
@@ -36,7 +38,16 @@ void openblas_set_num_threads(int num_threads);
  * data staying in its core's cache). One
  * chunk: the column transforms split (sample, channel) pairs and the GEMMs
  * split units across threads. The weight gradient is one partial sum per
- * chunk or unit, added in order. So no result depends on the thread count. */
+ * chunk or unit, added in order. So no result depends on the thread count.
+ *
+ * Note [Half conv]: a bfloat16 / float16 x (the input of conv and of the
+ * weight gradient) or y (the input of the transpose, the gradient of the
+ * weight gradient) is not converted as a whole: im2col reads x and writes
+ * float32 columns, and the chunk's gather converts y into its float32
+ * (cout, nb*L) matrix, so those chunk-sized panels of the GEMMs are the only
+ * float32 forms (the single chunk, at most one chunk's worth of samples or
+ * one sample, converts its y before its units run). The kernels then run in
+ * float32; the weight is float32 (the op converts it, it is small). */
 #define CONV_CHUNK_BYTES ((size_t)2 << 20)
 #define CONV_CHUNK_MULT 8
 #define CONV_WIDE 512
@@ -47,6 +58,8 @@ typedef struct conv_job {
     const cg_conv_geom *g;
     cg_dtype dt;
     size_t es;
+    cg_dtype xdt, ydt;      /* x's / y's dtype: dt, or a half type converted per chunk (Note [Half conv]) */
+    size_t xes, yes;
     bool pointwise;         /* 1x1, stride 1, no padding: a sample's columns are the sample itself */
     int64_t cin_g, cout_g;  /* channels per group */
     int64_t K, L, P;        /* K = cin_g*kvol (GEMM depth), L = out volume, P = in volume */
@@ -97,8 +110,8 @@ static void blas_serial(bool enter) {
 static void job_init(conv_job *j, cg_dtype dt, const cg_conv_geom *g) {
     memset(j, 0, sizeof *j);
     j->g = g;
-    j->dt = dt;
-    j->es = cg_dtype_size(dt);
+    j->dt = j->xdt = j->ydt = dt;
+    j->es = j->xes = j->yes = cg_dtype_size(dt);
     j->cin_g = g->cin / g->groups;
     j->cout_g = g->cout / g->groups;
     j->K = j->cin_g * cg_conv_vol(g->k);
@@ -158,7 +171,7 @@ static bool chunk_alloc(conv_chunk *c, conv_job *j, bool need_mat) {
     memset(c, 0, sizeof *c);
     c->j = j;
     bool ok = (j->B == 1 && j->pointwise) || (c->col = cg_alloc((size_t)j->rows * w, k_cpu));
-    ok = ok && (j->B == 1 || !need_mat || (c->mat = cg_alloc((size_t)j->g->cout * w, k_cpu)));
+    ok = ok && ((j->B == 1 && j->ydt == j->dt) || !need_mat || (c->mat = cg_alloc((size_t)j->g->cout * w, k_cpu)));
     if (!ok) {
         chunk_free(c);
         atomic_store(&j->oom, 1);
@@ -184,8 +197,10 @@ static void im2col_pairs(int64_t i0, int64_t i1, void *p) {
     const int64_t cin = j->g->cin, ld = c->nb * j->L;
     for (int64_t i = i0; i < i1;) {
         int64_t s = i / cin, k0 = i % cin, k1 = k0 + (i1 - i) < cin ? k0 + (i1 - i) : cin;
-        cg_im2col(j->dt, j->g, k0, k1, c->src + (size_t)((c->n0 + s) * cin * j->P) * j->es,
-                  c->col + (size_t)(s * j->L) * j->es, ld);
+        const char *xs = c->src + (size_t)((c->n0 + s) * cin * j->P) * j->xes;
+        char *cs = c->col + (size_t)(s * j->L) * j->es;
+        if (j->xdt != j->dt) cg_im2col_half(j->xdt, j->g, k0, k1, xs, (float *)cs, ld);
+        else cg_im2col(j->dt, j->g, k0, k1, xs, cs, ld);
         i += k1 - k0;
     }
 }
@@ -227,15 +242,25 @@ static void scatter_pairs(int64_t i0, int64_t i1, void *p) {
     }
 }
 
+/* dst[i] = src[i] as float32, i < n, for a bfloat16 / float16 src */
+static void half_to_f32(cg_dtype dt, const void *src, int64_t n, float *restrict dst) {
+    if (dt == CG_DTYPE_BF16)
+        for (int64_t i = 0; i < n; i++) dst[i] = cg_bf16_to_f32(((const cg_bf16 *)src)[i]);
+    else
+        for (int64_t i = 0; i < n; i++) dst[i] = cg_f16_to_f32(((const cg_f16 *)src)[i]);
+}
+
 /* pairs [i0, i1) -> mat[k, s*R ...] = src[n0+s, k, :]: a (N, C, R) gradient
- * gathered to the (C, nb*R) layout of the GEMMs */
+ * gathered to the (C, nb*R) layout of the GEMMs (converted from a half y) */
 static void gather_pairs(int64_t i0, int64_t i1, void *p) {
     const conv_chunk *c = p;
-    const size_t es = c->j->es;
+    const conv_job *j = c->j;
     for (int64_t i = i0; i < i1; i++) {
         int64_t s = i / c->C, k = i % c->C;
-        memcpy(c->mat + (size_t)((k * c->nb + s) * c->R) * es, c->src + (size_t)(((c->n0 + s) * c->C + k) * c->R) * es,
-               (size_t)c->R * es);
+        char *dst = c->mat + (size_t)((k * c->nb + s) * c->R) * j->es;
+        const char *src = c->src + (size_t)(((c->n0 + s) * c->C + k) * c->R) * j->yes;
+        if (j->ydt != j->dt) half_to_f32(j->ydt, src, c->R, (float *)dst);
+        else memcpy(dst, src, (size_t)c->R * j->es);
     }
 }
 
@@ -265,16 +290,17 @@ static void bias_pairs(int64_t i0, int64_t i1, void *p) {
 /* The chunk's column matrix (rows, nb*L) of x: col, or x_n itself for a single pointwise sample. */
 static const char *chunk_columns(conv_chunk *c) {
     const conv_job *j = c->j;
-    if (c->nb == 1 && j->pointwise) return j->x + (size_t)(c->n0 * j->g->cin * j->P) * j->es;
+    if (c->nb == 1 && j->pointwise) return j->x + (size_t)(c->n0 * j->g->cin * j->P) * j->xes;
     c->src = j->x;
     pairs_parallel(c, j->g->cin, cg_conv_vol(j->g->k) * j->L, im2col_pairs);
     return c->col;
 }
 
-/* The chunk's gradient (cout, nb*L) of y (N, cout, L): mat, or y_n itself for a single sample. */
+/* The chunk's gradient (cout, nb*L) of y (N, cout, L): mat, or y_n itself
+ * for a single sample that needs no conversion. */
 static const char *chunk_gradient(conv_chunk *c) {
     const conv_job *j = c->j;
-    if (c->nb == 1) return j->y + (size_t)(c->n0 * j->g->cout * j->L) * j->es;
+    if (c->nb == 1 && j->ydt == j->dt) return j->y + (size_t)(c->n0 * j->g->cout * j->L) * j->es;
     c->src = j->y;
     c->C = j->g->cout, c->R = j->L;
     pairs_parallel(c, c->C, c->R, gather_pairs);
@@ -372,10 +398,21 @@ static void forward_single(conv_job *j) {
     chunk_free(&c);
 }
 
+/* The single chunk's y (all of it: one chunk's worth of samples, or one
+ * sample) converted into mat, in y's own layout, for the units to read. */
+static void single_y_to_f32(conv_job *j, conv_chunk *c) {
+    if (j->ydt == j->dt) return;
+    half_to_f32(j->ydt, j->y, c->nb * j->g->cout * j->L, (float *)c->mat);
+    j->y = c->mat;
+    j->ydt = j->dt;
+    j->yes = j->es;
+}
+
 static void transpose_single(conv_job *j) {
     conv_chunk c;
-    if (!chunk_alloc(&c, j, false)) return;
+    if (!chunk_alloc(&c, j, j->ydt != j->dt)) return;
     chunk_select(&c, 0);
+    single_y_to_f32(j, &c);
     unit_job u;
     unit_init(&u, &c, NULL);
     /* a single pointwise sample: the GEMMs write x_0 directly */
@@ -391,8 +428,9 @@ static void transpose_single(conv_job *j) {
 
 static void wgrad_single(conv_job *j) {
     conv_chunk c;
-    if (!chunk_alloc(&c, j, false)) return;
+    if (!chunk_alloc(&c, j, j->ydt != j->dt)) return;
     chunk_select(&c, 0);
+    single_y_to_f32(j, &c);
     unit_job u;
     unit_init(&u, &c, chunk_columns(&c));
     units_parallel(&u, wgrad_units);
@@ -435,10 +473,28 @@ static void forward_chunks(int64_t t0, int64_t t1, void *p) {
     chunk_free(&c);
 }
 
-cg_status cg_conv_cpu_forward(cg_dtype dt, const cg_conv_geom *g, const void *x, const void *w, const void *bias,
-                              void *y) {
+/* x read as xdt (Note [Half conv]): columns convert it, never a sample itself */
+static void job_set_x(conv_job *j, cg_dtype xdt) {
+    if (xdt == j->dt) return;
+    CG_ASSERT(j->dt == CG_DTYPE_F32 && (xdt == CG_DTYPE_BF16 || xdt == CG_DTYPE_F16));
+    j->xdt = xdt;
+    j->xes = cg_dtype_size(xdt);
+    j->pointwise = false;
+}
+
+/* y read as ydt (Note [Half conv]): gathered per chunk, converted */
+static void job_set_y(conv_job *j, cg_dtype ydt) {
+    if (ydt == j->dt) return;
+    CG_ASSERT(j->dt == CG_DTYPE_F32 && (ydt == CG_DTYPE_BF16 || ydt == CG_DTYPE_F16));
+    j->ydt = ydt;
+    j->yes = cg_dtype_size(ydt);
+}
+
+cg_status cg_conv_cpu_forward(cg_dtype dt, cg_dtype xdt, const cg_conv_geom *g, const void *x, const void *w,
+                              const void *bias, void *y) {
     conv_job j;
     job_init(&j, dt, g);
+    job_set_x(&j, xdt);
     int64_t total = g->n * g->cout * j.L;
     if (total == 0) return CG_OK;
     if (j.K == 0) { /* no input channels: the bias alone */
@@ -481,10 +537,11 @@ static void transpose_chunks(int64_t t0, int64_t t1, void *p) {
     chunk_free(&c);
 }
 
-cg_status cg_conv_cpu_transpose(cg_dtype dt, const cg_conv_geom *g, const void *y, const void *w, const void *bias,
-                                void *x) {
+cg_status cg_conv_cpu_transpose(cg_dtype dt, cg_dtype ydt, const cg_conv_geom *g, const void *y, const void *w,
+                                const void *bias, void *x) {
     conv_job j;
     job_init(&j, dt, g);
+    job_set_y(&j, ydt);
     int64_t total = g->n * g->cin * j.P;
     if (total == 0) return CG_OK;
     if (j.L == 0 || j.cout_g == 0) { /* nothing reaches x: the bias alone */
@@ -525,9 +582,12 @@ static void wgrad_chunks(int64_t t0, int64_t t1, void *p) {
     chunk_free(&c);
 }
 
-cg_status cg_conv_cpu_weight_grad(cg_dtype dt, const cg_conv_geom *g, const void *x, const void *y, void *w) {
+cg_status cg_conv_cpu_weight_grad(cg_dtype dt, cg_dtype xdt, cg_dtype ydt, const cg_conv_geom *g, const void *x,
+                                  const void *y, void *w) {
     conv_job j;
     job_init(&j, dt, g);
+    job_set_x(&j, xdt);
+    job_set_y(&j, ydt);
     int64_t wnum = g->cout * j.K;
     if (wnum == 0) return CG_OK;
     if (g->n == 0 || j.L == 0) {

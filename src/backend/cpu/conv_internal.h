@@ -33,19 +33,25 @@ static inline int64_t cg_conv_vol(const int64_t v[3]) { return v[0] * v[1] * v[2
  *   with row stride ld >= L (the sample's columns inside a wider matrix),
  * row (c, j0, j1, j2) holding x at the positions read by kernel tap j. */
 void cg_im2col(cg_dtype dt, const cg_conv_geom *g, int64_t c0, int64_t c1, const void *x, void *col, int64_t ld);
+/* The same for a bfloat16 / float16 x (xdt), writing float32 columns. */
+void cg_im2col_half(cg_dtype xdt, const cg_conv_geom *g, int64_t c0, int64_t c1, const void *x, float *col,
+                    int64_t ld);
 /* The adjoint: x[c, ...] += col rows of channel c, for channels [c0, c1).
  * col is scratch: its entries that read padding may be overwritten. */
 void cg_col2im(cg_dtype dt, const cg_conv_geom *g, int64_t c0, int64_t c1, void *col, void *x, int64_t ld);
 
 /* The kernels; dt is float32 or float64, all buffers contiguous:
  *   x (N, cin, in...), w (cout, cin/groups, k...), y (N, cout, out...),
- *   bias (channels of the result) or NULL.
+ *   bias (channels of the result) or NULL. x is in xdt and y (an input) in
+ *   ydt: dt, or bfloat16 / float16 when dt is float32 (converted per chunk,
+ *   Note [Half conv]).
  * The result never depends on the thread count. CG_ERR_OOM on failure. */
-cg_status cg_conv_cpu_forward(cg_dtype dt, const cg_conv_geom *g, const void *x, const void *w, const void *bias,
-                              void *y);
-cg_status cg_conv_cpu_transpose(cg_dtype dt, const cg_conv_geom *g, const void *y, const void *w, const void *bias,
-                                void *x);
-cg_status cg_conv_cpu_weight_grad(cg_dtype dt, const cg_conv_geom *g, const void *x, const void *y, void *w);
+cg_status cg_conv_cpu_forward(cg_dtype dt, cg_dtype xdt, const cg_conv_geom *g, const void *x, const void *w,
+                              const void *bias, void *y);
+cg_status cg_conv_cpu_transpose(cg_dtype dt, cg_dtype ydt, const cg_conv_geom *g, const void *y, const void *w,
+                                const void *bias, void *x);
+cg_status cg_conv_cpu_weight_grad(cg_dtype dt, cg_dtype xdt, cg_dtype ydt, const cg_conv_geom *g, const void *x,
+                                  const void *y, void *w);
 /* The bias gradient: out (C) = sums of g (N, C, L) over N and L (float32 / float64). */
 void cg_conv_cpu_bias_grad(cg_dtype dt, int64_t N, int64_t C, int64_t L, const void *g, void *out);
 

@@ -2,8 +2,11 @@
  * geometry]): im2col gathers every kernel tap of one sample into a row of a
  * (cin*kvol, L) matrix so the conv is one GEMM per group; col2im is its
  * adjoint (scatter-add back into the sample). 1-D, 2-D and 3-D (vol2col)
- * share the canonical 3-D loop; the innermost dim is a range copy. */
+ * share the canonical 3-D loop; the innermost dim is a range copy. A half
+ * x is converted to float32 columns on the way (Note [Half conv]). */
 #include "conv_internal.h"
+
+#include "../../core/half.h"
 
 #include <string.h>
 
@@ -22,7 +25,9 @@ static void valid_range(int64_t n_out, int64_t n_in, int64_t s, int64_t base, in
  * col (row stride ld) and output (o0, o1) row, BODY runs with `crow` the col
  * row segment (out2 entries), `xrow` the input row (in2 entries) or NULL when (o0, o1) reads
  * padding, and [lo, hi) the valid o2 range reading xrow[o2*s2 + base2]. */
-#define CONV_COL_LOOP(T, XPTR, CPTR, BODY)                                                               \
+#define CONV_COL_LOOP(T, XPTR, CPTR, BODY) CONV_COL_LOOP2(T, T, XPTR, CPTR, BODY)
+/* the same with columns of type T and input of type TX */
+#define CONV_COL_LOOP2(T, TX, XPTR, CPTR, BODY)                                                          \
     do {                                                                                                 \
         const int64_t *K = g->k, *I = g->in, *O = g->out, *S = g->stride, *P = g->pad, *D = g->dil;    \
         int64_t plane = cg_conv_vol(I);                                                                  \
@@ -38,9 +43,9 @@ static void valid_range(int64_t n_out, int64_t n_in, int64_t s, int64_t base, in
                             for (int64_t o1 = 0; o1 < O[1]; o1++) {                                      \
                                 int64_t i1 = o1 * S[1] - P[1] + j1 * D[1];                               \
                                 T *crow = (T *)(CPTR) + row * ld + (o0 * O[1] + o1) * O[2];              \
-                                T *xrow = (i0 < 0 || i0 >= I[0] || i1 < 0 || i1 >= I[1])                 \
-                                              ? NULL                                                     \
-                                              : (T *)(XPTR) + c * plane + (i0 * I[1] + i1) * I[2];      \
+                                TX *xrow = (i0 < 0 || i0 >= I[0] || i1 < 0 || i1 >= I[1])                \
+                                               ? NULL                                                    \
+                                               : (TX *)(XPTR) + c * plane + (i0 * I[1] + i1) * I[2];    \
                                 BODY                                                                     \
                             }                                                                            \
                         }                                                                                \
@@ -67,6 +72,29 @@ static void valid_range(int64_t n_out, int64_t n_in, int64_t s, int64_t base, in
 IM2COL(im2col_f32, float)
 IM2COL(im2col_f64, double)
 
+/* im2col of a half x into float32 columns (Note [Half conv]): the generic
+ * loop, each valid range converted on the way. */
+#define IM2COL_HALF(name, TX, CVT)                                                             \
+    static void name(const cg_conv_geom *g, int64_t c0, int64_t c1, const TX *x, float *col, int64_t ld) { \
+        int64_t s2 = g->stride[2];                                                             \
+        CONV_COL_LOOP2(float, const TX, x, col, {                                              \
+            if (!xrow) {                                                                       \
+                memset(crow, 0, sizeof(float) * (size_t)O[2]);                                 \
+                continue;                                                                      \
+            }                                                                                  \
+            for (int64_t o = 0; o < lo; o++) crow[o] = 0;                                      \
+            if (s2 == 1) {                                                                     \
+                const TX *xp = xrow + base2;                                                   \
+                for (int64_t o = lo; o < hi; o++) crow[o] = CVT(xp[o]);                        \
+            } else {                                                                           \
+                for (int64_t o = lo; o < hi; o++) crow[o] = CVT(xrow[o * s2 + base2]);         \
+            }                                                                                  \
+            for (int64_t o = hi; o < O[2]; o++) crow[o] = 0;                                   \
+        });                                                                                    \
+    }
+IM2COL_HALF(im2col_bf16, cg_bf16, cg_bf16_to_f32)
+IM2COL_HALF(im2col_f16, cg_f16, cg_f16_to_f32)
+
 /* Note [Row-block im2col]: when the rows of the output are as wide as the
  * input's (stride 1 along the last two dims, out2 == in2: a 'same'-padded
  * conv), the valid output rows of one (channel, tap, o0) read consecutive
@@ -81,7 +109,9 @@ static bool row_block_ok(const cg_conv_geom *g) {
  * channel c) exists, BODY runs with the valid output rows [a, b), the valid
  * entries [lo, hi) of each row, and the block cs[d] <-> xs[d + delta],
  * d in [d0, d1) (clipped to the input slab); PAD runs for the other slabs. */
-#define ROW_BLOCK_LOOP(T, XPTR, CPTR, PAD, BODY)                                               \
+#define ROW_BLOCK_LOOP(T, XPTR, CPTR, PAD, BODY) ROW_BLOCK_LOOP2(T, T, XPTR, CPTR, PAD, BODY)
+/* the same with columns of type T and input of type TX */
+#define ROW_BLOCK_LOOP2(T, TX, XPTR, CPTR, PAD, BODY)                                          \
     do {                                                                                       \
         const int64_t *K = g->k, *I = g->in, *O = g->out, *S = g->stride, *P = g->pad, *D = g->dil; \
         const int64_t W = O[2], slab = O[1] * W, plane = cg_conv_vol(I);                       \
@@ -103,7 +133,7 @@ static bool row_block_ok(const cg_conv_geom *g) {
                                 PAD;                                                           \
                                 continue;                                                      \
                             }                                                                  \
-                            T *xs = (T *)(XPTR) + c * plane + i0 * I[1] * W;                   \
+                            TX *xs = (TX *)(XPTR) + c * plane + i0 * I[1] * W;                 \
                             BODY                                                               \
                         }                                                                      \
                     }                                                                          \
@@ -127,6 +157,19 @@ static bool row_block_ok(const cg_conv_geom *g) {
     }
 IM2COL_ROWS(im2col_rows_f32, float)
 IM2COL_ROWS(im2col_rows_f64, double)
+
+/* The row-block im2col of a half x into float32 columns: the block converted. */
+#define IM2COL_ROWS_HALF(name, TX, CVT)                                                        \
+    static void name(const cg_conv_geom *g, int64_t c0, int64_t c1, const TX *x, float *col, int64_t ld) { \
+        ROW_BLOCK_LOOP2(float, const TX, x, col, memset(cs, 0, sizeof(float) * (size_t)slab), { \
+            memset(cs, 0, sizeof(float) * (size_t)(a * W));                                   \
+            memset(cs + b * W, 0, sizeof(float) * (size_t)((O[1] - b) * W));                  \
+            for (int64_t d = d0; d < d1; d++) cs[d] = CVT(xs[d + delta]);                      \
+            ZERO_ROW_EDGES(cs)                                                                 \
+        });                                                                                    \
+    }
+IM2COL_ROWS_HALF(im2col_rows_bf16, cg_bf16, cg_bf16_to_f32)
+IM2COL_ROWS_HALF(im2col_rows_f16, cg_f16, cg_f16_to_f32)
 
 /* The adjoint adds the whole block; the entries that read padding are
  * zeroed in col first (col is the caller's scratch), so the neighbouring
@@ -164,6 +207,14 @@ void cg_im2col(cg_dtype dt, const cg_conv_geom *g, int64_t c0, int64_t c1, const
     bool rows = row_block_ok(g);
     if (dt == CG_DTYPE_F32) (rows ? im2col_rows_f32 : im2col_f32)(g, c0, c1, (const float *)x, (float *)col, ld);
     else (rows ? im2col_rows_f64 : im2col_f64)(g, c0, c1, (const double *)x, (double *)col, ld);
+}
+
+void cg_im2col_half(cg_dtype xdt, const cg_conv_geom *g, int64_t c0, int64_t c1, const void *x, float *col,
+                    int64_t ld) {
+    CG_ASSERT(xdt == CG_DTYPE_BF16 || xdt == CG_DTYPE_F16);
+    bool rows = row_block_ok(g);
+    if (xdt == CG_DTYPE_BF16) (rows ? im2col_rows_bf16 : im2col_bf16)(g, c0, c1, (const cg_bf16 *)x, col, ld);
+    else (rows ? im2col_rows_f16 : im2col_f16)(g, c0, c1, (const cg_f16 *)x, col, ld);
 }
 
 void cg_col2im(cg_dtype dt, const cg_conv_geom *g, int64_t c0, int64_t c1, void *col, void *x, int64_t ld) {
