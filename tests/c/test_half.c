@@ -3,7 +3,8 @@
  * reference definitions: every float16 value to float32, and float32 to
  * float16 over a sweep of every 61st bit pattern (both signs) plus, for every
  * float16 value, the float32 values at and next to the value and to the
- * rounding midpoints above and below it (ties, subnormals, overflow, NaNs).
+ * rounding midpoints above and below it (ties, subnormals, overflow, NaNs);
+ * both the element functions and the block ones (F16C where compiled in).
  * CG_HALF_STEP=1 in the environment sweeps all 2^32 float32 inputs. */
 #include "test.h"
 
@@ -56,6 +57,10 @@ static void to_f32_batch(float *restrict y, const cg_f16 *restrict x, int64_t n)
 static void to_f16_batch(cg_f16 *restrict y, const float *restrict x, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = cg_f32_to_f16(x[i]);
 }
+/* the block conversions (F16C where compiled for it) must give the same bits */
+static void to_f16_blocks(cg_f16 *restrict y, const float *restrict x, int64_t n) {
+    for (int64_t i = 0; i < n; i += 253) cg_f32_to_f16_n(y + i, x + i, n - i < 253 ? n - i : 253);
+}
 static void to_bf16_batch(cg_bf16 *restrict y, const float *restrict x, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = cg_f32_to_bf16(x[i]);
 }
@@ -67,6 +72,7 @@ typedef struct {
     float f[BATCH];
     cg_f16 h[BATCH];
     cg_bf16 b[BATCH];
+    cg_f16 hn[BATCH];
     int n;
     int64_t checked, bad;
 } f32_batch;
@@ -75,9 +81,10 @@ static void flush(f32_batch *B) {
     memcpy(B->f, B->in, sizeof(float) * (size_t)B->n);
     to_f16_batch(B->h, B->f, B->n);
     to_bf16_batch(B->b, B->f, B->n);
+    to_f16_blocks(B->hn, B->f, B->n);
     for (int i = 0; i < B->n; i++) {
         uint16_t want = ref_f32_to_f16(B->in[i]), wantb = ref_f32_to_bf16(B->in[i]);
-        if (B->h[i].bits != want || B->b[i].bits != wantb) {
+        if (B->h[i].bits != want || B->b[i].bits != wantb || B->hn[i].bits != want) {
             if (B->bad++ < 5)
                 cg_test_fail(__FILE__, __LINE__, "f32 0x%08x -> f16 0x%04x (want 0x%04x), bf16 0x%04x (want 0x%04x)",
                              (unsigned)B->in[i], B->h[i].bits, want, B->b[i].bits, wantb);
@@ -94,16 +101,17 @@ static void push(f32_batch *B, uint32_t x) {
 
 TEST(half_f16_to_f32_all_values) {
     static cg_f16 h[65536];
-    static float y[65536];
+    static float y[65536], yn[65536];
     for (uint32_t i = 0; i < 65536; i++) h[i].bits = (uint16_t)i;
     to_f32_batch(y, h, 65536);
+    for (int64_t i = 0; i < 65536; i += 253) cg_f16_to_f32_n(yn + i, h + i, 65536 - i < 253 ? 65536 - i : 253);
     int bad = 0;
     for (uint32_t i = 0; i < 65536; i++) {
-        uint32_t got = cg_f32_bits(y[i]), want = ref_f16_to_f32_bits((uint16_t)i);
+        uint32_t got = cg_f32_bits(y[i]), want = ref_f16_to_f32_bits((uint16_t)i), blk = cg_f32_bits(yn[i]);
         uint32_t one = cg_f32_bits(cg_f16_to_f32(h[i])); /* the scalar (not vectorised) use too */
-        if ((got != want || one != want) && bad++ < 5)
-            CHECK_MSG(0, "f16 0x%04x -> f32 0x%08x / 0x%08x (want 0x%08x)", (unsigned)i, (unsigned)got,
-                      (unsigned)one, (unsigned)want);
+        if ((got != want || one != want || blk != want) && bad++ < 5)
+            CHECK_MSG(0, "f16 0x%04x -> f32 0x%08x / 0x%08x / 0x%08x (want 0x%08x)", (unsigned)i, (unsigned)got,
+                      (unsigned)one, (unsigned)blk, (unsigned)want);
         /* the round trip is exact except that a NaN is made quiet */
         uint16_t back = cg_f32_to_f16(y[i]).bits;
         bool nan = (i & 0x7c00) == 0x7c00 && (i & 0x3ff);
