@@ -74,7 +74,7 @@ static cg_tensor *elu_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x, double al
     return WHERE(GT(x, 0), SCALE(g, scale), neg);
 }
 CG_UNARY_LOOP(elu_f64, double, double, double, CG_ID, CG_ID, ELU(x, double, p[0], p[1], p[2], expm1))
-CG_UNARY_LOOP(elu_f16, cg_f16, float, cg_f16, CG_LD_F16, CG_ST_F16, ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
+CG_UNARY_LOOP_F16(elu_f16, cg_f16, CG_HALF_TO_F16, ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
 CG_UNARY_LOOP(elu_bf16, cg_bf16, float, cg_bf16, CG_LD_BF16, CG_ST_BF16, ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
 /* float32 reads its parameters once, before the loop: read inside the branch
  * they are conditional loads, and the loop does not vectorise */

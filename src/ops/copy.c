@@ -55,6 +55,29 @@ static inline int64_t f2i(double v) {
 #define PATH_bf16 F
 #define PATH_f32 F
 #define PATH_f64 F
+/* float16 <-> float32 casts of contiguous runs use the block conversions
+ * (Note [Half conversions]); the condition is a constant in each cast loop */
+#define DTY_b CG_DTYPE_BOOL
+#define DTY_u8 CG_DTYPE_U8
+#define DTY_i8 CG_DTYPE_I8
+#define DTY_i16 CG_DTYPE_I16
+#define DTY_i32 CG_DTYPE_I32
+#define DTY_i64 CG_DTYPE_I64
+#define DTY_f16 CG_DTYPE_F16
+#define DTY_bf16 CG_DTYPE_BF16
+#define DTY_f32 CG_DTYPE_F32
+#define DTY_f64 CG_DTYPE_F64
+#define HALF_CAST_FAST(dn, sn, O, I, n)                                                  \
+    do {                                                                                 \
+        if (DTY_##dn == CG_DTYPE_F16 && DTY_##sn == CG_DTYPE_F32) {                      \
+            cg_f32_to_f16_n((cg_f16 *)(void *)(O), (const float *)(const void *)(I), n); \
+            return;                                                                      \
+        }                                                                                \
+        if (DTY_##dn == CG_DTYPE_F32 && DTY_##sn == CG_DTYPE_F16) {                      \
+            cg_f16_to_f32_n((float *)(void *)(O), (const cg_f16 *)(const void *)(I), n); \
+            return;                                                                      \
+        }                                                                                \
+    } while (0)
 #define CAT3_(a, b, c) a##b##c
 #define CAT3(a, b, c) CAT3_(a, b, c)
 #define LOADER(dn, sn) CAT3(LD, PATH_##dn, _##sn)
@@ -67,6 +90,7 @@ static inline int64_t f2i(double v) {
         if (steps[0] == (int64_t)sizeof(DT) && steps[1] == (int64_t)sizeof(ST)) {             \
             DT *O = (DT *)o;                                                                   \
             const ST *I = (const ST *)i;                                                       \
+            HALF_CAST_FAST(dn, sn, O, I, n);                                                   \
             for (int64_t k = 0; k < n; k++) O[k] = ST_##dn(LOADER(dn, sn)(I[k]));              \
         } else {                                                                               \
             for (int64_t k = 0; k < n; k++)                                                    \

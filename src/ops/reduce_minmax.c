@@ -71,16 +71,60 @@
         }                                                                                             \
         *(T *)out = best;                                                                             \
     }
-#define MM_LOOPS(name, FB, IB, CMP)                                 \
-    MM_FLOAT_LOOP(name##_f32, float, FB, CMP)                       \
-    MM_FLOAT_LOOP(name##_f64, double, FB, CMP)                      \
-    MM_LOOP(name##_f16, cg_f16, float, CG_LD_F16, FB)               \
-    MM_LOOP(name##_bf16, cg_bf16, float, CG_LD_BF16, FB)            \
-    MM_LOOP(name##_b, uint8_t, int, CG_LD_BOOL, IB)                 \
-    MM_LOOP(name##_u8, uint8_t, uint8_t, CG_ID, IB)                 \
-    MM_LOOP(name##_i8, int8_t, int8_t, CG_ID, IB)                   \
-    MM_LOOP(name##_i16, int16_t, int16_t, CG_ID, IB)                \
-    MM_LOOP(name##_i32, int32_t, int32_t, CG_ID, IB)                \
+/* float16 / bfloat16 without indices on a contiguous run: the float32 scheme
+ * above on blocks converted to float (LDN; Note [Half compute]). A half value
+ * converts to float and back exactly, so the result is the element's bits
+ * except for NaN and zero, which the rescan takes from the input. */
+#define MM_HALF_LOOP(fname, T, LD, ST, LDN, FB, CMP)                                                  \
+    MM_LOOP(fname##_serial, T, float, LD, FB)                                                         \
+    static void fname(char *out, char *out2, const char *in, int64_t n, int64_t s, const double *p) { \
+        if (out2 || s != (int64_t)sizeof(T) || n < 64) {                                              \
+            fname##_serial(out, out2, in, n, s, p);                                                   \
+            return;                                                                                   \
+        }                                                                                             \
+        const T *x = (const T *)in;                                                                   \
+        float xb[CG_HALF_BLOCK], b[32];                                                               \
+        int nan[32];                                                                                  \
+        for (int j = 0; j < 32; j++) b[j] = LD(x[0]), nan[j] = 0;                                     \
+        for (int64_t k0 = 0; k0 < n; k0 += CG_HALF_BLOCK) {                                           \
+            const int64_t w = n - k0 < CG_HALF_BLOCK ? n - k0 : CG_HALF_BLOCK;                        \
+            LDN(xb, x + k0, w);                                                                       \
+            int64_t k = 0;                                                                            \
+            for (; k + 32 <= w; k += 32)                                                              \
+                for (int j = 0; j < 32; j++) {                                                        \
+                    const float v = xb[k + j];                                                        \
+                    b[j] = v CMP b[j] ? v : b[j];                                                     \
+                    nan[j] |= v != v;                                                                 \
+                }                                                                                     \
+            for (; k < w; k++) b[0] = xb[k] CMP b[0] ? xb[k] : b[0], nan[0] |= xb[k] != xb[k];       \
+        }                                                                                             \
+        for (int w = 16; w >= 1; w /= 2)                                                              \
+            for (int j = 0; j < w; j++) b[j] = b[j + w] CMP b[j] ? b[j + w] : b[j], nan[j] |= nan[j + w]; \
+        const float best = b[0];                                                                      \
+        int64_t k = 0;                                                                                \
+        if (nan[0] || best == 0) {                                                                    \
+            for (; k < n; k++) {                                                                      \
+                const float v = LD(x[k]);                                                             \
+                if (nan[0] ? v != v : v == 0) break;                                                  \
+            }                                                                                         \
+            *(T *)out = x[k];                                                                         \
+            return;                                                                                   \
+        }                                                                                             \
+        *(T *)out = ST(best);                                                                         \
+    }
+static inline void mm_bf16_to_f32_n(float *restrict y, const cg_bf16 *restrict x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = cg_bf16_to_f32(x[i]);
+}
+#define MM_LOOPS(name, FB, IB, CMP)                                                      \
+    MM_FLOAT_LOOP(name##_f32, float, FB, CMP)                                            \
+    MM_FLOAT_LOOP(name##_f64, double, FB, CMP)                                           \
+    MM_HALF_LOOP(name##_f16, cg_f16, CG_LD_F16, CG_ST_F16, cg_f16_to_f32_n, FB, CMP)     \
+    MM_HALF_LOOP(name##_bf16, cg_bf16, CG_LD_BF16, CG_ST_BF16, mm_bf16_to_f32_n, FB, CMP)\
+    MM_LOOP(name##_b, uint8_t, int, CG_LD_BOOL, IB)                                      \
+    MM_LOOP(name##_u8, uint8_t, uint8_t, CG_ID, IB)                                      \
+    MM_LOOP(name##_i8, int8_t, int8_t, CG_ID, IB)                                        \
+    MM_LOOP(name##_i16, int16_t, int16_t, CG_ID, IB)                                     \
+    MM_LOOP(name##_i32, int32_t, int32_t, CG_ID, IB)                                     \
     MM_LOOP(name##_i64, int64_t, int64_t, CG_ID, IB)
 MM_LOOPS(max, FMAX_BETTER, IMAX_BETTER, >)
 MM_LOOPS(min, FMIN_BETTER, IMIN_BETTER, <)

@@ -72,7 +72,35 @@ static cg_tensor *abspow(cg_tensor *x, double q) { return cg_unary_forward(&k_ab
     }
 SQDEV_RUN(sqdev_run_f32, float, CG_ID)
 SQDEV_RUN(sqdev_run_f64, double, CG_ID)
-SQDEV_RUN(sqdev_run_f16, cg_f16, CG_LD_F16)
+/* float16: the same sum in the same order, converted in blocks (Note [Half compute]) */
+static double sqdev_run_f16(const char *in, int64_t n, int64_t s, double m) {
+    double acc = 0.0;
+    int64_t k = 0;
+    if (s == (int64_t)sizeof(cg_f16)) {
+        const cg_f16 *x = (const cg_f16 *)in;
+        const int64_t e = n / 16 * 16;
+        float xb[CG_HALF_BLOCK];
+        double a[16] = {0};
+        for (; k < e; k += CG_HALF_BLOCK) {
+            const int64_t w = e - k < CG_HALF_BLOCK ? e - k : CG_HALF_BLOCK;
+            cg_f16_to_f32_n(xb, x + k, w);
+            for (int64_t i = 0; i < w; i += 16)
+                for (int j = 0; j < 16; j++) {
+                    double d = (double)xb[i + j] - m;
+                    a[j] += d * d;
+                }
+        }
+        k = e;
+        for (int w = 8; w >= 1; w /= 2)
+            for (int j = 0; j < w; j++) a[j] += a[j + w];
+        acc = a[0];
+    }
+    for (; k < n; k++) {
+        double d = (double)cg_f16_to_f32(*(const cg_f16 *)(in + k * s)) - m;
+        acc += d * d;
+    }
+    return acc;
+}
 SQDEV_RUN(sqdev_run_bf16, cg_bf16, CG_LD_BF16)
 
 #define VAR_LOOP(fname, T, OT, STORE, SFX, ROOT)                                                      \

@@ -64,16 +64,38 @@ typedef struct sm_args {
 SM_ROW(f32, float, cg_vm_expf)
 SM_ROW(f64, double, exp)
 
+/* float16 / bfloat16 rows of at most SM_HALF_ROW elements: converted to float
+ * on the stack, the float32 row kernel (the same float operations as the
+ * element loop below, the sum in lanes), converted back; longer rows take
+ * the element loop */
+#define SM_HALF_ROW 2048
+static void sm_row_f16_v(const void *x, void *y, int64_t D, bool take_log) {
+    float xf[SM_HALF_ROW], yf[SM_HALF_ROW];
+    if (D <= 0 || D > SM_HALF_ROW) return; /* (the callers' bound, for the compiler) */
+    cg_f16_to_f32_n(xf, x, D);
+    sm_row_f32(xf, yf, D, take_log);
+    cg_f32_to_f16_n(y, yf, D);
+}
+static void sm_row_bf16_v(const void *x, void *y, int64_t D, bool take_log) {
+    float xf[SM_HALF_ROW], yf[SM_HALF_ROW];
+    const cg_bf16 *xh = x;
+    cg_bf16 *yh = y;
+    if (D <= 0 || D > SM_HALF_ROW) return; /* (the callers' bound, for the compiler) */
+    for (int64_t d = 0; d < D; d++) xf[d] = cg_bf16_to_f32(xh[d]);
+    sm_row_f32(xf, yf, D, take_log);
+    for (int64_t d = 0; d < D; d++) yh[d] = cg_f32_to_bf16(yf[d]);
+}
+
 /* One unit: columns [i0, i0 + bw) of outer slice o. Max and sum are kept per
  * column (sum in double); NaN anywhere in a column makes it all NaN, and an
  * all -inf column gives NaN, as in PyTorch. */
-#define SM_UNIT(sfx, T, CT, LD, ST, EXP, HAS_ROW, ROW)                                           \
+#define SM_UNIT(sfx, T, CT, LD, ST, EXP, ROW_MAX, ROW)                                           \
     static void sm_unit_##sfx(const sm_args *a, int64_t o, int64_t i0, int64_t bw) {             \
         const int64_t D = a->D, I = a->inner;                                                    \
         const T *x = (const T *)a->in + o * D * I + i0;                                          \
         T *y = (T *)a->out + o * D * I + i0;                                                     \
         const bool keep = sizeof(T) == sizeof(CT) && !a->log; /* y holds exp(x - m) exactly */   \
-        if (I == 1 && HAS_ROW) { /* float32 / float64 rows */                                   \
+        if (I == 1 && D <= ROW_MAX) { /* rows: float32 / float64, short half rows */            \
             ROW((const void *)x, (void *)y, D, a->log);                                          \
             return;                                                                              \
         }                                                                                        \
@@ -133,10 +155,10 @@ SM_ROW(f64, double, exp)
     }
 static void sm_row_f32_v(const void *x, void *y, int64_t D, bool log) { sm_row_f32(x, y, D, log); }
 static void sm_row_f64_v(const void *x, void *y, int64_t D, bool log) { sm_row_f64(x, y, D, log); }
-SM_UNIT(f32, float, float, CG_ID, CG_ID, cg_vm_expf, 1, sm_row_f32_v)
-SM_UNIT(f64, double, double, CG_ID, CG_ID, exp, 1, sm_row_f64_v)
-SM_UNIT(f16, cg_f16, float, CG_LD_F16, CG_ST_F16, cg_vm_expf, 0, sm_row_f32_v)
-SM_UNIT(bf16, cg_bf16, float, CG_LD_BF16, CG_ST_BF16, cg_vm_expf, 0, sm_row_f32_v)
+SM_UNIT(f32, float, float, CG_ID, CG_ID, cg_vm_expf, INT64_MAX, sm_row_f32_v)
+SM_UNIT(f64, double, double, CG_ID, CG_ID, exp, INT64_MAX, sm_row_f64_v)
+SM_UNIT(f16, cg_f16, float, CG_LD_F16, CG_ST_F16, cg_vm_expf, SM_HALF_ROW, sm_row_f16_v)
+SM_UNIT(bf16, cg_bf16, float, CG_LD_BF16, CG_ST_BF16, cg_vm_expf, SM_HALF_ROW, sm_row_bf16_v)
 
 static void sm_range(int64_t begin, int64_t end, void *ctx) {
     const sm_args *a = ctx;

@@ -49,7 +49,7 @@ cg_tensor *cg_cmp_scalar(cg_tensor *(*cmp)(cg_tensor *, cg_tensor *), cg_tensor 
  * mispredicts on half the elements of a random-sign input). */
 #define GATE_EXPR(PRED, CT) ((PRED) ? a * (CT)p[2] : (p[3] == 0 ? (CT)0 : a * (CT)p[3]))
 #define GATE_LOOPS_HALF(kind, PRED_F)                                                            \
-    CG_BINARY_LOOP(kind##_f16, cg_f16, float, cg_f16, CG_LD_F16, CG_ST_F16, GATE_EXPR(PRED_F, float)) \
+    CG_BINARY_LOOP_F16(kind##_f16, cg_f16, CG_HALF_TO_F16, GATE_EXPR(PRED_F, float))                \
     CG_BINARY_LOOP(kind##_bf16, cg_bf16, float, cg_bf16, CG_LD_BF16, CG_ST_BF16, GATE_EXPR(PRED_F, float))
 #define GATE_KERNEL(name, T, U, PRED)                                                            \
     static void name(char **args, const int64_t *steps, int64_t n, const void *params) {         \

@@ -3,7 +3,11 @@
  * count, params). Each loop has a contiguous fast path the compiler
  * vectorises and a scalar-broadcast path; everything else is the strided path.
  * Note [Half compute]: float16 / bfloat16 are loaded to float, computed in
- * float and stored back; they are never materialised as float32 tensors. */
+ * float and stored back; they are never materialised as float32 tensors.
+ * bfloat16 converts inline (a shift). float16 loops work in blocks of
+ * CG_HALF_BLOCK elements: convert the block's operands into float arrays on
+ * the stack (Note [Half conversions]), compute in a plain float loop, convert
+ * the results back; each step is a vector loop. */
 #ifndef CG_CPU_LOOPS_H
 #define CG_CPU_LOOPS_H
 
@@ -43,18 +47,100 @@
         }                                                                                          \
     }
 
+/* ---------------------------------------------------------------- float16 blocks */
+#define CG_HALF_BLOCK 256
+
+/* results of a block: float16 outputs are computed as float and converted
+ * (CG_HALF_TO_F16), bool outputs directly as bytes (CG_HALF_TO_BOOL) */
+#define CG_HALF_TO_F16 float, (float), cg_f32_to_f16_n
+#define CG_HALF_TO_BOOL uint8_t, CG_ST_BOOL, cg_bool_copy_n
+static inline void cg_bool_copy_n(uint8_t *restrict y, const uint8_t *restrict x, int64_t n) {
+    memcpy(y, x, (size_t)n);
+}
+
+/* elements k0 .. k0 + w of a float16 operand at byte step `step` into buf
+ * (a step of 0, a broadcast scalar, is filled once by CG_HALF_FILL) */
+#define CG_HALF_GATHER(buf, base, step, k0, w)                                                     \
+    do {                                                                                           \
+        if ((step) == (int64_t)sizeof(cg_f16))                                                     \
+            cg_f16_to_f32_n(buf, (const cg_f16 *)(base) + (k0), w);                                \
+        else if ((step) != 0)                                                                      \
+            for (int64_t j_ = 0; j_ < (w); j_++)                                                   \
+                (buf)[j_] = cg_f16_to_f32(*(const cg_f16 *)((base) + ((k0) + j_) * (step)));       \
+    } while (0)
+#define CG_HALF_FILL(buf, base, step)                                                              \
+    do {                                                                                           \
+        if ((step) == 0) {                                                                         \
+            const float v_ = cg_f16_to_f32(*(const cg_f16 *)(base));                               \
+            for (int j_ = 0; j_ < CG_HALF_BLOCK; j_++) (buf)[j_] = v_;                             \
+        }                                                                                          \
+    } while (0)
+/* results yb[0 .. w) stored as OT (STN: the block conversion) at k0 .. k0 + w */
+#define CG_HALF_SCATTER(OT, STN, base, step, k0, yb, w)                                            \
+    do {                                                                                           \
+        if ((step) == (int64_t)sizeof(OT)) {                                                       \
+            STN((OT *)(base) + (k0), yb, w);                                                       \
+        } else {                                                                                   \
+            OT t_[CG_HALF_BLOCK];                                                                  \
+            STN(t_, yb, w);                                                                        \
+            for (int64_t j_ = 0; j_ < (w); j_++) *(OT *)((base) + ((k0) + j_) * (step)) = t_[j_];  \
+        }                                                                                          \
+    } while (0)
+
+/* float16 -> OT (float16 or bool) unary loop; EXPR in float from `x`; TO: CG_HALF_TO_* */
+#define CG_UNARY_LOOP_F16(fname, OT, TO, EXPR) CG_UNARY_LOOP_F16_(fname, OT, TO, EXPR)
+#define CG_UNARY_LOOP_F16_(fname, OT, YT, YCONV, STN, EXPR)                                        \
+    static void fname(char **args, const int64_t *steps, int64_t n, const void *params) {          \
+        const double *p = params;                                                                  \
+        (void)p;                                                                                   \
+        float xb_[CG_HALF_BLOCK];                                                                  \
+        YT yb_[CG_HALF_BLOCK];                                                                     \
+        CG_HALF_FILL(xb_, args[1], steps[1]);                                                      \
+        for (int64_t k0_ = 0; k0_ < n; k0_ += CG_HALF_BLOCK) {                                     \
+            const int64_t w_ = n - k0_ < CG_HALF_BLOCK ? n - k0_ : CG_HALF_BLOCK;                  \
+            CG_HALF_GATHER(xb_, args[1], steps[1], k0_, w_);                                       \
+            for (int64_t j_ = 0; j_ < w_; j_++) {                                                  \
+                const float x = xb_[j_];                                                           \
+                yb_[j_] = YCONV(EXPR);                                                             \
+            }                                                                                      \
+            CG_HALF_SCATTER(OT, STN, args[0], steps[0], k0_, yb_, w_);                             \
+        }                                                                                          \
+    }
+
+/* float16 -> OT binary loop; EXPR in float from `a` and `b`; TO: CG_HALF_TO_* */
+#define CG_BINARY_LOOP_F16(fname, OT, TO, EXPR) CG_BINARY_LOOP_F16_(fname, OT, TO, EXPR)
+#define CG_BINARY_LOOP_F16_(fname, OT, YT, YCONV, STN, EXPR)                                       \
+    static void fname(char **args, const int64_t *steps, int64_t n, const void *params) {          \
+        const double *p = params;                                                                  \
+        (void)p;                                                                                   \
+        float ab_[CG_HALF_BLOCK], bb_[CG_HALF_BLOCK];                                              \
+        YT yb_[CG_HALF_BLOCK];                                                                     \
+        CG_HALF_FILL(ab_, args[1], steps[1]);                                                      \
+        CG_HALF_FILL(bb_, args[2], steps[2]);                                                      \
+        for (int64_t k0_ = 0; k0_ < n; k0_ += CG_HALF_BLOCK) {                                     \
+            const int64_t w_ = n - k0_ < CG_HALF_BLOCK ? n - k0_ : CG_HALF_BLOCK;                  \
+            CG_HALF_GATHER(ab_, args[1], steps[1], k0_, w_);                                       \
+            CG_HALF_GATHER(bb_, args[2], steps[2], k0_, w_);                                       \
+            for (int64_t j_ = 0; j_ < w_; j_++) {                                                  \
+                const float a = ab_[j_], b = bb_[j_];                                              \
+                yb_[j_] = YCONV(EXPR);                                                             \
+            }                                                                                      \
+            CG_HALF_SCATTER(OT, STN, args[0], steps[0], k0_, yb_, w_);                             \
+        }                                                                                          \
+    }
+
 /* float loops: name_f32/_f64/_f16/_bf16; EXPR_F in float, EXPR_D in double */
 #define CG_UNARY_FLOAT_LOOPS(name, EXPR_F, EXPR_D)                                   \
     CG_UNARY_LOOP(name##_f32, float, float, float, CG_ID, CG_ID, EXPR_F)             \
     CG_UNARY_LOOP(name##_f64, double, double, double, CG_ID, CG_ID, EXPR_D)          \
-    CG_UNARY_LOOP(name##_f16, cg_f16, float, cg_f16, CG_LD_F16, CG_ST_F16, EXPR_F)   \
+    CG_UNARY_LOOP_F16(name##_f16, cg_f16, CG_HALF_TO_F16, EXPR_F)                    \
     CG_UNARY_LOOP(name##_bf16, cg_bf16, float, cg_bf16, CG_LD_BF16, CG_ST_BF16, EXPR_F)
 
 /* float -> bool predicate loops (isnan, ...) */
 #define CG_UNARY_FLOAT_PRED_LOOPS(name, EXPR_F, EXPR_D)                                  \
     CG_UNARY_LOOP(name##_f32, float, float, uint8_t, CG_ID, CG_ST_BOOL, EXPR_F)          \
     CG_UNARY_LOOP(name##_f64, double, double, uint8_t, CG_ID, CG_ST_BOOL, EXPR_D)        \
-    CG_UNARY_LOOP(name##_f16, cg_f16, float, uint8_t, CG_LD_F16, CG_ST_BOOL, EXPR_F)     \
+    CG_UNARY_LOOP_F16(name##_f16, uint8_t, CG_HALF_TO_BOOL, EXPR_F)                      \
     CG_UNARY_LOOP(name##_bf16, cg_bf16, float, uint8_t, CG_LD_BF16, CG_ST_BOOL, EXPR_F)
 
 /* integer loops (uint8 .. int64) computed in their own type */
@@ -115,7 +201,7 @@
 #define CG_BINARY_FLOAT_LOOPS(name, EXPR_F, EXPR_D)                                   \
     CG_BINARY_LOOP(name##_f32, float, float, float, CG_ID, CG_ID, EXPR_F)             \
     CG_BINARY_LOOP(name##_f64, double, double, double, CG_ID, CG_ID, EXPR_D)          \
-    CG_BINARY_LOOP(name##_f16, cg_f16, float, cg_f16, CG_LD_F16, CG_ST_F16, EXPR_F)   \
+    CG_BINARY_LOOP_F16(name##_f16, cg_f16, CG_HALF_TO_F16, EXPR_F)                    \
     CG_BINARY_LOOP(name##_bf16, cg_bf16, float, cg_bf16, CG_LD_BF16, CG_ST_BF16, EXPR_F)
 
 #define CG_BINARY_INT_LOOPS(name, EXPR)                                        \
@@ -144,7 +230,7 @@
     CG_BINARY_LOOP(name##_i64, int64_t, int64_t, uint8_t, CG_ID, CG_ST_BOOL, EXPR)        \
     CG_BINARY_LOOP(name##_f32, float, float, uint8_t, CG_ID, CG_ST_BOOL, EXPR)            \
     CG_BINARY_LOOP(name##_f64, double, double, uint8_t, CG_ID, CG_ST_BOOL, EXPR)          \
-    CG_BINARY_LOOP(name##_f16, cg_f16, float, uint8_t, CG_LD_F16, CG_ST_BOOL, EXPR)       \
+    CG_BINARY_LOOP_F16(name##_f16, uint8_t, CG_HALF_TO_BOOL, EXPR)                        \
     CG_BINARY_LOOP(name##_bf16, cg_bf16, float, uint8_t, CG_LD_BF16, CG_ST_BOOL, EXPR)
 
 #define CG_ALL_TABLE(name) [CG_DTYPE_BOOL] = name##_b, CG_INT_TABLE(name), CG_FLOAT_TABLE(name)
