@@ -27,15 +27,16 @@
     NAMED_DESC(name, NODE, SIN, SOUT, __VA_ARGS__)                                             \
     cg_tensor *cg_##name(cg_tensor *x) { return cg_unary_forward(&cg_op_##name, x, NULL, 0); }
 
-/* ---------------------------------------------------------------- relu: NaN propagates; d = [y > 0] */
+/* ---------------------------------------------------------------- relu: NaN propagates; d = [!(y <= 0)] */
 CG_UNARY_FLOAT_LOOPS(relu, x < 0 ? 0.0f : x, x < 0 ? 0.0 : x)
 CG_UNARY_SINT_LOOPS(relu, x < 0 ? 0 : x)
 CG_UNARY_LOOP(relu_u8, uint8_t, uint8_t, uint8_t, CG_ID, CG_ID, x)
-CG_GRAD(relu, TK(cg_grad_gate(CG_GATE_GT, g, s, 0, 0, 1, 0)))
+CG_GRAD(relu, TK(cg_grad_gate(CG_GATE_NLE, g, s, 0, 0, 1, 0)))
 NAMED_OP(relu, "ReluBackward0", false, true, CG_FLOAT_TABLE(relu), CG_INT_TABLE(relu))
 
 /* ---------------------------------------------------------------- hardtanh(lo, hi), relu6 = hardtanh(0, 6):
- * d = [lo < x < hi], read from the output (lo < y < hi is the same set) */
+ * d = [lo < x < hi], read from the output (lo < y < hi is the same set); 0 at NaN, as
+ * PyTorch's vectorised loop gives (its scalar tail passes the gradient) */
 #define HT(x, lo, hi) ((x) < (lo) ? (lo) : (x) > (hi) ? (hi) : (x))
 CG_UNARY_FLOAT_LOOPS(hardtanh, HT(x, (float)p[0], (float)p[1]), HT(x, p[0], p[1]))
 CG_GRAD(hardtanh, TK(cg_grad_gate(CG_GATE_EXCL, g, s, p[0], p[1], 1, 0)))

@@ -533,6 +533,17 @@ static cg_tensor *codes_to_index(const pool_geom *g, cg_tensor *codes) {
 /* gx = scatter_add(zeros(planes, P), 1, indices, g) viewed as the input's shape:
  * differentiable (scatter_add's backward gathers). Without create_graph (grad
  * mode off in the backward) one fused pass does the same sums. */
+/* gin[0] = gx (computed in float32 for half types: rounded to dt once here) */
+static cg_status max_back_result(cg_tensor *gx, cg_dtype dt, cg_tensor **gin) {
+    if (gx && gx->dtype != dt) {
+        cg_tensor *r = cg_to_dtype(gx, dt);
+        cg_tensor_release(gx);
+        gx = r;
+    }
+    gin[0] = gx;
+    return gx ? CG_OK : cg_last_error();
+}
+
 static cg_status max_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
     const cg_tensor_meta *m = &node->input_meta[0];
     int nsp = (int)node->iattr[0];
@@ -545,38 +556,40 @@ static cg_status max_backward(cg_node *node, cg_tensor *const *gout, cg_tensor *
     int64_t s2[2] = {planes, L}, z2[2] = {planes, P};
     cg_tensor *idx = cg_node_saved(node, 0);
     cg_dtype dt = gout[0]->dtype;
-    bool first = !cg_is_grad_enabled() && (dt == CG_DTYPE_F32 || dt == CG_DTYPE_F64) && !cg_is_meta(gout[0]);
+    /* first order: one fused pass; half types run it in float32 (g converted,
+     * the sums rounded once), instead of zeros + scatter_add in half */
+    bool half = dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16;
+    bool first = !cg_is_grad_enabled() && (half || dt == CG_DTYPE_F32 || dt == CG_DTYPE_F64) && !cg_is_meta(gout[0]);
+    cg_dtype cdt = half ? CG_DTYPE_F32 : dt;
     if (idx && node->iattr[22]) { /* tap codes (Note [2x2 max pool]) */
         pool_geom g;
         geom_unpack(node->iattr, &g);
         if (first) {
-            cg_tensor *gc = cg_contiguous(gout[0]);
-            cg_tensor *gx = gc ? cg_new_output("max_pool_backward", m->ndim, m->shape, dt, gout[0]->device) : NULL;
+            cg_tensor *gc = half ? cg_to_dtype(gout[0], cdt) : cg_contiguous(gout[0]);
+            cg_tensor *gx = gc ? cg_new_output("max_pool_backward", m->ndim, m->shape, cdt, gout[0]->device) : NULL;
             if (gx && planes * P > 0) {
                 max2_back_job j = {&g, cg_tensor_ptr(gc), (const int32_t *)cg_tensor_ptr(idx), cg_tensor_ptr(gx)};
-                cg_parallel_for(planes, CG_GRAIN / (2 * P) + 1, dt == CG_DTYPE_F32 ? max_2x2_back_f32 : max_2x2_back_f64,
+                cg_parallel_for(planes, CG_GRAIN / (2 * P) + 1, cdt == CG_DTYPE_F32 ? max_2x2_back_f32 : max_2x2_back_f64,
                                 &j);
             }
             cg_tensor_release(gc), cg_tensor_release(idx);
-            gin[0] = gx;
-            return gx ? CG_OK : cg_last_error();
+            return max_back_result(gx, dt, gin);
         }
         cg_tensor *flat = codes_to_index(&g, idx);
         cg_tensor_release(idx);
         idx = flat;
     }
     if (idx && first) {
-        /* first order: one pass, no zeros + scatter_add graph */
-        cg_tensor *gc = cg_contiguous(gout[0]), *ic = gc ? cg_contiguous(idx) : NULL;
-        cg_tensor *gx = ic ? cg_new_output("max_pool_backward", m->ndim, m->shape, dt, gout[0]->device) : NULL;
+        cg_tensor *gc = half ? cg_to_dtype(gout[0], cdt) : cg_contiguous(gout[0]);
+        cg_tensor *ic = gc ? cg_contiguous(idx) : NULL;
+        cg_tensor *gx = ic ? cg_new_output("max_pool_backward", m->ndim, m->shape, cdt, gout[0]->device) : NULL;
         if (gx && planes * P > 0) {
             max_back_job j = {cg_tensor_ptr(gc), (const int64_t *)cg_tensor_ptr(ic), cg_tensor_ptr(gx), L, P};
             cg_parallel_for(planes, CG_GRAIN / (P + L > 0 ? P + L : 1) + 1,
-                            dt == CG_DTYPE_F32 ? max_back_f32 : max_back_f64, &j);
+                            cdt == CG_DTYPE_F32 ? max_back_f32 : max_back_f64, &j);
         }
         cg_tensor_release(gc), cg_tensor_release(ic), cg_tensor_release(idx);
-        gin[0] = gx;
-        return gx ? CG_OK : cg_last_error();
+        return max_back_result(gx, dt, gin);
     }
     cg_tensor *i2 = idx ? cg_reshape(idx, 2, s2) : NULL, *g2 = i2 ? cg_reshape(gout[0], 2, s2) : NULL;
     cg_tensor *z = g2 ? cg_zeros(2, z2, gout[0]->dtype, gout[0]->device) : NULL;

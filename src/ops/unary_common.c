@@ -47,7 +47,13 @@ cg_tensor *cg_cmp_scalar(cg_tensor *(*cmp)(cg_tensor *, cg_tensor *), cg_tensor 
  * non-finite g; on contiguous operands that case masks the bits of g*a with
  * the predicate, branch-free so it vectorises (a data-dependent branch
  * mispredicts on half the elements of a random-sign input). */
-#define GATE_EXPR(PRED, CT) ((PRED) ? a * (CT)p[2] : (p[3] == 0 ? (CT)0 : a * (CT)p[3]))
+/* both sides computed, then a select: reading p[3] only on one side kept the
+ * half loops scalar, with a mispredicted branch per random-sign element */
+static inline float gate_select(int pred, float a, double ca, double cb) {
+    float t = a * (float)ca, f = cb == 0 ? 0.0f : a * (float)cb;
+    return pred ? t : f;
+}
+#define GATE_EXPR(PRED, CT) gate_select((PRED), a, p[2], p[3])
 #define GATE_LOOPS_HALF(kind, PRED_F)                                                            \
     CG_BINARY_LOOP_F16(kind##_f16, cg_f16, CG_HALF_TO_F16, GATE_EXPR(PRED_F, float))                \
     CG_BINARY_LOOP(kind##_bf16, cg_bf16, float, cg_bf16, CG_LD_BF16, CG_ST_BF16, GATE_EXPR(PRED_F, float))
@@ -84,8 +90,9 @@ GATE_LOOPS(gate_incl, b >= (float)p[0] && b <= (float)p[1], (b >= lo) & (b <= hi
 GATE_LOOPS(gate_excl, b > (float)p[0] && b < (float)p[1], (b > lo) & (b < hi))
 GATE_LOOPS(gate_gt, b > (float)p[0], b > lo)
 GATE_LOOPS(gate_finite, isfinite(b), isfinite(b))
+GATE_LOOPS(gate_nle, !(b <= (float)p[0]), !(b <= lo))
 
-static const cg_binary_op k_gates[4];
+static const cg_binary_op k_gates[5];
 
 /* d gate / d g = the same gate; nothing flows to x (piecewise constant in x) */
 static cg_status gate_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
@@ -104,11 +111,12 @@ static cg_status gate_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
         .arity = 2, .out_dtype = CG_SAME_DTYPE, .cpu = {CG_FLOAT_TABLE(kind)}, \
         .backward = gate_backward,                                          \
     }
-static const cg_binary_op k_gates[4] = {
+static const cg_binary_op k_gates[5] = {
     [CG_GATE_INCL] = GATE_OP(gate_incl),
     [CG_GATE_EXCL] = GATE_OP(gate_excl),
     [CG_GATE_GT] = GATE_OP(gate_gt),
     [CG_GATE_FINITE] = GATE_OP(gate_finite),
+    [CG_GATE_NLE] = GATE_OP(gate_nle),
 };
 
 cg_tensor *cg_grad_gate(cg_gate_kind kind, cg_tensor *g, cg_tensor *x, double lo, double hi, double a, double b) {

@@ -70,6 +70,7 @@ typedef enum cg_gate_kind {
     CG_GATE_EXCL,     /* lo < x < hi */
     CG_GATE_GT,       /* x > lo */
     CG_GATE_FINITE,   /* isfinite(x) */
+    CG_GATE_NLE,      /* !(x <= lo): NaN passes (relu, as in PyTorch) */
 } cg_gate_kind;
 cg_tensor *cg_grad_gate(cg_gate_kind kind, cg_tensor *g, cg_tensor *x, double lo, double hi, double a, double b);
 

@@ -209,3 +209,42 @@ def test_float16_nan_conversions_match_torch():
     up = cgrad.from_numpy(h).view(cgrad.float16).float().numpy().view(np.uint32)
     want = torch.from_numpy(h).view(torch.float16).float().numpy().view(np.uint32)
     np.testing.assert_array_equal(up, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["relu", "leaky_relu", "hardtanh"])
+def test_gate_backward(dtype, kind):
+    """the activations' gradient gates in half: the gradient where the
+    predicate holds, exact zeros elsewhere (also under an inf / NaN gradient);
+    relu passes the gradient at a NaN input, as PyTorch does. hardtanh's NaN
+    inputs are left out: PyTorch gives 0 there from its vector loop and the
+    gradient from its scalar tail (cgrad gives 0)."""
+    t, c = make(dtype, (37, 29), 11)
+    if kind == "hardtanh":
+        t = torch.nan_to_num(t, nan=0.5)
+        c = to_cgrad(t)
+    gt, gc = make(dtype, (37, 29), 12)
+    t.requires_grad_(), c.requires_grad_()
+    getattr(TF, kind)(t).backward(gt)
+    getattr(CF, kind)(c).backward(gc)
+    check(c.grad, t.grad)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kernel, stride, shape", [(2, 2, (3, 4, 10, 12)), (2, 2, (2, 3, 9, 7)),
+                                                   (3, 2, (2, 3, 11, 9)), (3, 1, (1, 2, 6, 6))])
+def test_max_pool_backward(dtype, kernel, stride, shape):
+    """max pool backward in half (2x2 tap codes and overlapping windows):
+    the sums are formed in float32 and rounded once, as in PyTorch"""
+    t, c = make(dtype, shape, 13, special=False)
+    t.requires_grad_(), c.requires_grad_()
+    yt, yc = TF.max_pool2d(t, kernel, stride), CF.max_pool2d(c, kernel, stride)
+    gt, gc = make(dtype, tuple(yt.shape), 14, special=False)
+    yt.backward(gt)
+    yc.backward(gc)
+    check(yc, yt.detach())
+    want = torch.zeros(shape, dtype=torch.float32)
+    _, idx = TF.max_pool2d(t.detach().float(), kernel, stride, return_indices=True)
+    want.view(shape[0], shape[1], -1).scatter_add_(2, idx.view(shape[0], shape[1], -1),
+                                                   gt.float().view(shape[0], shape[1], -1))
+    check(c.grad, want.to(t.dtype))
