@@ -247,7 +247,7 @@ static void half_to_f32(cg_dtype dt, const void *src, int64_t n, float *restrict
     if (dt == CG_DTYPE_BF16)
         for (int64_t i = 0; i < n; i++) dst[i] = cg_bf16_to_f32(((const cg_bf16 *)src)[i]);
     else
-        for (int64_t i = 0; i < n; i++) dst[i] = cg_f16_to_f32(((const cg_f16 *)src)[i]);
+        cg_f16_to_f32_n(dst, (const cg_f16 *)src, n);
 }
 
 /* pairs [i0, i1) -> mat[k, s*R ...] = src[n0+s, k, :]: a (N, C, R) gradient

@@ -102,7 +102,7 @@ static void line_to_f32(cg_dtype dt, const char *src, int64_t stride, int64_t n,
     } else {
         const cg_f16 *s = (const cg_f16 *)src;
         if (stride == 1)
-            for (int64_t i = 0; i < n; i++) dst[i] = cg_f16_to_f32(s[i]);
+            cg_f16_to_f32_n(dst, s, n);
         else
             for (int64_t i = 0; i < n; i++) dst[i] = cg_f16_to_f32(s[i * stride]);
     }
