@@ -3,6 +3,7 @@ repeats interleaved across libraries (cgrad, PyTorch, NumPy, the C limit) so tha
 of load from other processes hits all of them alike, then median / min / max per call."""
 from __future__ import annotations
 
+import time
 import timeit
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Union
@@ -34,6 +35,12 @@ class Settings:
     def quick(cls) -> "Settings":
         return cls(repeat_time=0.015, repeats=3, warmup=1)
 
+
+# A pause before each library's timed round: PyTorch's OpenMP workers keep spinning for
+# tens of milliseconds after its op returns, and on a 2-core machine they took a core from
+# the library timed next (demo CNN step: cgrad 23.7 ms timed alone, 45 ms right after
+# PyTorch's step, 28 ms after a 50 ms pause; PyTorch's own time unchanged).
+SETTLE_S = 0.05
 
 # timeit switches the garbage collector off while timing; a training loop runs with it on,
 # so the timers turn it back on (the collections an op's objects cause are part of its cost).
@@ -78,6 +85,7 @@ def measure(ops: Dict[str, Stmt], settings: Settings, *, suite: str, case: str,
     samples: Dict[str, List[float]] = {lib: [] for lib in timers}
     for _ in range(settings.repeats):
         for lib, timer in timers.items():
+            time.sleep(SETTLE_S)
             if estimates[lib] < PRE_CALL_BELOW:
                 timer.timeit(1)
             samples[lib].append(timer.timeit(numbers[lib]) / numbers[lib])
