@@ -1,8 +1,10 @@
 # Makefile — the project's entry points. Every target builds what it needs in
 # this checkout (a virtualenv in .venv for the build tools, build dirs under
 # build*/) and installs missing Debian packages when running as root.
-#   make test        build the engine, run the C tests, install the Python
-#                    package into .venv (with PyTorch as the test oracle) and run pytest
+#   make test        build the engine (once per CPU level), install the Python package
+#                    into .venv (with PyTorch as the test oracle), run the C tests at every
+#                    CPU level this machine runs, pytest, the op table again at each lower
+#                    level, and the ASan subset
 #   make test-asan   the C tests and the pytest suite against an AddressSanitizer +
 #                    UBSan build of the engine and the extension (build-asan/)
 #   make test-asan-ci the ASan C tests and a small ASan pytest subset (part of make test)
@@ -19,10 +21,10 @@ VENV := .venv
 VBIN := $(VENV)/bin
 MESON := $(VBIN)/meson
 NINJA := $(VBIN)/ninja
-DEB_PACKAGES := libopenblas-dev pkg-config gcc
+DEB_PACKAGES := pkg-config gcc
 DATA_PACKAGES := dataset-fashion-mnist
 
-.PHONY: all deps data data-if-possible build test test-c test-py py-install test-asan example-c demo bench clean \
+.PHONY: all deps data data-if-possible build test test-c test-py test-levels py-install test-asan example-c demo bench clean \
   asan-build test-asan-c test-asan-py test-asan-ci test-tsan fuzz
 
 all: build
@@ -40,12 +42,13 @@ define apt_ensure
 	fi
 endef
 
-# Debian packages (OpenBLAS headers + library, pkg-config, gcc).
+# Debian packages (pkg-config, gcc); the BLAS is the scipy-openblas32 wheel
+# (meson option blas=system uses the system OpenBLAS instead: libopenblas-dev).
 deps: $(VENV)/.deps-ok
 $(VENV)/.deps-ok:
 	$(call apt_ensure,$(DEB_PACKAGES),exit 1)
 	@test -x $(VBIN)/python || $(PYTHON) -m venv $(VENV)
-	$(VBIN)/python -m pip install -q --disable-pip-version-check 'meson>=1.1' 'meson-python>=0.15' ninja
+	$(VBIN)/python -m pip install -q --disable-pip-version-check 'meson>=1.1' 'meson-python>=0.15' ninja 'scipy-openblas32>=0.3.29'
 	@touch $@
 
 build/build.ninja: | deps
@@ -54,10 +57,14 @@ build/build.ninja: | deps
 build: deps build/build.ninja
 	$(NINJA) -C build
 
-test: test-c test-py test-asan-ci
+test: test-c test-py test-levels test-asan-ci
 
-test-c: build
-	./build/cgrad_tests
+# The C tests, once per CPU level (a runner whose level this CPU lacks says so
+# and exits 0), from the package's build (build-py) so make test builds once.
+test-c: py-install
+	$(NINJA) -C build-py
+	@for t in build-py/cgrad_tests build-py/cgrad_tests-*; do \
+	  if [ -f "$$t" ] && [ -x "$$t" ]; then echo "== $$t"; ./$$t || exit 1; fi; done
 
 # The package, editable (rebuilt on import when sources change) in build-py/,
 # with the test extra (pytest, numpy, torch==2.13.0).
@@ -69,6 +76,14 @@ $(VENV)/.py-ok: $(VENV)/.deps-ok pyproject.toml
 
 test-py: py-install data-if-possible
 	$(VBIN)/python -m pytest -q tests/python
+
+# The op table (values, gradients, extremes, strided) and the half-precision
+# kernels again at every CPU level below this machine's best (CGRAD_CPU_LEVEL):
+# every engine build is tested wherever it can run.
+LEVEL_TESTS ?= tests/python/test_ops.py tests/python/test_half_compute.py
+test-levels: py-install
+	@for lv in $$($(VBIN)/python -c 'from cgrad import _engine; print(*_engine.runnable_levels()[:-1])'); do \
+	  echo "== CGRAD_CPU_LEVEL=$$lv"; CGRAD_CPU_LEVEL=$$lv $(VBIN)/python -m pytest -q -p no:cacheprovider $(LEVEL_TESTS) || exit 1; done
 
 # The Fashion-MNIST files (Debian package dataset-fashion-mnist). The demo needs
 # them; the tests use them when they can be installed and skip the
@@ -103,7 +118,8 @@ asan-build: deps py-install build-asan/build.ninja
 	$(NINJA) -C build-asan
 	@rm -rf build-asan/pkg && mkdir -p build-asan/pkg/cgrad
 	@for f in python/cgrad/*; do case $${f##*/} in _C|__pycache__) ;; *) ln -s $(CURDIR)/$$f build-asan/pkg/cgrad/ ;; esac; done
-	@ln -s $(CURDIR)/build-asan/_C$$($(VBIN)/python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') build-asan/pkg/cgrad/
+	@for m in _C _cpuinfo; do ln -s $(CURDIR)/build-asan/$$m$$($(VBIN)/python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') build-asan/pkg/cgrad/; done
+	@ln -s $(CURDIR)/build-asan/_build_config.py build-asan/pkg/cgrad/
 	@test -x $(ASAN_VENV)/bin/python || $(VBIN)/python -c 'import sys, venv; venv.create(sys.argv[1])' $(ASAN_VENV)
 	@$(ASAN_VENV)/bin/python -c 'import site, sys; print(sys.argv[1]); print(sys.argv[2])' $(CURDIR)/build-asan/pkg \
 	  "$$($(VBIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \

@@ -106,6 +106,31 @@ CG_API const char *cg_device_name(cg_device d); /* "cpu", "meta" */
 CG_API void cg_set_num_threads(int n); /* our loops and BLAS together */
 CG_API int cg_get_num_threads(void);
 
+/* CPU levels (Note [CPU levels], docs/engine.md): the engine is compiled once
+ * per level and one build is loaded per process (by the dynamic loader's
+ * glibc-hwcaps search for C programs, by cgrad's loader in Python). */
+typedef enum cg_cpu_level {
+    CG_CPU_LEVEL_NONE = -1,    /* below the baseline: no build of cgrad runs here */
+    CG_CPU_LEVEL_BASELINE = 0, /* x86-64-v2 (SSE4.2, POPCNT) */
+    CG_CPU_LEVEL_AVX2,         /* x86-64-v3: AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE */
+    CG_CPU_LEVEL_AVX512,       /* x86-64-v4: AVX-512 F, BW, CD, DQ, VL */
+    CG_CPU_LEVEL_COUNT
+} cg_cpu_level;
+/* The level this build of the engine was compiled for. */
+CG_API cg_cpu_level cg_cpu_level_built(void);
+/* The highest level this CPU and OS run: cpuid's feature bits, and for AVX2
+ * and AVX-512 the OS's saved register state (xgetbv's XCR0). */
+CG_API cg_cpu_level cg_cpu_level_supported(void);
+/* "baseline", "avx2", "avx512" ("none" for CG_CPU_LEVEL_NONE); NULL if out of range. */
+CG_API const char *cg_cpu_level_name(cg_cpu_level level);
+/* AVX512_BF16 instructions usable (cpuid leaf 7.1 and the ZMM state saved). */
+CG_API bool cg_cpu_has_avx512_bf16(void);
+/* The BLAS the engine calls: OpenBLAS's build configuration ("OpenBLAS 0.3.34
+ * DYNAMIC_ARCH ... SkylakeX MAX_THREADS=64") and the kernel family it picked
+ * for this CPU ("SkylakeX", "Haswell", ...). Borrowed static strings. */
+CG_API const char *cg_blas_config(void);
+CG_API const char *cg_blas_corename(void);
+
 /* Grad mode is thread-local. Returns the previous value. */
 CG_API bool cg_set_grad_enabled(bool enabled);
 CG_API bool cg_is_grad_enabled(void);

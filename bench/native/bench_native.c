@@ -4,14 +4,11 @@
  * cblas_sgemm call on the same OpenBLAS that cgrad links. Buffers are allocated
  * once and pre-touched by the threads that later use them, so a timed call
  * measures the loop alone (no page faults, no allocation). */
-#include <cblas.h>
+#include "backend/cpu/cblas_names.h"
+
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-void openblas_set_num_threads(int num_threads);
-int openblas_get_num_threads(void);
-char *openblas_get_config(void);
 
 #define BENCH_EXPORT __attribute__((visibility("default")))
 
@@ -80,6 +77,7 @@ BENCH_EXPORT int bench_sgemm(bench_buffers *h, int n) {
 BENCH_EXPORT void bench_blas_set_threads(int threads) { openblas_set_num_threads(threads); }
 BENCH_EXPORT int bench_blas_get_threads(void) { return openblas_get_num_threads(); }
 BENCH_EXPORT const char *bench_blas_config(void) { return openblas_get_config(); }
+BENCH_EXPORT const char *bench_blas_corename(void) { return openblas_get_corename(); }
 
 /* The OpenMP thread count a parallel loop with threads <= 0 uses. */
 BENCH_EXPORT int bench_omp_max_threads(void) { return omp_get_max_threads(); }

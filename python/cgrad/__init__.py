@@ -3,15 +3,11 @@ PyTorch-style API. `import cgrad as torch` runs ordinary tensor and autograd
 code; see README.md for what is available."""
 from __future__ import annotations
 
-import os as _os
+from . import _engine
 
-# OpenBLAS's own threads and the engine's thread pool take turns on the same
-# cores; OpenBLAS's idle threads must get off the CPU quickly or they slow the
-# engine's loops (measured: a CNN training step 114 -> 81 ms on 2 cores).
-# OpenBLAS reads this when it loads, so it is set before _C loads it; a value
-# the user has set wins. The engine's pool spins briefly by itself (Note
-# [Thread pool] in src/backend/cpu/threads.c).
-
+# The BLAS and the engine build for this CPU (or CGRAD_CPU_LEVEL's) load
+# first; cgrad._C then links to them (Note [CPU levels]).
+_engine.load()
 from . import _C
 # Every public name of the C module (dtypes, device, errors, factories, ops,
 # state functions) is a name of the package.
@@ -23,6 +19,7 @@ from . import autograd
 from . import return_types
 from .serialization import save, load
 from . import profiler, memory
+from . import backends, __config__
 from . import utils, datasets
 from . import nn, optim
 from . import amp

@@ -328,6 +328,7 @@ from .amp.autocast_mode import set_autocast_enabled as set_autocast_enabled
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from . import amp as amp
 from . import autograd as autograd
+from . import backends as backends
 from . import datasets as datasets
 from . import memory as memory
 from . import nn as nn

@@ -1,6 +1,6 @@
 /* state.c — global and thread-local engine state: grad mode, inference mode,
  * determinism, autocast and anomaly mode (all read by the schema guard and
- * the autograd engine). */
+ * the autograd engine); and the CPU level this build was compiled for. */
 #include "core_internal.h"
 
 #include <stdio.h>
@@ -73,3 +73,15 @@ bool cg_set_anomaly_enabled(bool enabled) {
     return prev;
 }
 bool cg_is_anomaly_enabled(void) { return tl_anomaly; }
+
+/* from the compiler's target macros (Note [CPU levels], cpu_features.c) */
+cg_cpu_level cg_cpu_level_built(void) {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512CD__) && defined(__AVX512DQ__) && \
+    defined(__AVX512VL__)
+    return CG_CPU_LEVEL_AVX512;
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+    return CG_CPU_LEVEL_AVX2;
+#else
+    return CG_CPU_LEVEL_BASELINE;
+#endif
+}

@@ -1,5 +1,7 @@
 /* runner.c — the C test runner: runs every registered test (or those whose
- * name contains argv[1]) and ends with the line "N passed, M failed". */
+ * name contains argv[1]) and ends with the line "N passed, M failed". One
+ * runner is linked per CPU level (Note [CPU levels]); a runner whose level this
+ * CPU lacks says so and exits 0 before any engine code runs. */
 #include "test.h"
 
 #include <stdarg.h>
@@ -53,6 +55,13 @@ static int cmp_entry(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     const char *filter = argc > 1 ? argv[1] : NULL;
+    cg_cpu_level built = cg_cpu_level_built(), have = cg_cpu_level_supported();
+    if (built > have) {
+        printf("skipped: this runner's engine is built for %s; this CPU runs %s\n", cg_cpu_level_name(built),
+               cg_cpu_level_name(have));
+        return 0;
+    }
+    printf("engine built for %s (this CPU runs %s)\n", cg_cpu_level_name(built), cg_cpu_level_name(have));
     qsort(g_tests, (size_t)g_ntests, sizeof *g_tests, cmp_entry);
     int passed = 0, failed = 0;
     for (int i = 0; i < g_ntests; i++) {

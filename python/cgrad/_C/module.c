@@ -301,6 +301,13 @@ static PyObject *f_memory_empty_cache(PyObject *m, PyObject *u) {
     Py_RETURN_NONE;
 }
 
+/* the engine build in use (cgrad.__config__): its CPU level, the BLAS and its kernels */
+static PyObject *f_build_info(PyObject *m, PyObject *u) {
+    (void)m, (void)u;
+    return Py_BuildValue("{ssssss}", "cpu_level", cg_cpu_level_name(cg_cpu_level_built()), "blas_config",
+                         cg_blas_config(), "blas_corename", cg_blas_corename());
+}
+
 static PyMethodDef module_functions[] = {
     {"tensor", (PyCFunction)(void (*)(void))f_tensor, METH_VARARGS | METH_KEYWORDS, NULL},
     {"zeros", (PyCFunction)(void (*)(void))f_zeros, METH_VARARGS | METH_KEYWORDS, NULL},
@@ -333,6 +340,7 @@ static PyMethodDef module_functions[] = {
     {"_memory_stats", f_memory_stats, METH_NOARGS, NULL},
     {"_memory_reset_peak", f_memory_reset_peak, METH_NOARGS, NULL},
     {"_memory_empty_cache", f_memory_empty_cache, METH_NOARGS, NULL},
+    {"_build_info", f_build_info, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

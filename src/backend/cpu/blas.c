@@ -206,3 +206,6 @@ void cg_gemm(const cg_gemm_desc *d) {
     else
         run_batches(0, batch, &g);
 }
+
+const char *cg_blas_config(void) { return openblas_get_config(); }
+const char *cg_blas_corename(void) { return openblas_get_corename(); }

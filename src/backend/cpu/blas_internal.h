@@ -7,7 +7,7 @@
 
 #include "../../core/core_internal.h"
 
-#include <cblas.h>
+#include "cblas_names.h"
 
 /* Note [GEMM operands]: C[b] = alpha * A[b] @ B[b] + beta * C[b] for every
  * batch index b of a (possibly broadcast) batch shape. A[b] is (m,k) and

@@ -7,7 +7,7 @@
 
 #include "../../core/half.h"
 
-#include <cblas.h>
+#include "cblas_names.h"
 #include <pthread.h>
 #include <string.h>
 

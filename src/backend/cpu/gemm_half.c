@@ -11,9 +11,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 /* Note [Half GEMM]: C (float32) = alpha * A @ B + beta * C for half A, B.
  * No float32 copy of a whole operand is made: for each block of HALF_NB
@@ -42,24 +39,14 @@ static cg_sbgemm_fn g_sb_found;          /* what the policy picked at first use 
 static _Atomic(cg_sbgemm_fn) g_sb_inject; /* a test's function, when injected */
 static atomic_int g_sb_injected;
 
-static bool cpu_has_avx512bf16(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    unsigned a, b, c, d;
-    if (__get_cpuid_max(0, NULL) < 7 || !__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
-    return (a >> 5) & 1u; /* leaf 7 subleaf 1, EAX bit 5: AVX512_BF16 */
-#else
-    return false;
-#endif
-}
-
 /* cblas_sbgemm in the global scope, else in the library cblas_sgemm came from. */
 static cg_sbgemm_fn lookup_sbgemm(void) {
-    void *p = dlsym(RTLD_DEFAULT, "cblas_sbgemm");
+    void *p = dlsym(RTLD_DEFAULT, CG_BLAS_SYMBOL("cblas_sbgemm"));
     Dl_info info;
     if (!p && dladdr((void *)cblas_sgemm, &info) && info.dli_fname) {
         void *h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
         if (h) {
-            p = dlsym(h, "cblas_sbgemm");
+            p = dlsym(h, CG_BLAS_SYMBOL("cblas_sbgemm"));
             dlclose(h);
         }
     }
@@ -73,7 +60,7 @@ static void resolve_sbgemm(void) {
     bool off = env && env[0] == '0', forced = env && env[0] == '1';
     if (off) return;
     cg_sbgemm_fn fn = lookup_sbgemm();
-    if (fn && (forced || cpu_has_avx512bf16())) g_sb_found = fn;
+    if (fn && (forced || cg_cpu_has_avx512_bf16())) g_sb_found = fn;
 }
 
 cg_sbgemm_fn cg_gemm_sbgemm(void) {

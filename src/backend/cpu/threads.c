@@ -17,7 +17,7 @@
  * which gives the same results because kernels never depend on the split. */
 #include "../../core/core_internal.h"
 
-#include <cblas.h>
+#include "cblas_names.h"
 #include <pthread.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -26,8 +26,6 @@
 #else
 #define CPU_RELAX() ((void)0)
 #endif
-
-void openblas_set_num_threads(int num_threads);
 
 enum { MAX_WORKERS = 255, SPIN_ROUNDS = 2000, TICKET_SHIFT = 16 };
 #define TICKET_COUNT_MASK ((uint_fast64_t)0xffff)
