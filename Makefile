@@ -5,8 +5,8 @@
 #                    into .venv (with PyTorch as the test oracle), run the C tests at every
 #                    CPU level this machine runs, pytest, the op table again at each lower
 #                    level, and the ASan subset
-#   make test-asan   the C tests and the pytest suite against an AddressSanitizer +
-#                    UBSan build of the engine and the extension (build-asan/)
+#   make test-asan   the C tests (every CPU level) and the pytest suite against an
+#                    AddressSanitizer + UBSan build of the engine and the extension (build-asan/)
 #   make test-asan-ci the ASan C tests and a small ASan pytest subset (part of make test)
 #   make test-tsan   the C tests (with the thread stress tests) under ThreadSanitizer
 #   make fuzz        the fuzzers (tests/fuzz), FUZZ_SECONDS (60) each
@@ -130,7 +130,8 @@ asan-build: deps py-install build-asan/build.ninja
 test-asan: test-asan-c test-asan-py
 
 test-asan-c: asan-build
-	$(ASAN_C_ENV) ./build-asan/cgrad_tests
+	@for t in build-asan/cgrad_tests build-asan/cgrad_tests-*; do \
+	  if [ -f "$$t" ] && [ -x "$$t" ]; then echo "== $$t"; $(ASAN_C_ENV) ./$$t || exit 1; fi; done
 
 # (the Fashion-MNIST test's 30 s wall-time bound does not hold for an -O0 ASan build)
 test-asan-py: asan-build
