@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import errno
 import io
 import json
 import math
 import os
+import secrets
 import stat as _stat
 import struct
 import sys
@@ -115,16 +117,26 @@ def _join(path: str, key: Any) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def _tensor_bytes(t: Any) -> bytes:
+def _saveable(t: Any) -> Any:
     t = t.detach()
     if t.device.type == "meta":
         raise ValueError("cgrad.save: cannot save a tensor on the meta device (it has no data)")
+    return t
+
+
+def _tensor_data(t: Any) -> Any:
+    """t's elements in row-major order: its own memory when it is a contiguous CPU tensor
+    (valid while t lives), else a copy (non-contiguous views are saved contiguous)."""
     if t.device.type != "cpu":
         t = t.cpu()
-    return t._to_bytes()  # row-major, so non-contiguous views are saved contiguous
+    n = t.numel() * t.element_size()
+    if n and t.is_contiguous():
+        return memoryview((ctypes.c_char * n).from_address(t.data_ptr())).cast("B")
+    return t._to_bytes()
 
 
-def _serialize(obj: Any) -> Tuple[bytes, List[bytes]]:
+def _serialize(obj: Any) -> Tuple[bytes, List[Any]]:
+    """The header (with its 8-byte length) and the tensors to write after it, in order."""
     if sys.byteorder != "little":
         raise NotImplementedError("cgrad.save on a big-endian machine")
     fl = _Flattener()
@@ -132,40 +144,164 @@ def _serialize(obj: Any) -> Tuple[bytes, List[bytes]]:
     # widest elements first so every tensor stays aligned to its element size
     order = sorted(fl.tensors, key=lambda n: (-fl.tensors[n].element_size(), n))
     header: Dict[str, Any] = {}
-    chunks: List[bytes] = []
+    tensors: List[Any] = []
     offset = 0
     for name in order:
-        t = fl.tensors[name]
-        data = _tensor_bytes(t)
+        t = _saveable(fl.tensors[name])
+        nbytes = t.numel() * t.element_size()
         header[name] = {"dtype": _CODES[_dtype_name(t.dtype)], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        chunks.append(data)
-        offset += len(data)
+                        "data_offsets": [offset, offset + nbytes]}
+        tensors.append(t)
+        offset += nbytes
     meta = {FORMAT_KEY: "pt", STRUCTURE_KEY: json.dumps(structure, separators=(",", ":"))}
     header["__metadata__"] = meta
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)  # data starts 8-byte aligned
-    return struct.pack("<Q", len(text)) + text, chunks
+    return struct.pack("<Q", len(text)) + text, tensors
+
+
+def _write(fh: Any, head: bytes, tensors: List[Any]) -> None:
+    fh.write(head)
+    for t in tensors:
+        data = _tensor_data(t)
+        if len(data) != t.numel() * t.element_size():  # the header already promised this length
+            raise RuntimeError(f"cgrad.save: a tensor of shape {tuple(t.shape)} gave {len(data)} bytes")
+        fh.write(data)
 
 
 def save(obj: object, f: FileLike) -> None:
     """Save a tensor, or a nested dict / list / tuple of tensors and plain
     values (a state dict), to a path or binary file object, in the safetensors
-    format. Tensors are saved contiguous and detached (as data)."""
-    head, chunks = _serialize(obj)
+    format. Tensors are saved contiguous and detached (as data).
+
+    A path is written atomically: the data goes to a new file in the same
+    directory (unnamed while it is written, O_TMPFILE, where the file system
+    allows), which is flushed to disk (fsync) and then renamed over the old
+    one. A crash at any moment leaves either the old checkpoint or the new one,
+    never a mix; a process that has the old file open or mapped keeps the old
+    data. The new file keeps the old one's permission bits (and owner, where
+    allowed); a symlink is followed and its target replaced. A path naming a
+    device or a pipe is written in place."""
+    head, tensors = _serialize(obj)
     if isinstance(f, (str, bytes, os.PathLike)):
-        with open(f, "wb") as fh:
-            _write(fh, head, chunks)
+        _save_path(os.fsdecode(f), lambda fh: _write(fh, head, tensors))
     elif hasattr(f, "write"):
-        _write(f, head, chunks)
+        _write(f, head, tensors)
     else:
         raise TypeError(f"cgrad.save: f must be a path or a binary file object, got {type(f).__name__}")
 
 
-def _write(fh: Any, head: bytes, chunks: List[bytes]) -> None:
-    fh.write(head)
-    for c in chunks:
-        fh.write(c)
+def _temp_name(directory: str, base: str) -> str:
+    return os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
+
+
+def _new_temp(directory: str, base: str) -> Tuple[int, Optional[str]]:
+    """A new file to write the checkpoint into: (fd, None) for an unnamed O_TMPFILE file,
+    else (fd, its temporary name)."""
+    tmpfile = getattr(os, "O_TMPFILE", 0)
+    if tmpfile:
+        try:
+            return os.open(directory, tmpfile | os.O_WRONLY | os.O_CLOEXEC, 0o666), None
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+                raise _temp_error(directory, e) from None
+    return _new_temp_named(directory, base)
+
+
+def _new_temp_named(directory: str, base: str) -> Tuple[int, str]:
+    for _ in range(100):
+        name = _temp_name(directory, base)
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), name
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise _temp_error(directory, e) from None
+    raise FileExistsError(f"cgrad.save: no free temporary name in {directory!r}")
+
+
+def _temp_error(directory: str, e: OSError) -> OSError:
+    return type(e)(e.errno, f"cgrad.save: cannot create a new file in {directory!r} to replace the checkpoint "
+                            f"atomically ({e.strerror})")
+
+
+def _link_temp(fd: int, directory: str, base: str) -> Optional[str]:
+    """Give the unnamed file on fd a temporary name (for the rename); None if that fails."""
+    for _ in range(100):
+        name = _temp_name(directory, base)
+        try:
+            os.link(f"/proc/self/fd/{fd}", name, follow_symlinks=True)
+            return name
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+    return None
+
+
+def _write_file(fd: int, write: Callable[[Any], None], old: Optional[os.stat_result]) -> None:
+    with open(fd, "wb", closefd=False) as fh:
+        write(fh)
+    if old is not None:
+        try:
+            os.fchown(fd, old.st_uid, old.st_gid)
+        except OSError:
+            pass
+        os.fchmod(fd, _stat.S_IMODE(old.st_mode))
+    os.fsync(fd)  # the data is on disk before the name points at it
+
+
+def _save_path(path: str, write: Callable[[Any], None]) -> None:
+    target = os.path.realpath(path)  # a symlink keeps pointing at the (new) checkpoint
+    try:
+        old: Optional[os.stat_result] = os.stat(target)
+    except FileNotFoundError:
+        old = None
+    if old is not None and _stat.S_ISDIR(old.st_mode):
+        raise IsADirectoryError(errno.EISDIR, f"cgrad.save: {path!r} is a directory")
+    if old is not None and _stat.S_ISREG(old.st_mode) and not os.access(target, os.W_OK):
+        # a rename would replace it anyway; refuse as writing it in place would
+        raise PermissionError(errno.EACCES, f"cgrad.save: {path!r} is not writable")
+    if old is not None and not _stat.S_ISREG(old.st_mode):
+        with open(target, "wb") as fh:  # /dev/null, a pipe: nothing to rename over
+            write(fh)
+        return
+    directory, base = os.path.split(target)
+    fd, name = _new_temp(directory, base)
+    try:
+        _write_file(fd, write, old)
+        if name is None:
+            name = _link_temp(fd, directory, base)
+            if name is None:  # no /proc: write a named copy instead
+                os.close(fd)
+                fd = -1
+                fd, name = _new_temp_named(directory, base)
+                _write_file(fd, write, old)
+        os.replace(name, target)
+        name = None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if name is not None:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+    _fsync_dir(directory)
+
+
+def _fsync_dir(directory: str) -> None:
+    """Make the rename itself durable."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
 
 
 # ---------------------------------------------------------------- load

@@ -1,7 +1,8 @@
 """Checkpoints against what happens to their files: a loaded checkpoint must
 keep its data when the file is overwritten by cgrad.save, truncated or
 rewritten in place by another process (default load, mmap=True, and
-load_state_dict(assign=True)); lengths are checked
+load_state_dict(assign=True)); saving must be atomic (a process killed at a
+random moment mid-save leaves the old checkpoint whole); lengths are checked
 before they are read (/dev/zero, pipes that lie). Each case that could crash
 the process (SIGBUS) runs in a child, so a crash fails the case by name."""
 import json
@@ -201,6 +202,145 @@ def test_mmap_true_releases_its_lease_when_the_tensors_go(tmp_path):
     """, tmp_path)
     assert rep["before"] == 1 and rep["still"] == 1 and rep["after"] == 0
     assert rep["open_s"] < 1.0
+
+
+# ---------------------------------------------------------------- atomic saving
+
+SAVER = """
+import os, sys
+import cgrad
+path, n = sys.argv[1], int(sys.argv[2])
+k = 0
+while True:
+    k += 1
+    cgrad.save({'w': cgrad.full((n,), float(k)), 'step': k, 'tail': cgrad.full((1000,), float(k))}, path)
+    print(k, flush=True)
+"""
+
+
+def check_whole(path, n):
+    ck = cgrad.load(path)
+    k = ck["step"]
+    w = ck["w"]
+    assert w.shape == (n,) and w.min().item() == w.max().item() == float(k), "a mix of two checkpoints"
+    assert ck["tail"].min().item() == float(k)
+    return k
+
+
+def test_save_is_atomic_under_sigkill(tmp_path):
+    n = 8 << 20  # 32 MiB of float32
+    path = tmp_path / "ck.st"
+    cgrad.save({"w": cgrad.full((n,), 0.0), "step": 0, "tail": cgrad.full((1000,), 0.0)}, path)
+    saver = tmp_path / "saver.py"
+    saver.write_text(SAVER)
+    rng = random.Random(1234)
+    seen = set()
+    for _ in range(6):
+        proc = subprocess.Popen([sys.executable, str(saver), str(path), str(n)], stdout=subprocess.PIPE, text=True)
+        proc.stdout.readline()  # one save done: the next ones are under way
+        time.sleep(rng.uniform(0.0, 0.4))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        seen.add(check_whole(path, n))
+        names = sorted(os.listdir(tmp_path))
+        extra = [x for x in names if x not in ("ck.st", "saver.py")]
+        # only an unnamed O_TMPFILE is written; a name exists just between link and rename
+        assert all(x.startswith(".ck.st.") and x.endswith(".tmp") for x in extra), names
+        for x in extra:
+            os.unlink(tmp_path / x)
+    assert len(seen) > 1  # the kills landed at different points
+
+
+def test_save_replaces_the_file_and_keeps_its_mode(tmp_path):
+    path = tmp_path / "ck.st"
+    cgrad.save({"a": cgrad.ones(3)}, path)
+    os.chmod(path, 0o640)
+    ino = os.stat(path).st_ino
+    cgrad.save({"a": cgrad.zeros(3)}, path)
+    st = os.stat(path)
+    assert st.st_ino != ino  # a new file renamed over the old one
+    assert stat.S_IMODE(st.st_mode) == 0o640
+    assert cgrad.load(path)["a"].tolist() == [0.0, 0.0, 0.0]
+    assert sorted(os.listdir(tmp_path)) == ["ck.st"]
+
+
+def test_save_through_a_symlink_replaces_the_target(tmp_path):
+    target = tmp_path / "real.st"
+    link = tmp_path / "link.st"
+    cgrad.save({"a": cgrad.ones(2)}, target)
+    link.symlink_to(target)
+    cgrad.save({"a": cgrad.zeros(2)}, link)
+    assert link.is_symlink()
+    assert cgrad.load(target)["a"].tolist() == [0.0, 0.0]
+    assert sorted(os.listdir(tmp_path)) == ["link.st", "real.st"]
+
+
+def test_failed_save_leaves_the_old_file_and_no_temp_files(tmp_path, monkeypatch):
+    from cgrad import serialization
+    path = tmp_path / "ck.st"
+    cgrad.save({"a": cgrad.ones(2), "b": cgrad.ones(3)}, path)
+    calls = []
+
+    def failing(t):
+        calls.append(t)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return original(t)
+
+    original = serialization._tensor_data
+    monkeypatch.setattr(serialization, "_tensor_data", failing)
+    with pytest.raises(OSError, match="No space"):
+        cgrad.save({"a": cgrad.zeros(2), "b": cgrad.zeros(3)}, path)
+    assert len(calls) == 2
+    monkeypatch.undo()
+    assert cgrad.load(path)["a"].tolist() == [1.0, 1.0]
+    assert sorted(os.listdir(tmp_path)) == ["ck.st"]
+    with pytest.raises(TypeError, match="cannot save"):
+        cgrad.save({"a": object()}, path)
+    assert sorted(os.listdir(tmp_path)) == ["ck.st"] and cgrad.load(path)["b"].tolist() == [1.0] * 3
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write any file")
+def test_save_refuses_a_read_only_checkpoint(tmp_path):
+    path = tmp_path / "ck.st"
+    cgrad.save({"a": cgrad.ones(2)}, path)
+    os.chmod(path, 0o444)
+    with pytest.raises(PermissionError, match="not writable"):
+        cgrad.save({"a": cgrad.zeros(2)}, path)
+    assert cgrad.load(path)["a"].tolist() == [1.0, 1.0]
+
+
+def test_save_errors_name_the_problem(tmp_path):
+    with pytest.raises(FileNotFoundError, match="cannot create a new file in"):
+        cgrad.save({"a": cgrad.ones(2)}, tmp_path / "missing" / "ck.st")
+    with pytest.raises(IsADirectoryError):
+        cgrad.save({"a": cgrad.ones(2)}, tmp_path)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_save_to_and_load_from_a_pipe(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = {}
+
+    def reader():
+        got["data"] = fifo.read_bytes()
+
+    th = threading.Thread(target=reader)
+    th.start()
+    cgrad.save({"a": cgrad.arange(5.0)}, fifo)  # written in place: the pipe stays a pipe
+    th.join(TIMEOUT_S)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+    def writer(data):
+        with open(fifo, "wb") as fh:
+            fh.write(data)
+
+    th = threading.Thread(target=writer, args=(got["data"],))
+    th.start()
+    assert cgrad.load(fifo)["a"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]  # a stream of unknown size
+    th.join(TIMEOUT_S)
 
 
 # ---------------------------------------------------------------- lengths checked before reading
