@@ -230,7 +230,9 @@ def check_whole(path, n):
 def test_save_is_atomic_under_sigkill(tmp_path):
     n = 8 << 20  # 32 MiB of float32
     path = tmp_path / "ck.st"
+    t0 = time.monotonic()
     cgrad.save({"w": cgrad.full((n,), 0.0), "step": 0, "tail": cgrad.full((1000,), 0.0)}, path)
+    dt = time.monotonic() - t0  # one save here; the kills land within the next few
     saver = tmp_path / "saver.py"
     saver.write_text(SAVER)
     rng = random.Random(1234)
@@ -238,7 +240,7 @@ def test_save_is_atomic_under_sigkill(tmp_path):
     for _ in range(6):
         proc = subprocess.Popen([sys.executable, str(saver), str(path), str(n)], stdout=subprocess.PIPE, text=True)
         proc.stdout.readline()  # one save done: the next ones are under way
-        time.sleep(rng.uniform(0.0, 0.4))
+        time.sleep(rng.uniform(0.0, 4 * dt))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
