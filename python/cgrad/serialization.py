@@ -8,17 +8,24 @@ tensor names; their structure is kept as JSON in __metadata__["cgrad.structure"]
 so model and optimizer state dicts round-trip. Plain {name: tensor} files are
 exchanged with the safetensors library both ways. There is no pickle: loading
 never runs code, and the loader validates every field of the header before
-touching the data. Files given by path load zero-copy through a private
-(copy-on-write) mmap that the loaded tensors keep alive."""
+touching the data (and every length before reading it). Loading reads the
+tensors into memory of their own; mmap=True maps the file under a read lease
+instead (_leasemap.py). Saving to a path writes a new file and renames it over
+the old one, so a checkpoint on disk is always whole."""
 from __future__ import annotations
 
 import builtins
+import ctypes
+import errno
+import io
 import json
 import math
-import mmap as _mmap
 import os
+import secrets
+import stat as _stat
 import struct
 import sys
+import warnings
 from typing import IO, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _C
@@ -110,16 +117,26 @@ def _join(path: str, key: Any) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def _tensor_bytes(t: Any) -> bytes:
+def _saveable(t: Any) -> Any:
     t = t.detach()
     if t.device.type == "meta":
         raise ValueError("cgrad.save: cannot save a tensor on the meta device (it has no data)")
+    return t
+
+
+def _tensor_data(t: Any) -> Any:
+    """t's elements in row-major order: its own memory when it is a contiguous CPU tensor
+    (valid while t lives), else a copy (non-contiguous views are saved contiguous)."""
     if t.device.type != "cpu":
         t = t.cpu()
-    return t._to_bytes()  # row-major, so non-contiguous views are saved contiguous
+    n = t.numel() * t.element_size()
+    if n and t.is_contiguous():
+        return memoryview((ctypes.c_char * n).from_address(t.data_ptr())).cast("B")
+    return t._to_bytes()
 
 
-def _serialize(obj: Any) -> Tuple[bytes, List[bytes]]:
+def _serialize(obj: Any) -> Tuple[bytes, List[Any]]:
+    """The header (with its 8-byte length) and the tensors to write after it, in order."""
     if sys.byteorder != "little":
         raise NotImplementedError("cgrad.save on a big-endian machine")
     fl = _Flattener()
@@ -127,40 +144,164 @@ def _serialize(obj: Any) -> Tuple[bytes, List[bytes]]:
     # widest elements first so every tensor stays aligned to its element size
     order = sorted(fl.tensors, key=lambda n: (-fl.tensors[n].element_size(), n))
     header: Dict[str, Any] = {}
-    chunks: List[bytes] = []
+    tensors: List[Any] = []
     offset = 0
     for name in order:
-        t = fl.tensors[name]
-        data = _tensor_bytes(t)
+        t = _saveable(fl.tensors[name])
+        nbytes = t.numel() * t.element_size()
         header[name] = {"dtype": _CODES[_dtype_name(t.dtype)], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        chunks.append(data)
-        offset += len(data)
+                        "data_offsets": [offset, offset + nbytes]}
+        tensors.append(t)
+        offset += nbytes
     meta = {FORMAT_KEY: "pt", STRUCTURE_KEY: json.dumps(structure, separators=(",", ":"))}
     header["__metadata__"] = meta
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)  # data starts 8-byte aligned
-    return struct.pack("<Q", len(text)) + text, chunks
+    return struct.pack("<Q", len(text)) + text, tensors
+
+
+def _write(fh: Any, head: bytes, tensors: List[Any]) -> None:
+    fh.write(head)
+    for t in tensors:
+        data = _tensor_data(t)
+        if len(data) != t.numel() * t.element_size():  # the header already promised this length
+            raise RuntimeError(f"cgrad.save: a tensor of shape {tuple(t.shape)} gave {len(data)} bytes")
+        fh.write(data)
 
 
 def save(obj: object, f: FileLike) -> None:
     """Save a tensor, or a nested dict / list / tuple of tensors and plain
     values (a state dict), to a path or binary file object, in the safetensors
-    format. Tensors are saved contiguous and detached (as data)."""
-    head, chunks = _serialize(obj)
+    format. Tensors are saved contiguous and detached (as data).
+
+    A path is written atomically: the data goes to a new file in the same
+    directory (unnamed while it is written, O_TMPFILE, where the file system
+    allows), which is flushed to disk (fsync) and then renamed over the old
+    one. A crash at any moment leaves either the old checkpoint or the new one,
+    never a mix; a process that has the old file open or mapped keeps the old
+    data. The new file keeps the old one's permission bits (and owner, where
+    allowed); a symlink is followed and its target replaced. A path naming a
+    device or a pipe is written in place."""
+    head, tensors = _serialize(obj)
     if isinstance(f, (str, bytes, os.PathLike)):
-        with open(f, "wb") as fh:
-            _write(fh, head, chunks)
+        _save_path(os.fsdecode(f), lambda fh: _write(fh, head, tensors))
     elif hasattr(f, "write"):
-        _write(f, head, chunks)
+        _write(f, head, tensors)
     else:
         raise TypeError(f"cgrad.save: f must be a path or a binary file object, got {type(f).__name__}")
 
 
-def _write(fh: Any, head: bytes, chunks: List[bytes]) -> None:
-    fh.write(head)
-    for c in chunks:
-        fh.write(c)
+def _temp_name(directory: str, base: str) -> str:
+    return os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
+
+
+def _new_temp(directory: str, base: str) -> Tuple[int, Optional[str]]:
+    """A new file to write the checkpoint into: (fd, None) for an unnamed O_TMPFILE file,
+    else (fd, its temporary name)."""
+    tmpfile = getattr(os, "O_TMPFILE", 0)
+    if tmpfile:
+        try:
+            return os.open(directory, tmpfile | os.O_WRONLY | os.O_CLOEXEC, 0o666), None
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+                raise _temp_error(directory, e) from None
+    return _new_temp_named(directory, base)
+
+
+def _new_temp_named(directory: str, base: str) -> Tuple[int, str]:
+    for _ in range(100):
+        name = _temp_name(directory, base)
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), name
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise _temp_error(directory, e) from None
+    raise FileExistsError(f"cgrad.save: no free temporary name in {directory!r}")
+
+
+def _temp_error(directory: str, e: OSError) -> OSError:
+    return type(e)(e.errno, f"cgrad.save: cannot create a new file in {directory!r} to replace the checkpoint "
+                            f"atomically ({e.strerror})")
+
+
+def _link_temp(fd: int, directory: str, base: str) -> Optional[str]:
+    """Give the unnamed file on fd a temporary name (for the rename); None if that fails."""
+    for _ in range(100):
+        name = _temp_name(directory, base)
+        try:
+            os.link(f"/proc/self/fd/{fd}", name, follow_symlinks=True)
+            return name
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+    return None
+
+
+def _write_file(fd: int, write: Callable[[Any], None], old: Optional[os.stat_result]) -> None:
+    with open(fd, "wb", closefd=False) as fh:
+        write(fh)
+    if old is not None:
+        try:
+            os.fchown(fd, old.st_uid, old.st_gid)
+        except OSError:
+            pass
+        os.fchmod(fd, _stat.S_IMODE(old.st_mode))
+    os.fsync(fd)  # the data is on disk before the name points at it
+
+
+def _save_path(path: str, write: Callable[[Any], None]) -> None:
+    target = os.path.realpath(path)  # a symlink keeps pointing at the (new) checkpoint
+    try:
+        old: Optional[os.stat_result] = os.stat(target)
+    except FileNotFoundError:
+        old = None
+    if old is not None and _stat.S_ISDIR(old.st_mode):
+        raise IsADirectoryError(errno.EISDIR, f"cgrad.save: {path!r} is a directory")
+    if old is not None and _stat.S_ISREG(old.st_mode) and not os.access(target, os.W_OK):
+        # a rename would replace it anyway; refuse as writing it in place would
+        raise PermissionError(errno.EACCES, f"cgrad.save: {path!r} is not writable")
+    if old is not None and not _stat.S_ISREG(old.st_mode):
+        with open(target, "wb") as fh:  # /dev/null, a pipe: nothing to rename over
+            write(fh)
+        return
+    directory, base = os.path.split(target)
+    fd, name = _new_temp(directory, base)
+    try:
+        _write_file(fd, write, old)
+        if name is None:
+            name = _link_temp(fd, directory, base)
+            if name is None:  # no /proc: write a named copy instead
+                os.close(fd)
+                fd = -1
+                fd, name = _new_temp_named(directory, base)
+                _write_file(fd, write, old)
+        os.replace(name, target)
+        name = None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if name is not None:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+    _fsync_dir(directory)
+
+
+def _fsync_dir(directory: str) -> None:
+    """Make the rename itself durable."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
 
 
 # ---------------------------------------------------------------- load
@@ -178,18 +319,35 @@ def _unique(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     return out
 
 
-def _parse_header(buf: Any, size: int) -> Tuple[int, Dict[str, Any], Dict[str, str]]:
-    """Validate the header; returns (data start, {name: (code, shape, begin, end)}, metadata)."""
-    if size < 8:
-        raise _bad(f"the file has {size} bytes, fewer than the 8-byte header length")
-    (n,) = struct.unpack_from("<Q", buf, 0)
+def _header_length(first: bytes, size: Optional[int], peek: Callable[[], bytes],
+                   names: Callable[[], Optional[List[str]]]) -> int:
+    """The header length from the first 8 bytes, checked against the limit and the file size
+    before anything more is read; a file in another known format is named as such."""
+    if len(first) < 8:
+        what = f"the file has {len(first)} bytes" if size is not None else f"the stream ends after {len(first)} bytes"
+        raise _bad(f"{what}, fewer than the 8-byte header length")
+    (n,) = struct.unpack_from("<Q", first, 0)
+    if n > MAX_HEADER or (size is not None and 8 + n > size):
+        _raise_if_foreign(first + peek(), names)
     if n > MAX_HEADER:
         raise _bad(f"header length {n} exceeds the limit of {MAX_HEADER} bytes")
-    if 8 + n > size:
+    if size is not None and 8 + n > size:
         raise _bad(f"header length {n} runs past the end of the file ({size} bytes)")
+    if n == 0:
+        _raise_if_foreign(first + peek(), names)
+        raise _bad("header length 0: the file does not start with a safetensors header")
+    return n
+
+
+def _parse_entries(text: bytes, data_len: Optional[int], first: bytes,
+                   names: Callable[[], Optional[List[str]]]) -> Tuple[Dict[str, Any], Dict[str, str], int]:
+    """Validate the JSON header; returns ({name: (code, shape, begin, end)}, metadata, data length).
+    data_len is the size of the data section, None for a stream of unknown size (then the
+    tensors must cover [0, end) without gaps, and end is the length to read)."""
     try:
-        header = json.loads(bytes(buf[8:8 + n]).decode("utf-8"), object_pairs_hook=_unique)
+        header = json.loads(text.decode("utf-8"), object_pairs_hook=_unique)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        _raise_if_foreign(first + text[:16], names)
         raise _bad(f"the header is not valid UTF-8 JSON ({e})") from None
     if not isinstance(header, dict):
         raise _bad(f"the header is a JSON {type(header).__name__}, not an object")
@@ -198,7 +356,6 @@ def _parse_header(buf: Any, size: int) -> Tuple[int, Dict[str, Any], Dict[str, s
         meta = {}
     if not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
         raise _bad("__metadata__ must map strings to strings")
-    data_len = size - 8 - n
     entries: Dict[str, Any] = {}
     for name, info in header.items():
         if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
@@ -225,7 +382,7 @@ def _parse_header(buf: Any, size: int) -> Tuple[int, Dict[str, Any], Dict[str, s
         begin, end = offs
         if begin < 0 or end < begin:
             raise _bad(f"tensor {name!r}: data_offsets {offs} are not an increasing pair of non-negative integers")
-        if end > data_len:
+        if data_len is not None and end > data_len:
             raise _bad(f"tensor {name!r}: data_offsets {offs} lie beyond the data section ({data_len} bytes)")
         if end - begin != nbytes:
             raise _bad(f"tensor {name!r}: data_offsets {offs} hold {end - begin} bytes but shape {shape} "
@@ -238,9 +395,71 @@ def _parse_header(buf: Any, size: int) -> Tuple[int, Dict[str, Any], Dict[str, s
         if begin > covered:
             raise _bad(f"tensor {name!r}: the data section has a gap of {begin - covered} bytes before it")
         covered = end
-    if covered != data_len:
+    if data_len is not None and covered != data_len:
         raise _bad(f"the tensors cover {covered} bytes but the data section has {data_len}")
+    return entries, meta, covered
+
+
+def _parse_header(buf: Any, size: int) -> Tuple[int, Dict[str, Any], Dict[str, str]]:
+    """Validate the header of a file held whole in buf (a mapping); returns (data start,
+    {name: (code, shape, begin, end)}, metadata)."""
+    first = bytes(buf[:8])
+    n = _header_length(first, size, lambda: bytes(buf[8:16]), lambda: None)
+    entries, meta, _ = _parse_entries(bytes(buf[8:8 + n]), size - 8 - n, first, lambda: None)
     return 8 + n, entries, meta
+
+
+# ---------------------------------------------------------------- other formats
+
+_TORCH_LEGACY_MAGIC = (0x1950A86A20F9469CFC6C).to_bytes(10, "little")  # torch.serialization.MAGIC_NUMBER
+
+
+def _foreign_format(head: bytes, names: Callable[[], Optional[List[str]]]) -> Optional[str]:
+    """What a file starting with head is, when it is a known format other than safetensors."""
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        entries = names()
+        if entries is not None and any(e.rsplit("/", 1)[-1] == "data.pkl" for e in entries):
+            return "a PyTorch .pt checkpoint (zip archive with data.pkl, as torch.save writes)"
+        if entries and all(e.endswith(".npy") for e in entries):
+            return "a NumPy .npz archive"
+        return "a zip archive (the format of torch.save and of NumPy .npz)"
+    if head[:1] == b"\x80" and len(head) > 1 and 2 <= head[1] <= 5:
+        if head[2:4] == b"\x8a\x0a" and head[4:14] == _TORCH_LEGACY_MAGIC:
+            return ("a legacy PyTorch .pt checkpoint (pickle, as torch.save writes with "
+                    "_use_new_zipfile_serialization=False)")
+        return "a Python pickle (such as a legacy PyTorch .pt checkpoint)"
+    if head.startswith(b"\x93NUMPY"):
+        return "a NumPy .npy array"
+    if head.startswith(b"\x89HDF\r\n\x1a\n"):
+        return "an HDF5 file (such as a Keras .h5 model)"
+    if head.startswith(b"GGUF"):
+        return "a GGUF file"
+    if head.startswith(b"\x1f\x8b"):
+        return "a gzip-compressed file"
+    return None
+
+
+def _raise_if_foreign(head: bytes, names: Callable[[], Optional[List[str]]]) -> None:
+    kind = _foreign_format(head, names)
+    if kind is None:
+        return
+    hint = ""
+    if "PyTorch" in kind or "pickle" in kind or "zip" in kind:
+        hint = (" It never unpickles (that can run code). To use a PyTorch checkpoint, convert it once with "
+                "PyTorch: safetensors.torch.save_file(torch.load(path, map_location='cpu'), 'model.safetensors') "
+                "for a state dict.")
+    raise ValueError(f"cgrad.load: this is {kind}, not a safetensors file; cgrad.load reads only safetensors "
+                     f"files (what cgrad.save writes).{hint}")
+
+
+def _zip_names(src: Any) -> Optional[List[str]]:
+    """The member names when src (a path or a seekable binary file at its start) is a zip archive."""
+    import zipfile
+    try:
+        with zipfile.ZipFile(src) as z:
+            return z.namelist()
+    except Exception:  # noqa: BLE001 - any failure means: not a readable zip
+        return None
 
 
 def _make_tensor(view: memoryview, base: int, start: int, code: str, shape: List[int]) -> Any:
@@ -331,47 +550,219 @@ def _relocate(t: Any, map_location: MapLocation) -> Any:
                     f"got {type(map_location).__name__}")
 
 
-def _open(f: FileLike, use_mmap: Optional[bool]) -> Tuple[Any, int]:
-    """The file's bytes as a writable buffer (a private mmap or a bytearray)."""
-    if isinstance(f, (str, bytes, os.PathLike)):
-        with open(f, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if use_mmap is not False and size > 0:
-                return _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY), size
-            whole = bytearray(fh.read())
-            return whole, len(whole)
-    if hasattr(f, "read"):
-        data = f.read()
-        if not isinstance(data, (bytes, bytearray)):
-            raise TypeError("cgrad.load: the file object must be opened in binary mode")
-        buf = bytearray(data)
-        return buf, len(buf)
-    raise TypeError(f"cgrad.load: f must be a path or a binary file object, got {type(f).__name__}")
+_CHUNK = 64 << 20  # reads go in pieces of at most this many bytes
+
+
+class _Reader:
+    """Sequential reads from a binary file object, in bounded pieces. size: the bytes left
+    from the current position when known (a regular file, a seekable object), else None."""
+
+    def __init__(self, fh: Any, size: Optional[int], names: Callable[[], Optional[List[str]]]) -> None:
+        self.fh = fh
+        self.size = size
+        self.names = names
+        self.done = 0  # bytes read so far
+        self._into = getattr(fh, "readinto", None)
+
+    def read(self, n: int) -> bytes:
+        """Up to n bytes (fewer only at the end of the data)."""
+        parts = []
+        while n > 0:
+            piece = self.fh.read(min(n, _CHUNK))
+            if piece is None:
+                raise ValueError("cgrad.load: the file object is non-blocking and has no data ready")
+            if not isinstance(piece, (bytes, bytearray)):
+                raise TypeError("cgrad.load: the file object must be opened in binary mode")
+            if not piece:
+                break
+            parts.append(piece)
+            n -= len(piece)
+            self.done += len(piece)
+        return b"".join(parts)
+
+    def read_into(self, buf: memoryview) -> int:
+        """Fill buf; the number of bytes read (less than len(buf) only at the end of the data)."""
+        got = 0
+        while got < len(buf):
+            part = buf[got:got + _CHUNK]
+            if self._into is not None:
+                k = self._into(part)
+                if k is None:
+                    raise ValueError("cgrad.load: the file object is non-blocking and has no data ready")
+            else:
+                data = self.read(len(part))
+                self.done -= len(data)
+                k = len(data)
+                part[:k] = data
+            if not k:
+                break
+            got += k
+            self.done += k
+        return got
+
+
+def _source_size(fh: Any) -> Optional[int]:
+    """The bytes left in a file object from its position, when that can be known without reading."""
+    try:
+        st = os.fstat(fh.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        st = None
+    if st is not None and not _stat.S_ISREG(st.st_mode):
+        return None  # a pipe, a socket, a character device such as /dev/zero: read until the data ends
+    try:
+        if not fh.seekable():
+            return None
+        pos = fh.tell()
+        end = fh.seek(0, os.SEEK_END)
+        fh.seek(pos)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return max(0, end - pos)
+
+
+def _zip_names_of(fh: Any) -> Callable[[], Optional[List[str]]]:
+    """For the error message: the member names when fh, from its current position, is a zip archive."""
+    try:
+        start: Optional[int] = fh.tell() if fh.seekable() else None
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        start = None
+
+    def names() -> Optional[List[str]]:
+        if start is None:
+            return None
+        try:
+            pos = fh.tell()
+            fh.seek(start)
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return None
+        try:
+            return _zip_names(fh)
+        finally:
+            try:
+                fh.seek(pos)
+            except (OSError, ValueError, io.UnsupportedOperation):
+                pass
+    return names
+
+
+def _read_tensor(r: _Reader, code: str, shape: List[int], name: str, declared: int) -> Any:
+    """A new tensor of the given dtype and shape holding the next bytes of r."""
+    dtype = getattr(_C, _DTYPES[code][0])
+    t = _C.empty(shape, dtype=dtype)
+    nbytes = t.numel() * _DTYPES[code][1]
+    if nbytes == 0:
+        return t
+    buf = memoryview((ctypes.c_char * nbytes).from_address(t.data_ptr())).cast("B")  # t's own storage
+    got = r.read_into(buf)
+    if got < nbytes:
+        where = r.done
+        if r.size is not None:
+            raise _bad(f"the file ended after {where} of its {r.size} bytes while tensor {name!r} was read "
+                       "(it changed while being read)")
+        raise _bad(f"the stream ended after {where} bytes, inside tensor {name!r}; the header declares "
+                   f"{declared} bytes of data")
+    if code == "BOOL" and buf.tobytes().translate(None, b"\x00\x01"):
+        raise _bad("a bool tensor holds bytes other than 0 and 1")
+    return t
+
+
+def _read_all(fh: Any, size: Optional[int], names: Callable[[], Optional[List[str]]]
+              ) -> Tuple[Dict[str, Any], Dict[str, str]]:
+    """Read a checkpoint from fh into new tensors; every length is checked before it is read."""
+    r = _Reader(fh, size, names)
+    first = r.read(8)
+    n = _header_length(first, size, lambda: r.read(8), names)
+    text = r.read(n)
+    if len(text) < n:
+        raise _bad(f"the stream ends inside the header ({len(text)} of its {n} bytes)")
+    entries, meta, data_len = _parse_entries(text, None if size is None else size - 8 - n, first, names)
+    tensors: Dict[str, Any] = {}
+    for name, (code, shape, _, _) in sorted(entries.items(), key=lambda kv: (kv[1][2], kv[1][3])):
+        tensors[name] = _read_tensor(r, code, shape, name, data_len)
+    if size is None and r.read(1):
+        raise _bad(f"the tensors cover {data_len} bytes but more data follows them")
+    return {k: tensors[k] for k in entries}, meta
+
+
+def _finish(tensors: Dict[str, Any], meta: Dict[str, str], map_location: MapLocation) -> Any:
+    tensors = {k: _relocate(t, map_location) for k, t in tensors.items()}
+    if STRUCTURE_KEY not in meta:
+        return tensors
+    try:
+        return _decode(json.loads(meta[STRUCTURE_KEY]), tensors)
+    except RecursionError:
+        raise _bad("cgrad.structure is nested too deeply") from None
+    except json.JSONDecodeError as e:
+        raise _bad(f"cgrad.structure is not valid JSON ({e})") from None
+
+
+def _load_mapped(fd: int, map_location: MapLocation) -> Optional[Any]:
+    """mmap=True: the tensors share a private mapping of the file kept safe by a lease
+    (Note [Leased mappings] in _leasemap.py); None when the file cannot be protected."""
+    from . import _leasemap
+    got = _leasemap.map_file(fd)
+    if isinstance(got, str):
+        warnings.warn(f"cgrad.load: mmap=True: the file is read into memory instead, because {got}: "
+                      "a mapping without a lease would crash the process if the file were truncated",
+                      UserWarning, stacklevel=3)
+        return None
+    m, size = got
+    view = memoryview(m)
+    try:
+        start, entries, meta = _parse_header(view, size)
+        base = _address(view) if entries else 0
+        tensors = {name: _make_tensor(view, base, start + b, code, shape)
+                   for name, (code, shape, b, _) in entries.items()}
+    finally:
+        view.release()  # the tensors hold their own exports of the mapping
+    return _finish(tensors, meta, map_location)
 
 
 def load(f: FileLike, map_location: MapLocation = None, weights_only: bool = True, *,
          mmap: Optional[bool] = None) -> Any:
     """Load what cgrad.save wrote (or any safetensors file, as a {name: tensor}
-    dict). Nothing in the file can run code, whatever weights_only says.
-    Files given by path are memory-mapped (copy-on-write) and their tensors
-    share the mapping; mmap=False reads them into memory instead."""
+    dict) from a path or a binary file object. Nothing in the file can run code,
+    whatever weights_only says.
+
+    By default (mmap None or False) the tensors are read into memory of their
+    own, so nothing done to the file afterwards (overwritten, truncated,
+    deleted) changes them. Lengths are checked before they are read: a header
+    that claims more than the file holds fails at once, and a source of unknown
+    size (a pipe, a character device) is read in bounded pieces.
+
+    mmap=True (a path only) maps the file instead, privately (writes to the
+    tensors stay in this process), and holds a read lease on it (Linux): when
+    anything later opens the file for writing or truncates it, the mapped data
+    is first copied into memory, so the tensors still hold what was loaded and
+    the process never sees SIGBUS. cgrad.save replaces the file by renaming a
+    new one over it, which leaves the mapping on the old file. Where no lease
+    can be taken (the file open for writing elsewhere, owned by another user,
+    a file system without leases, not Linux), the file is read into memory and
+    a UserWarning says why. See Note [Leased mappings] in cgrad/_leasemap.py
+    for the limits."""
     del weights_only  # the format holds only data
     if sys.byteorder != "little":
         raise NotImplementedError("cgrad.load on a big-endian machine")
-    buf, size = _open(f, mmap)
-    view = memoryview(buf)
-    try:
-        start, entries, meta = _parse_header(view, size)
-        base = _address(view) if entries else 0
-        tensors = {name: _relocate(_make_tensor(view, base, start + b, code, shape), map_location)
-                   for name, (code, shape, b, _) in entries.items()}
-        if STRUCTURE_KEY not in meta:
-            return tensors
-        try:
-            return _decode(json.loads(meta[STRUCTURE_KEY]), tensors)
-        except RecursionError:
-            raise _bad("cgrad.structure is nested too deeply") from None
-        except json.JSONDecodeError as e:
-            raise _bad(f"cgrad.structure is not valid JSON ({e})") from None
-    finally:
-        view.release()  # tensors hold their own exports of the buffer
+    if isinstance(f, (str, bytes, os.PathLike)):
+        with open(f, "rb", buffering=0) as fh:
+            st = os.fstat(fh.fileno())
+            regular = _stat.S_ISREG(st.st_mode)
+            if mmap:
+                if not regular:
+                    raise ValueError("cgrad.load: mmap=True needs a regular file, and this path names "
+                                     "a pipe, a device or another special file")
+                out = _load_mapped(fh.fileno(), map_location)
+                if out is not None:
+                    return out
+                st = os.fstat(fh.fileno())
+            size = st.st_size if regular else None
+            tensors, meta = _read_all(fh, size, (lambda: _zip_names(os.fsdecode(f))) if regular else (lambda: None))
+        return _finish(tensors, meta, map_location)
+    if mmap:
+        raise ValueError("cgrad.load: f must be a file path in order to use the mmap argument")
+    if not hasattr(f, "read"):
+        raise TypeError(f"cgrad.load: f must be a path or a binary file object, got {type(f).__name__}")
+    if isinstance(f, io.TextIOBase):
+        raise TypeError("cgrad.load: the file object must be opened in binary mode")
+    tensors, meta = _read_all(f, _source_size(f), _zip_names_of(f))
+    return _finish(tensors, meta, map_location)

@@ -495,7 +495,8 @@ def _file(header: Any, data: bytes = b"", n: Any = None) -> bytes:
 
 
 def _load_bytes(data: bytes) -> Callable[[Any], Any]:
-    """Load `data` from a BytesIO and from a file path (memory-mapped); both must raise."""
+    """Load `data` from a BytesIO, from a file path memory-mapped (mmap=True) and from a file
+    path read into memory (the default); all must raise."""
     def run(L: Any) -> Any:
         try:
             L.load(io.BytesIO(data))
@@ -507,6 +508,12 @@ def _load_bytes(data: bytes) -> Callable[[Any], Any]:
         try:
             os.write(fd, data)
             os.close(fd)
+            try:
+                L.load(path, mmap=True)
+            except ValueError:
+                pass
+            else:
+                raise AssertionError("loading with mmap=True did not raise")
             return L.load(path)
         finally:
             os.unlink(path)
@@ -543,6 +550,31 @@ CHECKPOINTS = [
 for cname, data, match in CHECKPOINTS:
     # torch.load reads pickles, not safetensors: no parity check
     case(f"load_{cname}", _load_bytes(data), ValueError, "invalid checkpoint: .*(" + match + ")", None)
+
+def _zip_with(names: List[str]) -> bytes:
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for n in names:
+            z.writestr(n, b"\x80\x02}q\x00.")
+    return buf.getvalue()
+
+
+# other formats are named, whatever the source (torch.load reads them: no parity check)
+FOREIGN = [
+    ("torch_zip", _zip_with(["archive/data.pkl", "archive/version", "archive/data/0"]), "PyTorch .pt checkpoint"),
+    ("torch_legacy", b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.\x80\x02M\xe9\x03.", "legacy PyTorch"),
+    ("pickle", b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00}\x94.", "Python pickle"),
+    ("npz", _zip_with(["a.npy"]), "NumPy .npz"),
+]
+for fname, data, match in FOREIGN:
+    case(f"load_foreign_{fname}", _load_bytes(data), ValueError, f"this is an? {match}.*not a safetensors file", None)
+case("load_dev_zero", lambda L: L.load("/dev/zero"), ValueError, "header length 0", None)
+case("load_dev_zero_mmap", lambda L: L.load("/dev/zero", mmap=True), ValueError, "mmap=True needs a regular file",
+     None)
+# a zip archive, so that torch gets as far as its own mmap check
+case("load_mmap_file_object", lambda L: L.load(io.BytesIO(FOREIGN[0][1]), mmap=True), ValueError,
+     "must be a file path in order to use the mmap argument", True)
 
 case("load_int_object", lambda L: L.load(42), TypeError, "path or a binary file object", None)
 case("load_none", lambda L: L.load(None), TypeError, "path or a binary file object", None)

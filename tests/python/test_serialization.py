@@ -1,6 +1,7 @@
 """cgrad.save / cgrad.load: safetensors checkpoints (round trips of every
 dtype and of nested state dicts, interop with the safetensors library both
-ways, validation of malformed files, zero-copy mmap loading)."""
+ways, validation of malformed files, loading into memory and zero-copy
+mmap loading). Overwrites, truncation and crashes: test_checkpoint_safety.py."""
 import gc
 import io
 import json
@@ -292,19 +293,31 @@ def test_mmap_loading_of_a_large_file_is_zero_copy(tmp_path):
     cgrad.save({"big": big, "small": cgrad.ones(3, dtype=cgrad.int64)}, path)
     assert os.path.getsize(path) > 64 * 2**20
     del big
-    back = cgrad.load(path)
+    back = cgrad.load(path, mmap=True)
     t = back["big"]
     assert t.shape == (20_000_000,) and t[12_345_678].item() == 12_345_678.0
     assert back["small"].data_ptr() % 8 == 0 and t.data_ptr() % 4 == 0
     assert abs(t.data_ptr() - back["small"].data_ptr()) <= os.path.getsize(path)  # one mapping
     t[0] = -1.0  # copy-on-write: the tensor is writable, the file unchanged
     assert t[0].item() == -1.0
-    assert cgrad.load(path, mmap=False)["big"][0].item() == 0.0
+    assert cgrad.load(path)["big"][0].item() == 0.0
     view = t[10:20]
     del back, t
     gc.collect()
     os.remove(path)  # the mapping outlives the file's name and the other tensors
     assert view.tolist() == [float(i) for i in range(10, 20)]
+
+
+def test_default_load_reads_each_tensor_into_its_own_memory(tmp_path):
+    path = tmp_path / "m.st"
+    cgrad.save({"a": cgrad.arange(1000.0), "b": cgrad.ones(10, dtype=cgrad.int64)}, path)
+    before = cgrad.memory.memory_allocated()
+    back = cgrad.load(path)
+    assert abs(back["a"].data_ptr() - back["b"].data_ptr()) > 0
+    assert back["a"].sum().item() == sum(range(1000)) and back["b"].tolist() == [1] * 10
+    assert cgrad.memory.memory_allocated() >= before + 4080  # from cgrad's allocator, like any other tensor
+    back["a"][0] = 5.0  # writable, and the file unchanged
+    assert cgrad.load(path)["a"][0].item() == 0.0
 
 
 def test_loading_never_imports_pickle_machinery():
