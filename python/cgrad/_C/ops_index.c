@@ -295,6 +295,48 @@ static int check_nonnegative(cg_tensor *idx, const char *op, int64_t dim, cg_ten
     return rc;
 }
 
+/* Note [index_fill with a tensor value]: index_fill writes one value into
+ * every selected slice, so the value's gradient is the sum of the incoming
+ * gradient over the filled positions, each counted once (PyTorch:
+ * grad.index_select(dim, unique(index)).sum()). index_put's gradient for its
+ * values gathers the gradient at each index, so a repeated index (or a
+ * negative one naming the same slice as a positive one) would count a slice
+ * twice: the index list is reduced to its distinct slices first (in order of
+ * first appearance). Out-of-range entries are kept, for index_put to report.
+ * `size` is the length of the filled dimension; *idx (int64, 1-d) is
+ * replaced by the reduced list (new reference) when it had repeats. */
+static int distinct_fill_index(cg_tensor **idx, int64_t size) {
+    int64_t n = cg_tensor_numel(*idx);
+    if (n < 2 || cg_tensor_device(*idx).type != CG_DEVICE_CPU) return 0;
+    int64_t *buf = PyMem_Malloc((size_t)n * sizeof(int64_t));
+    unsigned char *seen = PyMem_Calloc((size_t)(size > 0 ? size : 1), 1);
+    int rc = (!buf || !seen) ? (PyErr_NoMemory(), -1) : cgpy_check(cg_tensor_copy_to_buffer(*idx, buf, CG_DTYPE_I64));
+    int64_t kept = 0;
+    for (int64_t i = 0; !rc && i < n; i++) {
+        int64_t v = buf[i], p = v < 0 ? v + size : v;
+        if (p < 0 || p >= size) { /* out of range: left for index_put's error */
+            buf[kept++] = v;
+            continue;
+        }
+        if (seen[p]) continue;
+        seen[p] = 1;
+        buf[kept++] = p;
+    }
+    if (!rc && kept < n) {
+        cg_tensor *d = cg_from_data(buf, 1, &kept, CG_DTYPE_I64);
+        if (d) {
+            cg_tensor_release(*idx);
+            *idx = d;
+        } else {
+            rc = -1;
+            cgpy_raise();
+        }
+    }
+    PyMem_Free(buf);
+    PyMem_Free(seen);
+    return rc;
+}
+
 /* index_add / index_copy / index_fill along dim, as index_put with the index
  * at position dim (accumulating for index_add). */
 static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, ix_kind kind, bool inplace) {
@@ -344,6 +386,11 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
     cg_tensor *idx = cg_reshape(idx0, 1, &ni);
     cg_tensor_release(idx0);
     if (!idx) return cgpy_raise();
+    if (kind == IX_FILL && cgpy_is_tensor(src_o) &&
+        distinct_fill_index(&idx, cg_tensor_ndim(xt) ? cg_tensor_shape(xt)[dim] : 1)) { /* Note [index_fill with a tensor value] */
+        cg_tensor_release(idx);
+        return NULL;
+    }
 
     /* a 0-d input works as a 1-element vector */
     int nd = cg_tensor_ndim(xt);
