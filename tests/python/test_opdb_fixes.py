@@ -258,3 +258,49 @@ def test_threshold_integer_input_and_shrink_dtype_errors() -> None:
         assert str(ec.value) == str(et.value)
     with pytest.raises(RuntimeError, match="lambda must be greater or equal to 0"):
         CF.softshrink(cgrad.ones(2), -0.5)
+
+
+# ---------------------------------------------------------------- 3. arange with integer dtypes
+
+ARANGE_BOUNDS = [
+    (3.1,), (1.5,), (0.9, 3.0), (-0.9, 3.0, 1.0), (0.5, 3.7, 1), (0.5, 3.7, 0.8), (3.7, 0.5, -1), (3.7, 0.5, -0.8),
+    (2.5, -3.5, -1.5), (0, 5, 1.5), (0, -5, -1.5), (0.3, 4.9, 0.7), (-2.5, 2.5, 0.5), (-2.5, 2.5, 1.5),
+    (5.9, 0.1, -2.5), (-5.5, -0.5, 1.9), (0.3, 0.7), (0, 0.7, 0.5), (-0.7, 0.0, 0.5), (0.0, -0.5, -0.1),
+    (5, 0, -2), (0, 10, 3), (2, 2), (0, 10**10, 10**9 + 0.5),
+    # errors: zero step, wrong sign, non-finite bounds
+    (0, 3, 0), (0.0, 3.0, 0.0), (-0.5, 0.3, -1), (0.5, 0.2), (-3.1,), (0, INF), (0, NAN),
+]
+ARANGE_DTYPES = ["int64", "int32", "int16", "int8", "uint8", "float32", "float64"]
+
+
+def _arange(lib: Any, bounds: Tuple[Any, ...], dtype: str) -> Tuple[str, Any]:
+    try:
+        return "ok", lib.arange(*bounds, dtype=getattr(lib, dtype))
+    except Exception as e:  # noqa: BLE001 - compared with torch's
+        return "error", e
+
+
+@pytest.mark.parametrize("dtype", ARANGE_DTYPES)
+@pytest.mark.parametrize("bounds", ARANGE_BOUNDS, ids=str)
+def test_arange_length_and_values_match_torch(bounds: Tuple[Any, ...], dtype: str) -> None:
+    kt, rt = _arange(torch, bounds, dtype)
+    kc, rc = _arange(cgrad, bounds, dtype)
+    assert kc == kt, (rc, rt)
+    if kt == "error":
+        assert isinstance(rc, type(rt)), (rc, rt)  # ValueError or RuntimeError as torch (InvalidArgument is both)
+        return
+    assert rc.tolist() == rt.tolist() if dtype.startswith(("int", "uint")) else True
+    assert_same(rc, rt)
+
+
+def test_arange_requested_examples() -> None:
+    assert cgrad.arange(3.1, dtype=cgrad.int64).tolist() == [0, 1, 2]
+    assert cgrad.arange(0.5, 3.7, 0.8, dtype=cgrad.int32).tolist() == torch.arange(0.5, 3.7, 0.8,
+                                                                                  dtype=torch.int32).tolist()
+    assert cgrad.arange(3.1).dtype == cgrad.float32 and cgrad.arange(0, 5, 2).dtype == cgrad.int64
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        cgrad.arange(0, 3, 0.5, dtype=cgrad.int64)  # the step truncates to 0, as torch's ValueError
+    with pytest.raises(RuntimeError, match="inconsistent with step sign"):
+        cgrad.arange(0.5, 0.2, dtype=cgrad.int64)
+    with pytest.raises(RuntimeError, match="cannot be converted to type int64"):
+        cgrad.arange(-1e19, 0, 1e18, dtype=cgrad.int64)
