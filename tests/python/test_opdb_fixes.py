@@ -304,3 +304,124 @@ def test_arange_requested_examples() -> None:
         cgrad.arange(0.5, 0.2, dtype=cgrad.int64)
     with pytest.raises(RuntimeError, match="cannot be converted to type int64"):
         cgrad.arange(-1e19, 0, 1e18, dtype=cgrad.int64)
+
+
+# ---------------------------------------------------------------- 4. Tensor.to signatures
+
+F32, F64 = "float32", "float64"
+TO_CALLS = {
+    "()": ((), {}),
+    "(F64)": ((F64,), {}),
+    "(F32)": ((F32,), {}),
+    "(F32,False,True)": ((F32, False, True), {}),
+    "(F64,False,True)": ((F64, False, True), {}),
+    "(F32,False,False)": ((F32, False, False), {}),
+    "(F32,True)": ((F32, True), {}),
+    "(F32,non_blocking=True,copy=True)": ((F32,), {"non_blocking": True, "copy": True}),
+    "(F32,copy=True)": ((F32,), {"copy": True}),
+    "(F32,memory_format=pf)": ((F32,), {"memory_format": "PF"}),
+    "(F32,False,True,memory_format=pf)": ((F32, False, True), {"memory_format": "PF"}),
+    "('cpu')": (("cpu",), {}),
+    "('cpu',F32)": (("cpu", F32), {}),
+    "('cpu',F32,False,True)": (("cpu", F32, False, True), {}),
+    "('cpu',F64,False,True)": (("cpu", F64, False, True), {}),
+    "('cpu',F64,True,False)": (("cpu", F64, True, False), {}),
+    "('cpu',None,False,True)": (("cpu", None, False, True), {}),
+    "('cpu',copy=True)": (("cpu",), {"copy": True}),
+    "('cpu',dtype=F64)": (("cpu",), {"dtype": F64}),
+    "(device('cpu'),F32,True)": (("DEV", F32, True), {}),
+    "(None)": ((None,), {}),
+    "(None,F64)": ((None, F64), {}),
+    "(None,None,False,True)": ((None, None, False, True), {}),
+    "(device=,dtype=,non_blocking=,copy=)": ((), {"device": "cpu", "dtype": F64, "non_blocking": False,
+                                                   "copy": True}),
+    "(dtype=F32,copy=True)": ((), {"dtype": F32, "copy": True}),
+    "(device=None,dtype=None,copy=True)": ((), {"device": None, "dtype": None, "copy": True}),
+    "(copy=True)": ((), {"copy": True}),
+    "(copy=False)": ((), {"copy": False}),
+    "(memory_format=pf)": ((), {"memory_format": "PF"}),
+    "('meta')": (("meta",), {}),
+    "(device='meta',copy=True)": ((), {"device": "meta", "copy": True}),
+    "(other)": (("OTHER",), {}),
+    "(other,False,True)": (("OTHER", False, True), {}),
+    "(other,copy=True)": (("OTHER",), {"copy": True}),
+    "(other,memory_format=pf)": (("OTHER",), {"memory_format": "PF"}),
+    "(self)": (("SELF",), {}),
+    "(self,False,True)": (("SELF", False, True), {}),
+    "(float)": ((float,), {}),
+    # TypeErrors
+    "(F32,False,True,pf)": ((F32, False, True, "PF"), {}),
+    "('cpu',F32,False,True,pf)": (("cpu", F32, False, True, "PF"), {}),
+    "(other=other)": ((), {"other": "OTHER"}),
+    "(F32,F64)": ((F32, F64), {}),
+    "('cpu','cpu')": (("cpu", "cpu"), {}),
+    "(F32,'cpu')": ((F32, "cpu"), {}),
+    "(F32,dtype=F64)": ((F32,), {"dtype": F64}),
+    "('cpu',device='cpu')": (("cpu",), {"device": "cpu"}),
+    "(F32,bogus=1)": ((F32,), {"bogus": 1}),
+    "(F32,'x')": ((F32, "x"), {}),
+    "(F32,1)": ((F32, 1), {}),
+    "(F32,non_blocking=None)": ((F32,), {"non_blocking": None}),
+    "(F32,copy=1)": ((F32,), {"copy": 1}),
+    "(F32,False,1)": ((F32, False, 1), {}),
+    "(other,F32)": (("OTHER", F32), {}),
+    "(other,False,True,False)": (("OTHER", False, True, False), {}),
+    "(F32,False,True,False)": ((F32, False, True, False), {}),
+    "([1])": (([1],), {}),
+}
+
+
+def _resolve(lib: Any, v: Any, x: Any, other: Any) -> Any:
+    if isinstance(v, str):
+        if v in (F32, F64):
+            return getattr(lib, v)
+        if v == "PF":
+            return torch.preserve_format if lib is torch else getattr(cgrad, "preserve_format", None)
+        if v == "OTHER":
+            return other
+        if v == "SELF":
+            return x
+        if v == "DEV":
+            return lib.device("cpu")
+    return v
+
+
+@pytest.mark.parametrize("call", list(TO_CALLS), ids=str)
+def test_tensor_to_signatures(call: str) -> None:
+    args, kwargs = TO_CALLS[call]
+    out = {}
+    for lib in (cgrad, torch):
+        x = lib.tensor([[1.5, -2.0, 3.25]] * 2)
+        other = lib.zeros(2, dtype=lib.float64)
+        a = tuple(_resolve(lib, v, x, other) for v in args)
+        k = {n: _resolve(lib, v, x, other) for n, v in kwargs.items()}
+        try:
+            r = x.to(*a, **k)
+        except Exception as e:  # noqa: BLE001 - compared with torch's
+            out[lib.__name__] = e
+            continue
+        shares = r.device.type != "meta" and r.data_ptr() == x.data_ptr()
+        out[lib.__name__] = (r is x, shares, str(r.dtype).split(".")[-1], r.device.type, r)
+    c, t = out["cgrad"], out["torch"]
+    if isinstance(t, Exception):
+        assert isinstance(c, type(t)), (c, t)
+        return
+    assert not isinstance(c, Exception), c
+    assert c[:4] == t[:4], (c[:4], t[:4])
+    if t[3] != "meta":
+        assert_same(c[4], t[4])
+
+
+def test_tensor_to_copy_returns_a_new_tensor_with_its_own_storage() -> None:
+    x = cgrad.ones(3, requires_grad=True)
+    for r in (x.to(cgrad.float32, False, True), x.to("cpu", cgrad.float32, False, True), x.to(copy=True),
+              x.to(x, copy=True), x.to(device="cpu", copy=True)):
+        assert r is not x and r.data_ptr() != x.data_ptr()
+        assert r.requires_grad and r.grad_fn is not None  # a differentiable copy, as torch's
+    r = x.to(cgrad.float64, copy=True)
+    r.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    y = cgrad.ones(2)
+    z = y.to("cpu", None, False, True)
+    z.add_(1)
+    assert y.tolist() == [1.0, 1.0]
