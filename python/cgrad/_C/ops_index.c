@@ -53,9 +53,11 @@ static PyObject *py_gather(PyObject *self, PyObject *args, PyObject *kw) {
     if (parse_dim(dim_o, cgpy_t(x), &dim)) return NULL;
     cg_tensor *idx = opargs_index(index_o, "gather", true);
     if (!idx) return NULL;
-    cg_tensor *r = cg_gather(cgpy_t(x), dim, idx);
+    static const cgpy_out_rule rule = {"gather", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
+    cg_tensor *ins[2] = {cgpy_t(x), idx};
+    PyObject *res = opargs_out(cg_gather(cgpy_t(x), dim, idx), out, false, &rule, 2, ins);
     cg_tensor_release(idx);
-    return opargs_out(r, out, false);
+    return res;
 }
 
 /* ------------------------------------------------------------- scatter family */
@@ -184,9 +186,11 @@ static PyObject *py_index_select(PyObject *self, PyObject *args, PyObject *kw) {
         cg_tensor_release(idx);
         return NULL;
     }
-    cg_tensor *r = cg_index_select(cgpy_t(x), dim, idx);
+    static const cgpy_out_rule rule = {"index_select", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
+    cg_tensor *ins[2] = {cgpy_t(x), idx};
+    PyObject *res = opargs_out(cg_index_select(cgpy_t(x), dim, idx), out, true, &rule, 2, ins);
     cg_tensor_release(idx);
-    return opargs_out(r, out, true);
+    return res;
 }
 
 static PyObject *py_take(PyObject *self, PyObject *args, PyObject *kw) {
@@ -195,9 +199,11 @@ static PyObject *py_take(PyObject *self, PyObject *args, PyObject *kw) {
     if (!opargs_parse(self, args, kw, "O!O|$O:take", kwlist, &CgTensorBase_Type, &x, &index_o, &out)) return NULL;
     cg_tensor *idx = opargs_index(index_o, "take", false);
     if (!idx) return NULL;
-    cg_tensor *r = cg_take(cgpy_t(x), idx);
+    static const cgpy_out_rule rule = {"take", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
+    cg_tensor *ins[2] = {cgpy_t(x), idx};
+    PyObject *res = opargs_out(cg_take(cgpy_t(x), idx), out, true, &rule, 2, ins);
     cg_tensor_release(idx);
-    return opargs_out(r, out, true);
+    return res;
 }
 
 /* ------------------------------------------------------------- index_put and the index_* family */
@@ -473,7 +479,10 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
             cg_tensor_release(r);
             r = r0;
         }
-        res = opargs_out(r, out, keep_index);
+        /* PyTorch lets index_add / index_copy write into self itself, not into part of it */
+        cgpy_out_rule rule = {base, CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, 0};
+        cg_tensor *ins[3] = {xt, idx, kind == IX_FILL ? NULL : cgpy_t(src_o)};
+        res = opargs_out(r, out, keep_index, &rule, 3, ins);
     }
     goto done;
 engine_fail:
@@ -539,7 +548,9 @@ static PyObject *py_masked_select(PyObject *self, PyObject *args, PyObject *kw) 
                      cg_dtype_name(cg_tensor_dtype(cgpy_t(mask))));
         return NULL;
     }
-    return opargs_out(cg_masked_select(cgpy_t(x), cgpy_t(mask)), out, false);
+    static const cgpy_out_rule rule = {"masked_select", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
+    cg_tensor *ins[2] = {cgpy_t(x), cgpy_t(mask)};
+    return opargs_out(cg_masked_select(cgpy_t(x), cgpy_t(mask)), out, false, &rule, 2, ins);
 }
 
 static PyObject *masked_scatter_common(PyObject *self, PyObject *args, PyObject *kw, bool inplace) {
@@ -571,7 +582,8 @@ static PyObject *py_nonzero(PyObject *self, PyObject *args, PyObject *kw) {
     int as_tuple = 0;
     if (!opargs_parse(self, args, kw, "O!|$Op:nonzero", kwlist, &CgTensorBase_Type, &x, &out, &as_tuple)) return NULL;
     cg_tensor *xt = cgpy_t(x);
-    if (!as_tuple) return opargs_out(cg_nonzero(xt), out, false);
+    static const cgpy_out_rule rule = {"nonzero", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
+    if (!as_tuple) return opargs_out(cg_nonzero(xt), out, false, &rule, 1, &xt);
     if (out && out != Py_None) {
         PyErr_SetString(PyExc_TypeError, "nonzero(): out= is not supported with as_tuple=True");
         return NULL;
