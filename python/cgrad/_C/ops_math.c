@@ -307,11 +307,19 @@ enum {
     BK_BOOL,  /* comparisons and logic: operands promoted, bool result */
 };
 
+/* Which operands may be Python numbers, as in PyTorch's signatures: torch.eq(2, t)
+ * is a TypeError, torch.add(2, t) is not. */
+enum {
+    OPND_ANY,   /* either (add, mul, remainder, bitwise_and, ...) */
+    OPND_INPUT, /* `other` only: `input` must be a Tensor (eq, lt, fmod, ...) */
+    OPND_BOTH,  /* neither: both must be Tensors (maximum, atan2, logical_and, ...) */
+};
+
 typedef struct {
     const char *name;
     binary_fn fn;
     int kind;
-    bool tensor_other; /* `other` must be a Tensor (maximum, minimum, fmax, fmin) */
+    int operands; /* OPND_* */
 } binary_def;
 
 static const char *const k_binary_names[] = {"input", "other", "out", NULL};
@@ -326,7 +334,8 @@ static cg_tensor *binary_apply(const binary_def *d, PyObject *a, PyObject *b) {
         cgpy_need_tensor(a, d->name, "input");
         return NULL;
     }
-    if (d->tensor_other && cgpy_need_tensor(b, d->name, "other")) return NULL;
+    if (d->operands != OPND_ANY && cgpy_need_tensor(a, d->name, "input")) return NULL;
+    if (d->operands == OPND_BOTH && cgpy_need_tensor(b, d->name, "other")) return NULL;
     PyObject *ops[2] = {a, b};
     cg_tensor *t[2];
     cg_dtype dt;
@@ -359,7 +368,7 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
     if (cgpy_parse_fastkw(self, args, nargs, kwnames, d->name, names, 2, 2, v) ||
         cgpy_need_tensor(v[0], d->name, "input"))
         return NULL;
-    if (d->tensor_other && cgpy_need_tensor(v[1], d->name, "other")) return NULL;
+    if (d->operands == OPND_BOTH && cgpy_need_tensor(v[1], d->name, "other")) return NULL;
     self = v[0];
     if (d->kind == BK_BOOL) return cgpy_inplace_via(outofplace, self, &v[1], 1, NULL);
     cg_tensor *t = cgpy_t(self);
@@ -385,19 +394,19 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
         return binary_inplace(&B_##name, py_##name, self, args, nargs, kw);                                     \
     }
 
-/* name, dtype rule, `other` must be a Tensor (as in PyTorch's signatures) */
+/* name, dtype rule, which operands may be numbers (as in PyTorch's signatures) */
 #define BINARY_IP_OPS(X)                                                                                      \
-    X(mul, BK_ARITH, false) X(floor_divide, BK_ARITH, false) X(remainder, BK_ARITH, false)                     \
-    X(fmod, BK_ARITH, false) X(atan2, BK_FLOAT, true) X(hypot, BK_ARITH, true) X(eq, BK_BOOL, false)         \
-    X(ne, BK_BOOL, false) X(lt, BK_BOOL, false) X(le, BK_BOOL, false) X(gt, BK_BOOL, false)                    \
-    X(ge, BK_BOOL, false) X(logical_and, BK_BOOL, true) X(logical_or, BK_BOOL, true)                         \
-    X(logical_xor, BK_BOOL, true) X(bitwise_and, BK_ARITH, false) X(bitwise_or, BK_ARITH, false)              \
-    X(bitwise_xor, BK_ARITH, false) X(bitwise_left_shift, BK_ARITH, false)                                     \
-    X(bitwise_right_shift, BK_ARITH, false)
+    X(mul, BK_ARITH, OPND_ANY) X(floor_divide, BK_ARITH, OPND_ANY) X(remainder, BK_ARITH, OPND_ANY)            \
+    X(fmod, BK_ARITH, OPND_INPUT) X(atan2, BK_FLOAT, OPND_BOTH) X(hypot, BK_ARITH, OPND_BOTH)                 \
+    X(eq, BK_BOOL, OPND_INPUT) X(ne, BK_BOOL, OPND_INPUT) X(lt, BK_BOOL, OPND_INPUT)                         \
+    X(le, BK_BOOL, OPND_INPUT) X(gt, BK_BOOL, OPND_INPUT) X(ge, BK_BOOL, OPND_INPUT)                         \
+    X(logical_and, BK_BOOL, OPND_BOTH) X(logical_or, BK_BOOL, OPND_BOTH) X(logical_xor, BK_BOOL, OPND_BOTH)  \
+    X(bitwise_and, BK_ARITH, OPND_ANY) X(bitwise_or, BK_ARITH, OPND_ANY) X(bitwise_xor, BK_ARITH, OPND_ANY)   \
+    X(bitwise_left_shift, BK_ARITH, OPND_ANY) X(bitwise_right_shift, BK_ARITH, OPND_ANY)
 BINARY_IP_OPS(BINARY_IP)
-BINARY_DEF(maximum, BK_ARITH, true)
-BINARY_DEF(minimum, BK_ARITH, true)
-BINARY_DEF(logaddexp, BK_ARITH, true)
+BINARY_DEF(maximum, BK_ARITH, OPND_BOTH)
+BINARY_DEF(minimum, BK_ARITH, OPND_BOTH)
+BINARY_DEF(logaddexp, BK_ARITH, OPND_BOTH)
 
 /* fmax / fmin: maximum / minimum that ignore NaN (a NaN loses unless both are NaN) */
 static cg_tensor *nan_ignoring(cg_tensor *a, cg_tensor *b, binary_fn pick) {
@@ -413,8 +422,8 @@ static cg_tensor *nan_ignoring(cg_tensor *a, cg_tensor *b, binary_fn pick) {
 }
 static cg_tensor *fmax_fn(cg_tensor *a, cg_tensor *b) { return nan_ignoring(a, b, cg_maximum); }
 static cg_tensor *fmin_fn(cg_tensor *a, cg_tensor *b) { return nan_ignoring(a, b, cg_minimum); }
-static const binary_def B_fmax = {"fmax", fmax_fn, BK_ARITH, true};
-static const binary_def B_fmin = {"fmin", fmin_fn, BK_ARITH, true};
+static const binary_def B_fmax = {"fmax", fmax_fn, BK_ARITH, OPND_BOTH};
+static const binary_def B_fmin = {"fmin", fmin_fn, BK_ARITH, OPND_BOTH};
 static PyObject *py_fmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     return binary_call(&B_fmax, self, args, nargs, kw);
 }
@@ -536,9 +545,9 @@ static cg_tensor *div_trunc(cg_tensor *a, cg_tensor *b) {
     if (d) cg_tensor_release(d);
     return r;
 }
-static const binary_def B_div = {"div", cg_div, BK_FLOAT, false};
-static const binary_def B_div_trunc = {"div", div_trunc, BK_ARITH, false};
-static const binary_def B_div_floor = {"div", cg_floor_divide, BK_ARITH, false};
+static const binary_def B_div = {"div", cg_div, BK_FLOAT, OPND_ANY};
+static const binary_def B_div_trunc = {"div", div_trunc, BK_ARITH, OPND_ANY};
+static const binary_def B_div_floor = {"div", cg_floor_divide, BK_ARITH, OPND_ANY};
 
 static int rounding_mode(PyObject *o, const binary_def **d) {
     *d = &B_div;
@@ -674,7 +683,7 @@ static PyObject *py_equal(PyObject *self, PyObject *const *args, Py_ssize_t narg
         cgpy_need_tensor(v[1], "equal", "other"))
         return NULL;
     if (!same_shape(cgpy_t(v[0]), cgpy_t(v[1]))) Py_RETURN_FALSE;
-    static const binary_def eq = {"equal", cg_eq, BK_BOOL, true};
+    static const binary_def eq = {"equal", cg_eq, BK_BOOL, OPND_BOTH};
     cg_tensor *r = binary_apply(&eq, v[0], v[1]);
     return r ? all_true(r) : NULL;
 }
