@@ -2,8 +2,10 @@
 the out dtype (PyTorch's cast rule, or an exact dtype where PyTorch asks for
 one), out aliasing an input (identical or partial overlap), out with internal
 overlap, a wrong-shaped out (resized, with PyTorch's warning when it had
-elements), a non-contiguous out, out= with inputs or out that require grad,
-and out that is not a tensor. Each scenario runs in torch and cgrad and the
+elements), a non-contiguous out or input, out= with inputs or out that
+require grad, and out that is not a tensor, over 0-d, empty, broadcast and
+2-d/3-d cases; then a Python number as the first operand of eq / lt /
+maximum / .... Each scenario runs in torch and cgrad and the
 outcomes must agree: the same exception class (and PyTorch's key phrase), or
 the same values, shape and dtype written into the very tensor passed as out."""
 from __future__ import annotations
@@ -95,6 +97,12 @@ case("pow", lambda L: ([x34(L, 0.1, 2.0), x34(L, seed=1)], {}))
 case("add_broadcast", lambda L: ([x34(L), arr(L, (4,), seed=2)], {"alpha": 2}), "add")
 case("add_broadcast_first", lambda L: ([arr(L, (4,), seed=2), x34(L)], {}), "add")
 case("mul_scalar", lambda L: ([x34(L), 2.5], {}), "mul")
+case("add_0d", lambda L: ([arr(L, ()), arr(L, (), seed=1)], {}), "add")
+case("add_empty", lambda L: ([arr(L, (0, 4)), arr(L, (4,), seed=1)], {}), "add")
+case("exp_0d", lambda L: ([arr(L, ())], {}), "exp")
+case("sum_empty", lambda L: ([arr(L, (0, 4)), 0], {}), "sum")
+case("cat_empty", lambda L: ([[arr(L, (0, 4)), x34(L)]], {}), "cat")
+case("index_select_empty", lambda L: ([x34(L), 0, L.tensor([], dtype=L.int64)], {}), "index_select")
 case("add_int", lambda L: ([x34(L, -5, 5, dtype="int64"), x34(L, -5, 5, seed=1, dtype="int64")], {}), "add")
 case("div_floor", lambda L: ([x34(L), x34(L, 0.5, 2.0, seed=1)], {"rounding_mode": "floor"}), "div")
 case("pow_scalar", lambda L: ([x34(L, 0.1, 2.0), 2.0], {}), "pow")
@@ -183,7 +191,7 @@ case("multinomial", lambda L: ([x34(L, 0.1, 0.9), 2], {}), random=True)
 
 OUT_DTYPES = ["float32", "float64", "float16", "int64", "int32", "bool"]
 SCENARIOS = (["exact"] + [f"dtype_{d}" for d in OUT_DTYPES] +
-             ["alias", "alias_second", "partial", "internal", "resize", "resize_empty", "noncontig",
+             ["alias", "alias_second", "partial", "internal", "resize", "resize_empty", "noncontig", "noncontig_input",
               "grad_input", "grad_input_nograd", "out_requires_grad", "not_tensor"])
 
 # PyTorch's messages for the rules checked here: cgrad's message has the same
@@ -306,6 +314,13 @@ def run_case(L: Any, c: OutCase, sc: str) -> Outcome:
     elif sc == "noncontig":
         outs = fresh()
         outs[0] = L.zeros(rshape + (2,), dtype=rdt)[..., 0]
+    elif sc == "noncontig_input":  # the same values through a transposed layout
+        nc = [i for i in ti if _get(args, i).dim() >= 2]
+        if not nc:
+            raise Skip
+        x = _get(args, nc[0])
+        _set(args, nc[0], x.transpose(-1, -2).contiguous().transpose(-1, -2))
+        outs = fresh()
     elif sc in ("grad_input", "grad_input_nograd"):
         fl = [i for i in ti if _get(args, i).dtype.is_floating_point]
         if not fl:
