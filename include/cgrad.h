@@ -267,6 +267,13 @@ CG_API cg_status cg_tensor_item(const cg_tensor *t, double *out);
 /* Copy the elements (logical row-major order) to `buf` converted to dtype `dt`. */
 CG_API cg_status cg_tensor_copy_to_buffer(const cg_tensor *t, void *buf, cg_dtype dt);
 
+/* Resize t in place to a contiguous `shape` (PyTorch's resize_): the offset
+ * stays, the strides become contiguous, and the storage grows (its old bytes
+ * kept) when it is too small; every tensor sharing it sees the new block.
+ * Errors: a tensor that requires grad, external (cg_from_blob) storage that
+ * would have to grow, a bad shape, out of memory. */
+CG_API cg_status cg_tensor_resize_(cg_tensor *t, int ndim, const int64_t *shape);
+
 /* Python back-pointer slot (weak, not refcounted; the binding manages it). */
 CG_API void *cg_tensor_pyobj(const cg_tensor *t);
 CG_API void cg_tensor_set_pyobj(cg_tensor *t, void *obj);

@@ -115,6 +115,36 @@ CG_PROF_FN0(cg_tensor *, cg_empty, "empty", (int ndim, const int64_t *shape, cg_
     return cg_tensor_new("empty", ndim, shape, dt, dev);
 }
 
+cg_status cg_tensor_resize_(cg_tensor *t, int ndim, const int64_t *shape) {
+    CG_CHECK_S(t, CG_ERR_VALUE, "[resize_] argument is NULL");
+    CG_CHECK_S(!t->requires_grad, CG_ERR_RUNTIME, "[resize_] cannot resize variables that require grad");
+    int64_t numel;
+    size_t isz = cg_itemsize(t->dtype);
+    cg_status st = cg_shape_check("resize_", ndim, shape, isz, &numel);
+    if (st) return st;
+    CG_CHECK_S(t->offset <= (INT64_MAX / (int64_t)isz) - numel, CG_ERR_VALUE, "[resize_] storage size overflows");
+    size_t need = (size_t)(t->offset + numel) * isz;
+    cg_storage *s = t->storage;
+    if (need > s->nbytes) {
+        CG_CHECK_S(!s->external, CG_ERR_RUNTIME,
+                   "[resize_] Trying to resize storage that is not resizable (memory not owned by cgrad, %zu bytes; "
+                   "%zu needed)", s->nbytes, need);
+        if (s->device.type == CG_DEVICE_CPU) {
+            void *data = cg_alloc(need, s->device);
+            if (!data) return CG_ERR_OOM;
+            if (s->nbytes) memcpy(data, s->data, s->nbytes);
+            cg_free(s->data, s->nbytes, s->device);
+            s->data = data;
+        }
+        s->nbytes = need;
+    }
+    t->ndim = ndim;
+    if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    cg_contiguous_strides(ndim, t->shape, t->strides);
+    cg_storage_bump_version(s);
+    return CG_OK;
+}
+
 cg_tensor *cg_from_data(const void *data, int ndim, const int64_t *shape, cg_dtype dt) {
     cg_tensor *t = cg_tensor_new("from_data", ndim, shape, dt, cg_cpu());
     if (t && t->storage->nbytes) memcpy(t->storage->data, data, t->storage->nbytes);

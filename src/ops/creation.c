@@ -32,19 +32,72 @@ CG_PROF_FN(cg_tensor *, cg_full_like, "full_like", (cg_tensor *t, double value),
 CG_PROF_FN(cg_tensor *, cg_zeros_like, "zeros_like", (cg_tensor *t), (t), t) { return cg_full_like(t, 0.0); }
 CG_PROF_FN(cg_tensor *, cg_ones_like, "ones_like", (cg_tensor *t), (t), t) { return cg_full_like(t, 1.0); }
 
-/* arange: ceil((end - start) / step) values start + i*step */
+/* Note [arange of an integer dtype]: PyTorch's rules, measured against torch
+ * 2.13 (the table in tests/python/test_opdb_fixes.py):
+ *  - checks on the numbers as given: step != 0, finite bounds, and the sign
+ *    rule (end >= start for step > 0, end <= start for step < 0);
+ *  - float dtypes: ceil((end - start) / step) values start + i * step;
+ *  - integer dtypes: the values are start + i * step with start and step
+ *    truncated toward zero, computed in int64 and wrapped to the dtype (so a
+ *    fractional step below 1 repeats start);
+ *  - the length for int64 is computed from the truncated numbers in integer
+ *    arithmetic, (end - start + step - sign(step)) / step, and a step that
+ *    truncates to 0 is an error (a ValueError in PyTorch, which
+ *    cgrad.InvalidArgument is); for the narrower integer dtypes it is
+ *    ceil((end - start) / step) on the numbers as given.
+ * So arange(3.1, dtype=int64) is [0, 1, 2] and arange(3.1, dtype=int32) is
+ * [0, 1, 2, 3]. */
+
+/* v truncated toward zero as int64; CG_ERR_VALUE when it does not fit */
+static cg_status arange_trunc(double v, int64_t *out) {
+    CG_CHECK_S(v > -9.2233720368547758e18 && v < 9.2233720368547758e18, CG_ERR_VALUE,
+               "[arange] value %g cannot be converted to type int64 without overflow", v);
+    *out = (int64_t)v;
+    return CG_OK;
+}
+
+/* t (contiguous, n elements of integer dtype dt) <- start + i * step, wrapped to dt */
+static void arange_fill_ints(char *p, cg_dtype dt, int64_t n, int64_t start, int64_t step) {
+    int64_t chunk[CG_CHUNK];
+    size_t isz = cg_dtype_size(dt);
+    for (int64_t i0 = 0; i0 < n; i0 += CG_CHUNK) {
+        int64_t m = n - i0 < CG_CHUNK ? n - i0 : CG_CHUNK;
+        for (int64_t k = 0; k < m; k++) /* unsigned: wraps like PyTorch's int64 arithmetic, without overflow UB */
+            chunk[k] = (int64_t)((uint64_t)start + (uint64_t)step * (uint64_t)(i0 + k));
+        cg_store_ints(p + (size_t)i0 * isz, dt, chunk, m);
+    }
+}
+
 CG_PROF_FN0(cg_tensor *, cg_arange, "arange", (double start, double end, double step, cg_dtype dt, cg_device dev),
             (start, end, step, dt, dev)) {
     CG_CHECK(step != 0, CG_ERR_VALUE, "[arange] step must be nonzero");
     CG_CHECK(isfinite(start) && isfinite(end), CG_ERR_VALUE, "[arange] unsupported range: %g -> %g", start, end);
     CG_CHECK((step > 0 && end >= start) || (step < 0 && end <= start), CG_ERR_VALUE,
-             "[arange] upper bound and larger bound inconsistent with step sign (start %g, end %g, step %g)", start, end, step);
-    double nd = ceil((end - start) / step);
+             "[arange] upper bound and lower bound inconsistent with step sign (start %g, end %g, step %g)", start, end, step);
+    bool ints = !cg_dtype_is_floating(dt) && dt != CG_DTYPE_BOOL; /* Note [arange of an integer dtype] */
+    int64_t istart = 0, iend = 0, istep = 0;
+    if (ints && (arange_trunc(start, &istart) || arange_trunc(step, &istep))) return NULL;
+    double nd;
+    if (ints && dt == CG_DTYPE_I64) {
+        if (arange_trunc(end, &iend)) return NULL;
+        CG_CHECK(istep != 0, CG_ERR_VALUE, "[arange] step must be nonzero (step %g truncates to 0 for int64)", step);
+        /* (end - start + step - sign(step)) / step = ceil(|end - start| / |step|): in
+         * unsigned arithmetic, where |end - start| cannot overflow (the signs agree) */
+        uint64_t span = istep > 0 ? (uint64_t)iend - (uint64_t)istart : (uint64_t)istart - (uint64_t)iend;
+        uint64_t astep = istep > 0 ? (uint64_t)istep : 0 - (uint64_t)istep;
+        nd = (double)(span / astep + (span % astep != 0));
+    } else {
+        nd = ceil((end - start) / step);
+    }
     CG_CHECK(nd < 9.2e18, CG_ERR_VALUE, "[arange] too many elements (%g)", nd);
-    int64_t n = (int64_t)nd;
+    int64_t n = nd > 0 ? (int64_t)nd : 0;
     cg_tensor *t = cg_empty(1, &n, dt, dev);
     if (!t || cg_is_meta(t)) return t;
     char *p = cg_tensor_ptr(t);
+    if (ints) {
+        arange_fill_ints(p, dt, n, istart, istep);
+        return t;
+    }
     size_t isz = cg_dtype_size(dt);
     for (int64_t i = 0; i < n; i++) cg_store_f64(p + (size_t)i * isz, dt, start + (double)i * step);
     return t;

@@ -58,3 +58,20 @@ TEST(arange_values) {
     cg_tensor_release(a);
     cg_tensor_release(b);
 }
+/* Note [arange of an integer dtype]: truncated start/step; int64 counts on the truncated bounds */
+TEST(arange_integer_fractional_bounds) {
+    cg_tensor *a = cg_arange(0, 3.1, 1, CG_DTYPE_I64, cg_cpu());
+    CHECK(a && cg_tensor_numel(a) == 3 && tt_get(a, 2) == 2);
+    cg_tensor *b = cg_arange(0, 3.1, 1, CG_DTYPE_I32, cg_cpu());
+    CHECK(b && cg_tensor_numel(b) == 4 && tt_get(b, 3) == 3);
+    cg_tensor *c = cg_arange(0.5, 3.7, 0.8, CG_DTYPE_I32, cg_cpu()); /* step truncates to 0: start repeated */
+    CHECK(c && cg_tensor_numel(c) == 4 && tt_get(c, 3) == 0);
+    cg_tensor *d = cg_arange(2.5, -3.5, -1.5, CG_DTYPE_I64, cg_cpu());
+    CHECK(d && cg_tensor_numel(d) == 5 && tt_get(d, 0) == 2 && tt_get(d, 4) == -2);
+    cg_tensor *e = cg_arange(2.5, -3.5, -1.5, CG_DTYPE_U8, cg_cpu()); /* -1 wraps to 255 */
+    CHECK(e && cg_tensor_numel(e) == 4 && tt_get(e, 3) == 255);
+    CHECK_ERR(cg_arange(0.5, 3.7, 0.8, CG_DTYPE_I64, cg_cpu()) == NULL, CG_ERR_VALUE, "step must be nonzero");
+    CHECK_ERR(cg_arange(-1e19, 0, 1e18, CG_DTYPE_I64, cg_cpu()) == NULL, CG_ERR_VALUE, "without overflow");
+    cg_tensor *ts[] = {a, b, c, d, e};
+    for (int i = 0; i < 5; i++) cg_tensor_release(ts[i]);
+}

@@ -94,6 +94,33 @@ TEST(core_views_share_storage_and_version) {
     for (size_t i = 0; i < 5; i++) cg_tensor_release(ts[i]);
 }
 
+/* cg_tensor_resize_: contiguous strides, the offset kept, the shared storage grown with its bytes */
+TEST(core_resize_in_place) {
+    int64_t four[1] = {4}, two3[2] = {2, 3}, big[1] = {40};
+    cg_tensor *a = cg_arange(0, 4, 1, CG_DTYPE_F32, cg_cpu());
+    cg_tensor *v = cg_slice(a, 0, 2, 4, 1); /* a[2:], offset 2 */
+    uint64_t ver = cg_tensor_version(a);
+    CHECK_OK(cg_tensor_resize_(v, 2, two3)); /* needs 2 + 6 elements: the storage grows */
+    CHECK(cg_tensor_ndim(v) == 2 && cg_tensor_shape(v)[1] == 3 && cg_tensor_strides(v)[0] == 3);
+    CHECK(cg_tensor_offset(v) == 2 && cg_tensor_storage_nbytes(v) == 8 * 4);
+    CHECK(cg_tensor_storage_id(v) == cg_tensor_storage_id(a) && cg_tensor_version(a) == ver + 1);
+    CHECK(tt_get(v, 0) == 2 && tt_get(v, 1) == 3 && tt_get(a, 3) == 3); /* old bytes kept, a sees the new block */
+    CHECK_OK(cg_tensor_resize_(v, 0, NULL)); /* shrinking keeps the storage */
+    CHECK(cg_tensor_ndim(v) == 0 && cg_tensor_storage_nbytes(v) == 8 * 4 && tt_get(v, 0) == 2);
+    CHECK_OK(cg_tensor_resize_(a, 1, four));
+    int64_t neg[1] = {-1};
+    CHECK_ERR(cg_tensor_resize_(a, 1, neg) != CG_OK, CG_ERR_SHAPE, "negative");
+    cg_tensor *g = cg_zeros(1, four, CG_DTYPE_F32, cg_cpu());
+    CHECK_OK(cg_tensor_set_requires_grad(g, true));
+    CHECK_ERR(cg_tensor_resize_(g, 1, big) != CG_OK, CG_ERR_RUNTIME, "require grad");
+    float ext[4] = {1, 2, 3, 4};
+    cg_tensor *e = cg_from_blob(ext, 1, four, NULL, CG_DTYPE_F32, NULL, NULL);
+    CHECK_OK(cg_tensor_resize_(e, 2, (int64_t[2]){2, 2})); /* fits: no growth */
+    CHECK_ERR(cg_tensor_resize_(e, 1, big) != CG_OK, CG_ERR_RUNTIME, "not resizable");
+    cg_tensor *ts[] = {a, v, g, e};
+    for (size_t i = 0; i < 4; i++) cg_tensor_release(ts[i]);
+}
+
 TEST(core_allocator_stats_and_reuse) {
     cg_alloc_stats s0 = cg_allocator_stats(cg_cpu());
     int64_t shape[1] = {100000};

@@ -1,4 +1,6 @@
-/* bind.c — the shared op-binding helpers declared in bind.h. */
+/* bind.c — the shared op-binding helpers declared in bind.h: operand
+ * promotion, out= validation and finishing (Note [out= validation]), and
+ * int / double argument parsing. */
 #include "bind.h"
 
 #include <string.h>
@@ -24,26 +26,145 @@ int cgpy_promote_operands(int n, PyObject *const *in, bool float_only, cg_tensor
     return 0;
 }
 
-PyObject *cgpy_finish_out(PyObject *out, cg_tensor *result) {
+/* ------------------------------------------------------------- out= (Note [out= validation]) */
+
+extern bool cgpy_can_cast(cg_dtype from, cg_dtype to); /* promote.c */
+
+/* "[3, 4]" into buf (at least 24 * CG_MAX_DIMS + 3 bytes) */
+static const char *shape_str(char *buf, size_t cap, cg_tensor *t) {
+    int nd = cg_tensor_ndim(t);
+    const int64_t *s = cg_tensor_shape(t);
+    size_t k = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < nd && k < cap; i++) k += (size_t)snprintf(buf + k, cap - k, i ? ", %lld" : "%lld", (long long)s[i]);
+    if (k < cap) snprintf(buf + k, cap - k, "]");
+    return buf;
+}
+
+/* PyTorch's is_non_overlapping_and_dense: the elements fill their byte range exactly */
+static bool dense_nonoverlapping(cg_tensor *t) {
+    int nd = cg_tensor_ndim(t), m = 0;
+    const int64_t *sh = cg_tensor_shape(t), *st = cg_tensor_strides(t);
+    int64_t size[CG_MAX_DIMS], stride[CG_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        if (sh[d] == 1) continue;
+        int i = m++; /* insertion by increasing stride */
+        while (i > 0 && stride[i - 1] > st[d]) size[i] = size[i - 1], stride[i] = stride[i - 1], i--;
+        size[i] = sh[d], stride[i] = st[d];
+    }
+    int64_t expect = 1;
+    for (int i = 0; i < m; i++) {
+        if (stride[i] != expect) return false;
+        expect *= size[i];
+    }
+    return true;
+}
+
+enum { OVERLAP_NO, OVERLAP_FULL, OVERLAP_PARTIAL };
+/* PyTorch's get_overlap_status; "too hard" (a tensor that is not dense) counts as no overlap */
+static int overlap_status(cg_tensor *a, cg_tensor *b) {
+    if (a == b) return OVERLAP_FULL;
+    int64_t na = cg_tensor_numel(a), nb = cg_tensor_numel(b);
+    if (!na || !nb || cg_tensor_storage_id(a) != cg_tensor_storage_id(b)) return OVERLAP_NO;
+    if (!dense_nonoverlapping(a) || !dense_nonoverlapping(b)) return OVERLAP_NO;
+    int64_t ia = (int64_t)cg_dtype_size(cg_tensor_dtype(a)), ib = (int64_t)cg_dtype_size(cg_tensor_dtype(b));
+    int64_t a0 = cg_tensor_offset(a) * ia, a1 = a0 + na * ia, b0 = cg_tensor_offset(b) * ib, b1 = b0 + nb * ib;
+    if (a0 == b0 && a1 == b1) {
+        int nd = cg_tensor_ndim(a);
+        bool same = nd == cg_tensor_ndim(b) &&
+                    !memcmp(cg_tensor_strides(a), cg_tensor_strides(b), sizeof(int64_t) * (size_t)nd);
+        return same ? OVERLAP_FULL : OVERLAP_PARTIAL;
+    }
+    return a0 < b1 && b0 < a1 ? OVERLAP_PARTIAL : OVERLAP_NO;
+}
+
+#define CGPY_CLONE_HINT "Please clone() the tensor before performing the operation."
+
+/* Note [out= validation]: every check, then the resize; 0 or -1 (raised). */
+static int out_check(cg_tensor *o, cg_tensor *r, const cgpy_out_rule *rule, int n, cg_tensor *const *inputs) {
+    const char *op = rule->op;
+    bool grad = cg_tensor_requires_grad(r) || cg_tensor_requires_grad(o);
+    for (int i = 0; !grad && (rule->flags & CGPY_OUT_GRAD_INPUTS) && i < n; i++)
+        grad = inputs[i] && cg_tensor_requires_grad(inputs[i]);
+    if (cg_is_grad_enabled() && grad) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): functions with out=... arguments don't support automatic "
+                     "differentiation, but one of the arguments requires grad.", op);
+        return -1;
+    }
+    cg_device od = cg_tensor_device(o), rd = cg_tensor_device(r);
+    if (od.type != rd.type || od.index != rd.index) {
+        PyErr_Format(cgpy_DeviceMismatch, "%s(): expected out= on the result's device (%s), but it is on %s", op,
+                     rd.type == CG_DEVICE_META ? "meta" : "cpu", od.type == CG_DEVICE_META ? "meta" : "cpu");
+        return -1;
+    }
+    cg_dtype odt = cg_tensor_dtype(o), rdt = cg_tensor_dtype(r);
+    if (rule->dtype == CGPY_OUT_CAST && !cgpy_can_cast(rdt, odt)) {
+        PyErr_Format(cgpy_DtypeMismatch, "%s(): result type %s can't be cast to the desired output type %s (out=)", op,
+                     cg_dtype_name(rdt), cg_dtype_name(odt));
+        return -1;
+    }
+    if (rule->dtype == CGPY_OUT_EXACT && odt != rdt) {
+        PyErr_Format(cgpy_DtypeMismatch, "%s(): expected out= to have the result's dtype %s, but got %s", op,
+                     cg_dtype_name(rdt), cg_dtype_name(odt));
+        return -1;
+    }
+    int nd = cg_tensor_ndim(o);
+    const int64_t *sh = cg_tensor_shape(o), *st = cg_tensor_strides(o);
+    for (int d = 0; d < nd; d++)
+        if (st[d] == 0 && sh[d] > 1) {
+            PyErr_Format(PyExc_RuntimeError, "%s(): unsupported operation: more than one element of the written-to "
+                         "tensor refers to a single memory location. " CGPY_CLONE_HINT, op);
+            return -1;
+        }
+    for (int i = 0; rule->alias != CGPY_OUT_ALIAS_OK && i < n; i++) {
+        int s = inputs[i] ? overlap_status(o, inputs[i]) : OVERLAP_NO;
+        if (s == OVERLAP_PARTIAL || (s == OVERLAP_FULL && rule->alias == CGPY_OUT_NO_ALIAS)) {
+            PyErr_Format(PyExc_RuntimeError, "%s(): unsupported operation: some elements of the input tensor and the "
+                         "written-to tensor refer to a single memory location. " CGPY_CLONE_HINT, op);
+            return -1;
+        }
+    }
+    bool same_shape = nd == cg_tensor_ndim(r) && !memcmp(sh, cg_tensor_shape(r), sizeof(int64_t) * (size_t)nd);
+    if (!same_shape) {
+        if (cg_tensor_numel(o) && !(rule->flags & CGPY_OUT_QUIET_RESIZE)) {
+            char a[24 * CG_MAX_DIMS + 3], b[24 * CG_MAX_DIMS + 3];
+            if (PyErr_WarnFormat(PyExc_UserWarning, 1, "%s(): An output with one or more elements was resized since "
+                                 "it had shape %s, which does not match the required output shape %s. This behavior "
+                                 "is deprecated (as in PyTorch): pass an out tensor with zero elements to have it "
+                                 "resized silently.", op, shape_str(a, sizeof a, o), shape_str(b, sizeof b, r)))
+                return -1;
+        }
+        if (cgpy_check(cg_tensor_resize_(o, cg_tensor_ndim(r), cg_tensor_shape(r)))) return -1;
+    }
+    return 0;
+}
+
+PyObject *cgpy_out_finish(PyObject *out, cg_tensor *result, const cgpy_out_rule *rule, int n, cg_tensor *const *inputs) {
     if (!result) return PyErr_Occurred() ? NULL : cgpy_raise();
     if (!out || out == Py_None) return cgpy_wrap(result);
     if (!cgpy_is_tensor(out)) {
         cg_tensor_release(result);
-        PyErr_SetString(PyExc_TypeError, "out= must be a Tensor");
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %.100s", rule->op, Py_TYPE(out)->tp_name);
         return NULL;
     }
     cg_tensor *o = cgpy_t(out);
-    int nd = cg_tensor_ndim(o);
-    if (nd != cg_tensor_ndim(result) || memcmp(cg_tensor_shape(o), cg_tensor_shape(result), sizeof(int64_t) * (size_t)nd)) {
-        cg_tensor_release(result);
-        PyErr_SetString(cgpy_ShapeMismatch, "out= tensor has a different shape than the result (resizing out= is not supported)");
-        return NULL;
-    }
-    cg_status st = cg_copy_(o, result);
+    int rc = out_check(o, result, rule, n, inputs);
+    if (!rc) rc = cgpy_check(cg_copy_(o, result));
     cg_tensor_release(result);
-    if (cgpy_check(st)) return NULL;
+    if (rc) return NULL;
     Py_INCREF(out);
     return out;
+}
+
+int cgpy_out_dtype(PyObject *out, int *dtype, const char *factory_op) {
+    if (!out || out == Py_None || !cgpy_is_tensor(out)) return 0; /* a non-tensor out is refused when finishing */
+    cg_dtype odt = cg_tensor_dtype(cgpy_t(out));
+    if (*dtype < 0) *dtype = (int)odt;
+    else if (factory_op && *dtype != (int)odt) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): dtype %s does not match dtype of out parameter (%s)", factory_op,
+                     cg_dtype_name((cg_dtype)*dtype), cg_dtype_name(odt));
+        return -1;
+    }
+    return 0;
 }
 
 int cgpy_parse_int(PyObject *o, int64_t *v, const char *what) {

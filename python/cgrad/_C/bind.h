@@ -1,6 +1,7 @@
 /* bind.h — internal: helpers shared by the op-binding files (ops_*.c): the
  * method/function table registry, PyTorch-style argument handling for the
- * common op shapes, and type promotion of op operands. */
+ * common op shapes, type promotion of op operands, and the one out= path
+ * (Note [out= validation]). */
 #ifndef CGPY_BIND_H
 #define CGPY_BIND_H
 
@@ -80,10 +81,56 @@ void cgpy_release_n(int n, cg_tensor **ts);
 int cgpy_init_generator(PyObject *m);
 PyObject *cgpy_default_generator(void); /* new reference */
 
-/* `out=` support: copy `result` (stolen) into `out` (resizing is not
- * supported: shapes must match) and return out (new ref). out may be NULL or
- * None: then the result is returned as is. */
-PyObject *cgpy_finish_out(PyObject *out, cg_tensor *result);
+/* Note [out= validation]: every binding that takes out= computes its result
+ * as usual and hands it to cgpy_out_finish, which applies PyTorch's rules
+ * for out= in one place, in this order:
+ *  - out must be a Tensor (TypeError);
+ *  - with grad mode on, neither the result nor out may require grad
+ *    (RuntimeError "functions with out=... arguments don't support automatic
+ *    differentiation");
+ *  - the device must be the result's;
+ *  - the dtype: CGPY_OUT_CAST (TensorIterator ops: the result dtype must be
+ *    castable to out's, cgpy_can_cast), CGPY_OUT_EXACT (ops that ask for the
+ *    result's dtype exactly) or CGPY_OUT_ANY_DTYPE; a DtypeMismatch (both the
+ *    RuntimeError and the TypeError PyTorch raises, depending on the op);
+ *  - out may not have internal overlap (a stride-0 dim of size > 1): cgrad
+ *    refuses it for every op (PyTorch lets a few, such as tril and sum, write
+ *    into it with unspecified results);
+ *  - overlap with an input: PyTorch's memory-overlap status (storage byte
+ *    ranges of dense tensors; identical = same range and strides) under
+ *    CGPY_OUT_ALIAS_OK (not checked: reductions, products), CGPY_OUT_NO_PARTIAL
+ *    (identical aliasing allowed: elementwise ops) or CGPY_OUT_NO_ALIAS (any
+ *    shared element refused: gather, index_select, cat, ...). Where aliasing
+ *    is allowed the result is right, since it is computed before the copy;
+ *  - a wrong shape resizes out (cg_tensor_resize_), with PyTorch's
+ *    UserWarning when out had elements;
+ *  - the result is copied into out, which is returned.
+ * Ops whose out dtype picks the computation's dtype (sum, prod, cumsum, the
+ * factories) first take it with cgpy_out_dtype. */
+enum { CGPY_OUT_CAST, CGPY_OUT_EXACT, CGPY_OUT_ANY_DTYPE };
+enum { CGPY_OUT_ALIAS_OK, CGPY_OUT_NO_PARTIAL, CGPY_OUT_NO_ALIAS };
+/* flags, PyTorch's exceptions to the rules above: GRAD_INPUTS, the autograd
+ * check looks at the inputs even where the result is not differentiable
+ * (argsort runs sort, bernoulli has a zero gradient); QUIET_RESIZE, no
+ * warning when resizing (factories, samplers) */
+enum { CGPY_OUT_GRAD_INPUTS = 1, CGPY_OUT_QUIET_RESIZE = 2 };
+typedef struct cgpy_out_rule {
+    const char *op;      /* named in the errors */
+    unsigned char dtype; /* CGPY_OUT_CAST / _EXACT / _ANY_DTYPE */
+    unsigned char alias; /* CGPY_OUT_ALIAS_OK / _NO_PARTIAL / _NO_ALIAS */
+    unsigned char flags; /* CGPY_OUT_GRAD_INPUTS | CGPY_OUT_QUIET_RESIZE */
+} cgpy_out_rule;
+/* Finish an op with out= (Note [out= validation]): `result` (stolen; NULL =
+ * the engine failed: its error is raised) into `out` (borrowed; NULL or None:
+ * the result is returned as is). inputs: the n tensors the op read (NULL
+ * entries skipped). Returns out or the result (new reference), or NULL. */
+PyObject *cgpy_out_finish(PyObject *out, cg_tensor *result, const cgpy_out_rule *rule, int n, cg_tensor *const *inputs);
+/* The borrowed tensor of o, or NULL when o is not a Tensor (for inputs[]). */
+static inline cg_tensor *cgpy_tensor_or_null(PyObject *o) { return o && cgpy_is_tensor(o) ? cgpy_t(o) : NULL; }
+/* For ops whose out dtype is the computation's dtype: *dtype (-1 = not given)
+ * becomes out's dtype. A factory (factory_op != NULL) given both raises, as
+ * PyTorch, when they differ. 0 or -1 (raised). */
+int cgpy_out_dtype(PyObject *out, int *dtype, const char *factory_op);
 
 /* A dim argument: int (wrapped by the engine); returns 0 or -1. */
 int cgpy_parse_int(PyObject *o, int64_t *v, const char *what);

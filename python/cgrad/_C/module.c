@@ -40,12 +40,14 @@ static PyObject *f_tensor(PyObject *m, PyObject *args, PyObject *kw) {
 
 /* zeros / ones / empty / full share the argument parsing */
 static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
+    static const char *const names[] = {"zeros", "ones", "empty", "full"};
     int nd, rg = 0, dt = -1;
     int64_t shape[CG_MAX_DIMS];
     cg_device dev = cg_cpu();
     Py_ssize_t nargs = PyTuple_GET_SIZE(args);
     double fillv = 0;
-    PyObject *fv = NULL;
+    PyObject *fv = NULL, *out = NULL;
+    bool dt_given = false;
     if (kind == 3) { /* full(size, fill_value) */
         if (nargs != 2) {
             PyErr_SetString(PyExc_TypeError, "full() expects (size, fill_value)");
@@ -66,7 +68,6 @@ static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
     if (kw) {
         static const char *const known[] = {"dtype", "device", "requires_grad", "size", "layout", "pin_memory",
                                             "memory_format", "out", NULL};
-        static const char *const names[] = {"zeros", "ones", "empty", "full"};
         PyObject *key, *v;
         Py_ssize_t pos = 0;
         while (PyDict_Next(kw, &pos, &key, &v)) {
@@ -77,7 +78,11 @@ static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
                 return NULL;
             }
         }
-        if ((v = PyDict_GetItemString(kw, "dtype")) && !cgpy_dtype_conv(v, &dt)) return NULL;
+        if ((v = PyDict_GetItemString(kw, "dtype")) && v != Py_None) {
+            if (!cgpy_dtype_conv(v, &dt)) return NULL;
+            dt_given = true;
+        }
+        if ((v = PyDict_GetItemString(kw, "out")) && v != Py_None) out = v;
         if ((v = PyDict_GetItemString(kw, "device")) && !cgpy_device_conv(v, &dev)) return NULL;
         if ((v = PyDict_GetItemString(kw, "requires_grad")) && (rg = PyObject_IsTrue(v)) < 0) return NULL;
         if ((v = PyDict_GetItemString(kw, "size"))) {
@@ -87,10 +92,19 @@ static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
             if (r) return NULL;
         }
     }
+    if (out) { /* the factory fills out in out's dtype (a different dtype= is an error), as PyTorch's */
+        int given = dt_given ? dt : -1;
+        if (cgpy_out_dtype(out, &given, names[kind])) return NULL;
+        dt = given;
+    }
     cg_dtype d = dt < 0 ? cgpy_default_dtype : (cg_dtype)dt;
     if (fv && cgpy_check_fits(fv, d, true)) return NULL;
     cg_tensor *t = kind == 0 ? cg_zeros(nd, shape, d, dev) : kind == 1 ? cg_ones(nd, shape, d, dev)
                    : kind == 2 ? cg_empty(nd, shape, d, dev) : cg_full(nd, shape, fillv, d, dev);
+    if (out) { /* Note [out= validation] (bind.h); requires_grad is ignored with out=, as in PyTorch */
+        cgpy_out_rule rule = {names[kind], CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, CGPY_OUT_QUIET_RESIZE};
+        return cgpy_out_finish(out, t, &rule, 0, NULL);
+    }
     return finish(t, rg);
 }
 static PyObject *f_zeros(PyObject *m, PyObject *a, PyObject *k) { (void)m; return factory(a, k, 0); }

@@ -60,10 +60,11 @@ static inline PyObject *opargs_result(cg_tensor *t, bool keep_index) {
     if (t) return cgpy_wrap(t);
     return PyErr_Occurred() ? NULL : opargs_raise(keep_index);
 }
-/* result with out= support (see cgpy_finish_out) */
-static inline PyObject *opargs_out(cg_tensor *t, PyObject *out, bool keep_index) {
+/* result (stolen) with out= (Note [out= validation] in bind.h); engine errors as opargs_raise */
+static inline PyObject *opargs_out(cg_tensor *t, PyObject *out, bool keep_index, const cgpy_out_rule *rule, int n,
+                                   cg_tensor *const *inputs) {
     if (!t) return PyErr_Occurred() ? NULL : opargs_raise(keep_index);
-    return cgpy_finish_out(out, t);
+    return cgpy_out_finish(out, t, rule, n, inputs);
 }
 
 /* An index argument as an int64 tensor (new reference): int64 tensors as

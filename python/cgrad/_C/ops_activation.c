@@ -15,14 +15,14 @@
 
 static PyObject *result(cg_tensor *r) { return r ? cgpy_wrap(r) : (PyErr_Occurred() ? NULL : cgpy_raise()); }
 
-/* out= with PyTorch's cast rule; result stolen */
-static PyObject *finish(PyObject *out, cg_tensor *r) {
-    if (r && out && out != Py_None && cgpy_is_tensor(out) &&
-        cgpy_check_cast(cg_tensor_dtype(r), cg_tensor_dtype(cgpy_t(out)))) {
-        cg_tensor_release(r);
-        return NULL;
-    }
-    return cgpy_finish_out(out, r);
+/* Result r (stolen) of op, into out= when given (Note [out= validation] in
+ * bind.h): the n operands (tensors or numbers, n <= 3) may be out itself, not
+ * part of it; dtype_rule: PyTorch's cast rule or an exact dtype. */
+static PyObject *finish(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, int n, PyObject *const *operands) {
+    cgpy_out_rule rule = {op, (unsigned char)dtype_rule, CGPY_OUT_NO_PARTIAL, 0};
+    cg_tensor *ins[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < n && i < 3; i++) ins[i] = cgpy_tensor_or_null(operands[i]);
+    return cgpy_out_finish(out, r, &rule, n < 3 ? n : 3, ins);
 }
 
 static int opt_double(PyObject *o, double *v, const char *what) { return o && o != Py_None ? cgpy_parse_double(o, v, what) : 0; }
@@ -192,7 +192,7 @@ PyObject *cgpy_act_where(FASTKW_ARGS) {
     if (cgpy_promote_operands(2, &v[1], false, t, &dt)) return NULL;
     cg_tensor *r = cg_where(c, t[0], t[1]);
     cgpy_release_n(2, t);
-    return finish(v[3], r);
+    return finish(v[3], r, "where", CGPY_OUT_EXACT, 3, v);
 }
 
 /* ================================================================ lerp(input, end, weight) */
@@ -212,7 +212,7 @@ PyObject *cgpy_act_lerp(FASTKW_ARGS) {
     if (!w) return NULL;
     cg_tensor *r = cg_lerp(x, e, w);
     cg_tensor_release(w);
-    return finish(v[3], r);
+    return finish(v[3], r, "lerp", CGPY_OUT_CAST, 3, v);
 }
 PyObject *cgpy_act_lerp_(FASTKW_ARGS) { return cgpy_inplace_via(cgpy_act_lerp, self, args, nargs, kw); }
 
@@ -237,7 +237,7 @@ static PyObject *addc(FASTKW_ARGS, bool is_div) {
     }
     cg_tensor *r = is_div ? cg_addcdiv(t[0], t[1], t[2], value) : cg_addcmul(t[0], t[1], t[2], value);
     cgpy_release_n(3, t);
-    return finish(v[4], r);
+    return finish(v[4], r, fname, CGPY_OUT_CAST, 3, v);
 }
 PyObject *cgpy_act_addcmul(FASTKW_ARGS) { return addc(self, args, nargs, kw, false); }
 PyObject *cgpy_act_addcdiv(FASTKW_ARGS) { return addc(self, args, nargs, kw, true); }
@@ -247,6 +247,7 @@ PyObject *cgpy_act_addcdiv_(FASTKW_ARGS) { return cgpy_inplace_via(cgpy_act_addc
 /* ================================================================ clamp family */
 
 static int is_none(PyObject *o) { return !o || o == Py_None; }
+static int is_tensor_arg(PyObject *o) { return o && cgpy_is_tensor(o); }
 
 /* clamp(x, lo, hi) with PyTorch's promotion over x and the bounds (numbers or tensors, None = no bound) */
 static cg_tensor *clamp_apply(PyObject *x, PyObject *lo, PyObject *hi, const char *fname) {
@@ -302,12 +303,16 @@ static PyObject *clamp_common(FASTKW_ARGS, int which, const char *fname) {
     static const char *const n1[] = {"input", "min", "out", NULL};
     static const char *const n2[] = {"input", "max", "out", NULL};
     PyObject *v[4];
+    /* PyTorch asks for the input's dtype exactly with number bounds, its cast rule with tensor bounds */
     if (which == 0) {
         if (PARSE(fname, n0, 3, 1, v)) return NULL;
-        return finish(v[3], clamp_apply(v[0], v[1], v[2], fname));
+        int rule = is_tensor_arg(v[1]) || is_tensor_arg(v[2]) ? CGPY_OUT_CAST : CGPY_OUT_EXACT;
+        return finish(v[3], clamp_apply(v[0], v[1], v[2], fname), fname, rule, 3, v);
     }
     if (PARSE(fname, which == 1 ? n1 : n2, 2, 2, v)) return NULL;
-    return finish(v[2], which == 1 ? clamp_apply(v[0], v[1], NULL, fname) : clamp_apply(v[0], NULL, v[1], fname));
+    int rule = is_tensor_arg(v[1]) ? CGPY_OUT_CAST : CGPY_OUT_EXACT;
+    return finish(v[2], which == 1 ? clamp_apply(v[0], v[1], NULL, fname) : clamp_apply(v[0], NULL, v[1], fname), fname,
+                  rule, 2, v);
 }
 PyObject *cgpy_act_clamp(FASTKW_ARGS) { return clamp_common(self, args, nargs, kw, 0, "clamp"); }
 PyObject *cgpy_act_clip(FASTKW_ARGS) { return clamp_common(self, args, nargs, kw, 0, "clip"); }
@@ -364,6 +369,6 @@ PyObject *cgpy_act_nan_to_num(FASTKW_ARGS) {
     double big = dtype_max(cg_tensor_dtype(x)), nan = 0.0, pinf = big, ninf = -big;
     if (opt_double(v[1], &nan, "nan") || opt_double(v[2], &pinf, "posinf") || opt_double(v[3], &ninf, "neginf"))
         return NULL;
-    return finish(v[4], cg_nan_to_num(x, nan, pinf, ninf));
+    return finish(v[4], cg_nan_to_num(x, nan, pinf, ninf), "nan_to_num", CGPY_OUT_EXACT, 1, v);
 }
 PyObject *cgpy_act_nan_to_num_(FASTKW_ARGS) { return cgpy_inplace_via(cgpy_act_nan_to_num, self, args, nargs, kw); }

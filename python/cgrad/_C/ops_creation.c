@@ -252,13 +252,21 @@ typedef struct {
     int dtype; /* -1: the op's default */
     cg_device dev;
     int requires_grad, pin;
+    const char *op; /* set by fkw_check */
 } fkw;
-#define FKW_INIT {NULL, NULL, NULL, -1, {CG_DEVICE_CPU, 0}, 0, 0}
+#define FKW_INIT {NULL, NULL, NULL, -1, {CG_DEVICE_CPU, 0}, 0, 0, NULL}
 #define FKW_NAMES "dtype", "device", "requires_grad", "out", "layout", "pin_memory"
 #define FKW_FMT "O&O&pOOp"
 #define FKW_ARGS(f) cgpy_dtype_conv, &(f).dtype, cgpy_device_conv, &(f).dev, &(f).requires_grad, &(f).out, &(f).layout, &(f).pin
 
-static int fkw_check(const fkw *f, const char *op) {
+/* The keywords' checks; a dtype= that differs from out='s is a RuntimeError,
+ * as in PyTorch (a factory computes in out's dtype, see fkw_dtype). */
+static int fkw_check(fkw *f, const char *op) {
+    f->op = op;
+    if (f->dtype >= 0) {
+        int d = f->dtype;
+        if (cgpy_out_dtype(f->out, &d, op)) return -1;
+    }
     if (f->layout && f->layout != Py_None) {
         PyErr_Format(PyExc_NotImplementedError, "%s(): only the strided layout exists (layout=None)", op);
         return -1;
@@ -270,14 +278,24 @@ static int fkw_check(const fkw *f, const char *op) {
     return 0;
 }
 
-/* result of a factory: requires_grad, out= */
+/* The dtype a factory computes in: dtype=, else out='s (PyTorch fills out in
+ * its own dtype), else the op's default. */
+static cg_dtype fkw_dtype(const fkw *f, cg_dtype dflt) {
+    int d = f->dtype;
+    cgpy_out_dtype(f->out, &d, NULL); /* cannot fail without factory_op */
+    return d >= 0 ? (cg_dtype)d : dflt;
+}
+
+/* result of a factory: requires_grad (ignored with out=, as in PyTorch), out= */
 static PyObject *fkw_finish(cg_tensor *t, const fkw *f) {
     if (!t) return PyErr_Occurred() ? NULL : creation_raise();
-    if (f->requires_grad && cgpy_check(cg_tensor_set_requires_grad(t, true))) {
+    bool has_out = f->out && f->out != Py_None;
+    if (f->requires_grad && !has_out && cgpy_check(cg_tensor_set_requires_grad(t, true))) {
         cg_tensor_release(t);
         return NULL;
     }
-    return cgpy_finish_out(f->out, t);
+    cgpy_out_rule rule = {f->op, CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, CGPY_OUT_QUIET_RESIZE};
+    return cgpy_out_finish(f->out, t, &rule, 0, NULL);
 }
 
 /* ------------------------------------------------------------- linspace, logspace, eye */
@@ -307,7 +325,11 @@ static PyObject *space_common(PyObject *args, PyObject *kw, bool log) {
         PyErr_SetString(PyExc_RuntimeError, "number of steps must be non-negative");
         return NULL;
     }
-    cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cgpy_default_dtype;
+    cg_dtype dt = fkw_dtype(&f, cgpy_default_dtype);
+    if (dt == CG_DTYPE_BOOL) { /* as PyTorch's kernels */
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_cpu\" not implemented for 'Bool'", log ? "logspace" : "linspace");
+        return NULL;
+    }
     return fkw_finish(log ? cg_logspace(s, e, steps, base, dt, f.dev) : cg_linspace(s, e, steps, dt, f.dev), &f);
 }
 static PyObject *py_linspace(PyObject *m, PyObject *args, PyObject *kw) { (void)m; return space_common(args, kw, false); }
@@ -327,7 +349,7 @@ static PyObject *py_eye(PyObject *mod, PyObject *args, PyObject *kw) {
         PyErr_Format(PyExc_RuntimeError, "n and m must be greater or equal to 0, got n=%zd, m=%lld", n, (long long)m);
         return NULL;
     }
-    cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cgpy_default_dtype;
+    cg_dtype dt = fkw_dtype(&f, cgpy_default_dtype);
     return fkw_finish(cg_eye(n, m, dt, f.dev), &f);
 }
 
@@ -359,7 +381,7 @@ static PyObject *rand_common(PyObject *args, PyObject *kw, bool normal) {
     } else if (cgpy_parse_shape(args, 0, &nd, shape)) {
         return NULL;
     }
-    cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cgpy_default_dtype;
+    cg_dtype dt = fkw_dtype(&f, cgpy_default_dtype);
     gen_scope g;
     gen_enter(&g, gen);
     cg_tensor *r = normal ? cg_randn(nd, shape, dt, f.dev) : cg_rand(nd, shape, dt, f.dev);
@@ -404,7 +426,7 @@ static PyObject *py_randint(PyObject *mod, PyObject *args, PyObject *kw) {
     }
     gen_scope g;
     gen_enter(&g, gen);
-    cg_tensor *r = cg_randint(lo, hi, nd, shape, f.dtype >= 0 ? (cg_dtype)f.dtype : CG_DTYPE_I64, f.dev);
+    cg_tensor *r = cg_randint(lo, hi, nd, shape, fkw_dtype(&f, CG_DTYPE_I64), f.dev);
     gen_exit(&g);
     return fkw_finish(r, &f);
 }
@@ -424,7 +446,7 @@ static PyObject *py_randperm(PyObject *mod, PyObject *args, PyObject *kw) {
     }
     gen_scope g;
     gen_enter(&g, gen);
-    cg_tensor *r = cg_randperm(n, f.dtype >= 0 ? (cg_dtype)f.dtype : CG_DTYPE_I64, f.dev);
+    cg_tensor *r = cg_randperm(n, fkw_dtype(&f, CG_DTYPE_I64), f.dev);
     gen_exit(&g);
     return fkw_finish(r, &f);
 }
@@ -448,7 +470,7 @@ static PyObject *like_common(PyObject *args, PyObject *kw, like_kind kind) {
         return NULL;
     cg_tensor *t = cgpy_t(x);
     if (!kw || !PyDict_GetItemString(kw, "device")) f.dev = cg_tensor_device(t);
-    cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cg_tensor_dtype(t);
+    cg_dtype dt = fkw_dtype(&f, cg_tensor_dtype(t));
     int64_t lo = 0, hi = 0;
     if (kind == LIKE_RANDINT) {
         PyObject *low = NULL, *high = NULL;
@@ -520,7 +542,7 @@ static PyObject *py_normal(PyObject *mod, PyObject *args, PyObject *kw) {
         if (s < 0) {
             return raise_negative_std(s);
         }
-        cg_dtype dt = f.dtype >= 0 ? (cg_dtype)f.dtype : cgpy_default_dtype;
+        cg_dtype dt = fkw_dtype(&f, cgpy_default_dtype);
         cg_tensor *r = cg_empty(nd, shape, dt, f.dev);
         if (!r) return creation_raise();
         gen_enter(&g, gen);
@@ -596,7 +618,9 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *args, PyObject *kw) {
         }
     }
     if (!r) return creation_raise();
-    return cgpy_finish_out(out, r);
+    static const cgpy_out_rule rule = {"bernoulli", CGPY_OUT_ANY_DTYPE, CGPY_OUT_NO_PARTIAL, /* 0/1 in any dtype */
+                                       CGPY_OUT_GRAD_INPUTS | CGPY_OUT_QUIET_RESIZE};
+    return cgpy_out_finish(out, r, &rule, 1, &t);
 }
 
 static PyObject *py_multinomial(PyObject *self, PyObject *args, PyObject *kw) {
@@ -626,7 +650,8 @@ static PyObject *py_multinomial(PyObject *self, PyObject *args, PyObject *kw) {
     cg_tensor *r = cg_multinomial(t, n, repl);
     gen_exit(&g);
     if (!r) return creation_raise();
-    return cgpy_finish_out(out, r);
+    static const cgpy_out_rule rule = {"multinomial", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, CGPY_OUT_QUIET_RESIZE};
+    return cgpy_out_finish(out, r, &rule, 1, &t);
 }
 
 /* ------------------------------------------------------------- in-place samplers */

@@ -53,9 +53,11 @@ static PyObject *py_gather(PyObject *self, PyObject *args, PyObject *kw) {
     if (parse_dim(dim_o, cgpy_t(x), &dim)) return NULL;
     cg_tensor *idx = opargs_index(index_o, "gather", true);
     if (!idx) return NULL;
-    cg_tensor *r = cg_gather(cgpy_t(x), dim, idx);
+    static const cgpy_out_rule rule = {"gather", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
+    cg_tensor *ins[2] = {cgpy_t(x), idx};
+    PyObject *res = opargs_out(cg_gather(cgpy_t(x), dim, idx), out, false, &rule, 2, ins);
     cg_tensor_release(idx);
-    return opargs_out(r, out, false);
+    return res;
 }
 
 /* ------------------------------------------------------------- scatter family */
@@ -184,9 +186,11 @@ static PyObject *py_index_select(PyObject *self, PyObject *args, PyObject *kw) {
         cg_tensor_release(idx);
         return NULL;
     }
-    cg_tensor *r = cg_index_select(cgpy_t(x), dim, idx);
+    static const cgpy_out_rule rule = {"index_select", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
+    cg_tensor *ins[2] = {cgpy_t(x), idx};
+    PyObject *res = opargs_out(cg_index_select(cgpy_t(x), dim, idx), out, true, &rule, 2, ins);
     cg_tensor_release(idx);
-    return opargs_out(r, out, true);
+    return res;
 }
 
 static PyObject *py_take(PyObject *self, PyObject *args, PyObject *kw) {
@@ -195,9 +199,11 @@ static PyObject *py_take(PyObject *self, PyObject *args, PyObject *kw) {
     if (!opargs_parse(self, args, kw, "O!O|$O:take", kwlist, &CgTensorBase_Type, &x, &index_o, &out)) return NULL;
     cg_tensor *idx = opargs_index(index_o, "take", false);
     if (!idx) return NULL;
-    cg_tensor *r = cg_take(cgpy_t(x), idx);
+    static const cgpy_out_rule rule = {"take", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
+    cg_tensor *ins[2] = {cgpy_t(x), idx};
+    PyObject *res = opargs_out(cg_take(cgpy_t(x), idx), out, true, &rule, 2, ins);
     cg_tensor_release(idx);
-    return opargs_out(r, out, true);
+    return res;
 }
 
 /* ------------------------------------------------------------- index_put and the index_* family */
@@ -295,6 +301,48 @@ static int check_nonnegative(cg_tensor *idx, const char *op, int64_t dim, cg_ten
     return rc;
 }
 
+/* Note [index_fill with a tensor value]: index_fill writes one value into
+ * every selected slice, so the value's gradient is the sum of the incoming
+ * gradient over the filled positions, each counted once (PyTorch:
+ * grad.index_select(dim, unique(index)).sum()). index_put's gradient for its
+ * values gathers the gradient at each index, so a repeated index (or a
+ * negative one naming the same slice as a positive one) would count a slice
+ * twice: the index list is reduced to its distinct slices first (in order of
+ * first appearance). Out-of-range entries are kept, for index_put to report.
+ * `size` is the length of the filled dimension; *idx (int64, 1-d) is
+ * replaced by the reduced list (new reference) when it had repeats. */
+static int distinct_fill_index(cg_tensor **idx, int64_t size) {
+    int64_t n = cg_tensor_numel(*idx);
+    if (n < 2 || cg_tensor_device(*idx).type != CG_DEVICE_CPU) return 0;
+    int64_t *buf = PyMem_Malloc((size_t)n * sizeof(int64_t));
+    unsigned char *seen = PyMem_Calloc((size_t)(size > 0 ? size : 1), 1);
+    int rc = (!buf || !seen) ? (PyErr_NoMemory(), -1) : cgpy_check(cg_tensor_copy_to_buffer(*idx, buf, CG_DTYPE_I64));
+    int64_t kept = 0;
+    for (int64_t i = 0; !rc && i < n; i++) {
+        int64_t v = buf[i], p = v < 0 ? v + size : v;
+        if (p < 0 || p >= size) { /* out of range: left for index_put's error */
+            buf[kept++] = v;
+            continue;
+        }
+        if (seen[p]) continue;
+        seen[p] = 1;
+        buf[kept++] = p;
+    }
+    if (!rc && kept < n) {
+        cg_tensor *d = cg_from_data(buf, 1, &kept, CG_DTYPE_I64);
+        if (d) {
+            cg_tensor_release(*idx);
+            *idx = d;
+        } else {
+            rc = -1;
+            cgpy_raise();
+        }
+    }
+    PyMem_Free(buf);
+    PyMem_Free(seen);
+    return rc;
+}
+
 /* index_add / index_copy / index_fill along dim, as index_put with the index
  * at position dim (accumulating for index_add). */
 static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, ix_kind kind, bool inplace) {
@@ -344,6 +392,11 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
     cg_tensor *idx = cg_reshape(idx0, 1, &ni);
     cg_tensor_release(idx0);
     if (!idx) return cgpy_raise();
+    if (kind == IX_FILL && cgpy_is_tensor(src_o) &&
+        distinct_fill_index(&idx, cg_tensor_ndim(xt) ? cg_tensor_shape(xt)[dim] : 1)) { /* Note [index_fill with a tensor value] */
+        cg_tensor_release(idx);
+        return NULL;
+    }
 
     /* a 0-d input works as a 1-element vector */
     int nd = cg_tensor_ndim(xt);
@@ -426,7 +479,10 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
             cg_tensor_release(r);
             r = r0;
         }
-        res = opargs_out(r, out, keep_index);
+        /* PyTorch lets index_add / index_copy write into self itself, not into part of it */
+        cgpy_out_rule rule = {base, CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, 0};
+        cg_tensor *ins[3] = {xt, idx, kind == IX_FILL ? NULL : cgpy_t(src_o)};
+        res = opargs_out(r, out, keep_index, &rule, 3, ins);
     }
     goto done;
 engine_fail:
@@ -492,7 +548,9 @@ static PyObject *py_masked_select(PyObject *self, PyObject *args, PyObject *kw) 
                      cg_dtype_name(cg_tensor_dtype(cgpy_t(mask))));
         return NULL;
     }
-    return opargs_out(cg_masked_select(cgpy_t(x), cgpy_t(mask)), out, false);
+    static const cgpy_out_rule rule = {"masked_select", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
+    cg_tensor *ins[2] = {cgpy_t(x), cgpy_t(mask)};
+    return opargs_out(cg_masked_select(cgpy_t(x), cgpy_t(mask)), out, false, &rule, 2, ins);
 }
 
 static PyObject *masked_scatter_common(PyObject *self, PyObject *args, PyObject *kw, bool inplace) {
@@ -524,7 +582,8 @@ static PyObject *py_nonzero(PyObject *self, PyObject *args, PyObject *kw) {
     int as_tuple = 0;
     if (!opargs_parse(self, args, kw, "O!|$Op:nonzero", kwlist, &CgTensorBase_Type, &x, &out, &as_tuple)) return NULL;
     cg_tensor *xt = cgpy_t(x);
-    if (!as_tuple) return opargs_out(cg_nonzero(xt), out, false);
+    static const cgpy_out_rule rule = {"nonzero", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
+    if (!as_tuple) return opargs_out(cg_nonzero(xt), out, false, &rule, 1, &xt);
     if (out && out != Py_None) {
         PyErr_SetString(PyExc_TypeError, "nonzero(): out= is not supported with as_tuple=True");
         return NULL;

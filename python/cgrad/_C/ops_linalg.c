@@ -7,6 +7,8 @@
 #include "opargs.h"
 #include "ops_math.h"
 
+#include <string.h>
+
 /* PyTorch's dtype check for products: same dtype, RuntimeError otherwise.
  * Under autocast the engine's schema guard casts first and checks after. */
 static int same_dtype(const char *op, int n, cg_tensor *const *ts) {
@@ -30,7 +32,8 @@ static PyObject *prod2(PyObject *self, PyObject *args, PyObject *kw, prod2_fn fn
     if (!opargs_parse(self, args, kw, fmt, kwlist, &CgTensorBase_Type, &a, &CgTensorBase_Type, &b, &out)) return NULL;
     cg_tensor *ts[2] = {cgpy_t(a), cgpy_t(b)};
     if (same_dtype(name, 2, ts)) return NULL;
-    return opargs_out(fn(ts[0], ts[1]), out, false);
+    cgpy_out_rule rule = {name, CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, 0}; /* the product is computed before the copy */
+    return opargs_out(fn(ts[0], ts[1]), out, false, &rule, 2, ts);
 }
 
 #define PROD2(pyname, cfn, other)                                                                   \
@@ -83,9 +86,10 @@ static PyObject *py_inner(PyObject *self, PyObject *args, PyObject *kw) {
         cg_tensor *t[2];
         cg_dtype dt;
         if (cgpy_promote_operands(2, ops, false, t, &dt)) return NULL;
-        cg_tensor *r = cg_mul(t[0], t[1]);
+        static const cgpy_out_rule rule = {"inner", CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, 0};
+        PyObject *res = opargs_out(cg_mul(t[0], t[1]), out, false, &rule, 2, t);
         cgpy_release_n(2, t);
-        return opargs_out(r, out, false);
+        return res;
     }
     cg_tensor *ts[2] = {ta, tb};
     if (same_dtype("inner", 2, ts)) return NULL;
@@ -96,7 +100,8 @@ static PyObject *py_inner(PyObject *self, PyObject *args, PyObject *kw) {
                      (long long)cg_tensor_shape(ta)[na - 1], (long long)cg_tensor_shape(tb)[nb - 1]);
         return NULL;
     }
-    return opargs_out(inner_impl(ta, tb), out, false);
+    static const cgpy_out_rule rule = {"inner", CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, 0};
+    return opargs_out(inner_impl(ta, tb), out, false, &rule, 2, ts);
 }
 
 /* outer(input, vec2): a broadcast multiply in PyTorch, so operands promote */
@@ -108,9 +113,11 @@ static PyObject *outer_common(PyObject *self, PyObject *args, PyObject *kw, cons
     cg_tensor *t[2];
     cg_dtype dt;
     if (cgpy_promote_operands(2, ops, false, t, &dt)) return NULL;
-    cg_tensor *r = cg_outer(t[0], t[1]);
+    cgpy_out_rule rule = {strchr(fmt, ':') + 1, CGPY_OUT_CAST, CGPY_OUT_NO_PARTIAL, 0}; /* a broadcast multiply */
+    cg_tensor *ins[2] = {cgpy_t(a), cgpy_t(b)};
+    PyObject *res = opargs_out(cg_outer(t[0], t[1]), out, false, &rule, 2, ins);
     cgpy_release_n(2, t);
-    return opargs_out(r, out, false);
+    return res;
 }
 static PyObject *py_outer(PyObject *self, PyObject *args, PyObject *kw) { return outer_common(self, args, kw, "O!O!|$O:outer"); }
 static PyObject *py_ger(PyObject *self, PyObject *args, PyObject *kw) { return outer_common(self, args, kw, "O!O!|$O:ger"); }
@@ -132,7 +139,10 @@ static PyObject *addprod(PyObject *self, PyObject *args, PyObject *kw, addprod_f
     if (alpha_o && cgpy_parse_double(alpha_o, &alpha, "alpha")) return NULL;
     cg_tensor *ts[3] = {cgpy_t(x), cgpy_t(a), cgpy_t(b)};
     if (same_dtype(name, 3, ts)) return NULL;
-    if (!inplace) return opargs_out(fn(ts[0], ts[1], ts[2], beta, alpha), out, false);
+    if (!inplace) {
+        cgpy_out_rule rule = {name, CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, 0};
+        return opargs_out(fn(ts[0], ts[1], ts[2], beta, alpha), out, false, &rule, 3, ts);
+    }
     if (out) {
         PyErr_Format(PyExc_TypeError, "%s_() got an unexpected keyword argument 'out'", name);
         return NULL;

@@ -115,14 +115,14 @@ PyObject *cgpy_inplace_via(cgpy_fastkw_fn fn, PyObject *self, PyObject *const *a
     return cgpy_inplace_result(self, st);
 }
 
-/* out= with PyTorch's cast rule; result stolen */
-static PyObject *finish(PyObject *out, cg_tensor *r) {
-    if (r && out && out != Py_None && cgpy_is_tensor(out) &&
-        cgpy_check_cast(cg_tensor_dtype(r), cg_tensor_dtype(cgpy_t(out)))) {
-        cg_tensor_release(r);
-        return NULL;
-    }
-    return cgpy_finish_out(out, r);
+/* Result r (stolen) of op, into out= when given (Note [out= validation] in
+ * bind.h): elementwise ops may write into an out that is one of their inputs
+ * a, b (tensors or numbers), not into part of one; dtype_rule: PyTorch's
+ * cast rule, or an exact dtype for the ops that ask for one. */
+static PyObject *finish(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, PyObject *a, PyObject *b) {
+    cgpy_out_rule rule = {op, (unsigned char)dtype_rule, CGPY_OUT_NO_PARTIAL, 0};
+    cg_tensor *ins[2] = {cgpy_tensor_or_null(a), cgpy_tensor_or_null(b)};
+    return cgpy_out_finish(out, r, &rule, 2, ins);
 }
 
 /* In-place forms: self is the method's tensor, or the first argument of a module-level in-place function. */
@@ -179,7 +179,9 @@ static PyObject *unary_call(const unary_def *d, PyObject *self, PyObject *const 
                cgpy_need_tensor(v[0], d->name, "input")) {
         return NULL;
     }
-    return finish(v[1], unary_apply(d, cgpy_t(v[0])));
+    /* PyTorch asks for the input's dtype exactly where the result keeps it (abs, floor, round, ...) */
+    int rule = d->kind == UK_SAME && !d->inplace_copy ? CGPY_OUT_EXACT : CGPY_OUT_CAST;
+    return finish(v[1], unary_apply(d, cgpy_t(v[0])), d->name, rule, v[0], NULL);
 }
 
 static PyObject *unary_inplace(const unary_def *d, cgpy_fastkw_fn outofplace, PyObject *self, PyObject *const *args,
@@ -251,12 +253,13 @@ static PyObject *isinf_signed(PyObject *self, PyObject *const *args, Py_ssize_t 
         return NULL;
     cg_tensor *x = cgpy_t(v[0]);
     if (!cg_dtype_is_floating(cg_tensor_dtype(x)))
-        return finish(v[1], cg_zeros(cg_tensor_ndim(x), cg_tensor_shape(x), CG_DTYPE_BOOL, cg_tensor_device(x)));
+        return finish(v[1], cg_zeros(cg_tensor_ndim(x), cg_tensor_shape(x), CG_DTYPE_BOOL, cg_tensor_device(x)), fname,
+                      CGPY_OUT_EXACT, v[0], NULL);
     cg_tensor *s = cg_scalar_on(inf, cg_tensor_dtype(x), cg_tensor_device(x));
     if (!s) return cgpy_raise();
     cg_tensor *r = cg_eq(x, s);
     cg_tensor_release(s);
-    return finish(v[1], r);
+    return finish(v[1], r, fname, CGPY_OUT_EXACT, v[0], NULL);
 }
 static PyObject *py_isposinf(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     return isinf_signed(self, args, nargs, kw, INFINITY, "isposinf");
@@ -275,7 +278,7 @@ static PyObject *py_round(PyObject *self, PyObject *const *args, Py_ssize_t narg
     int64_t dec = 0;
     if (v[1] && cgpy_parse_int(v[1], &dec, "round(): argument 'decimals'")) return NULL;
     cg_tensor *x = cgpy_t(v[0]);
-    if (dec == 0) return finish(v[2], cg_round(x));
+    if (dec == 0) return finish(v[2], cg_round(x), "round", CGPY_OUT_EXACT, v[0], NULL);
     if (!cg_dtype_is_floating(cg_tensor_dtype(x))) {
         PyErr_Format(PyExc_NotImplementedError, "round: decimals != 0 is not implemented for %s tensors",
                      cg_dtype_name(cg_tensor_dtype(x)));
@@ -289,7 +292,7 @@ static PyObject *py_round(PyObject *self, PyObject *const *args, Py_ssize_t narg
     cg_tensor_release(p);
     if (a) cg_tensor_release(a);
     if (b) cg_tensor_release(b);
-    return finish(v[2], r);
+    return finish(v[2], r, "round", CGPY_OUT_EXACT, v[0], NULL);
 }
 static PyObject *py_round_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     if (!nargs && !kw && cgpy_is_method(self)) return cgpy_inplace_result(self, cg_unary_("round", cgpy_t(self)));
@@ -304,11 +307,19 @@ enum {
     BK_BOOL,  /* comparisons and logic: operands promoted, bool result */
 };
 
+/* Which operands may be Python numbers, as in PyTorch's signatures: torch.eq(2, t)
+ * is a TypeError, torch.add(2, t) is not. */
+enum {
+    OPND_ANY,   /* either (add, mul, remainder, bitwise_and, ...) */
+    OPND_INPUT, /* `other` only: `input` must be a Tensor (eq, lt, fmod, ...) */
+    OPND_BOTH,  /* neither: both must be Tensors (maximum, atan2, logical_and, ...) */
+};
+
 typedef struct {
     const char *name;
     binary_fn fn;
     int kind;
-    bool tensor_other; /* `other` must be a Tensor (maximum, minimum, fmax, fmin) */
+    int operands; /* OPND_* */
 } binary_def;
 
 static const char *const k_binary_names[] = {"input", "other", "out", NULL};
@@ -323,7 +334,8 @@ static cg_tensor *binary_apply(const binary_def *d, PyObject *a, PyObject *b) {
         cgpy_need_tensor(a, d->name, "input");
         return NULL;
     }
-    if (d->tensor_other && cgpy_need_tensor(b, d->name, "other")) return NULL;
+    if (d->operands != OPND_ANY && cgpy_need_tensor(a, d->name, "input")) return NULL;
+    if (d->operands == OPND_BOTH && cgpy_need_tensor(b, d->name, "other")) return NULL;
     PyObject *ops[2] = {a, b};
     cg_tensor *t[2];
     cg_dtype dt;
@@ -345,7 +357,7 @@ static PyObject *binary_call(const binary_def *d, PyObject *self, PyObject *cons
         return NULL;
     }
     cg_tensor *r = binary_apply(d, v[0], v[1]);
-    return r ? finish(v[2], r) : NULL;
+    return r ? finish(v[2], r, d->name, CGPY_OUT_CAST, v[0], v[1]) : NULL;
 }
 
 /* self.op_(other): the promoted result dtype must be castable to self's */
@@ -356,7 +368,7 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
     if (cgpy_parse_fastkw(self, args, nargs, kwnames, d->name, names, 2, 2, v) ||
         cgpy_need_tensor(v[0], d->name, "input"))
         return NULL;
-    if (d->tensor_other && cgpy_need_tensor(v[1], d->name, "other")) return NULL;
+    if (d->operands == OPND_BOTH && cgpy_need_tensor(v[1], d->name, "other")) return NULL;
     self = v[0];
     if (d->kind == BK_BOOL) return cgpy_inplace_via(outofplace, self, &v[1], 1, NULL);
     cg_tensor *t = cgpy_t(self);
@@ -382,19 +394,19 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
         return binary_inplace(&B_##name, py_##name, self, args, nargs, kw);                                     \
     }
 
-/* name, dtype rule, `other` must be a Tensor (as in PyTorch's signatures) */
+/* name, dtype rule, which operands may be numbers (as in PyTorch's signatures) */
 #define BINARY_IP_OPS(X)                                                                                      \
-    X(mul, BK_ARITH, false) X(floor_divide, BK_ARITH, false) X(remainder, BK_ARITH, false)                     \
-    X(fmod, BK_ARITH, false) X(atan2, BK_FLOAT, true) X(hypot, BK_ARITH, true) X(eq, BK_BOOL, false)         \
-    X(ne, BK_BOOL, false) X(lt, BK_BOOL, false) X(le, BK_BOOL, false) X(gt, BK_BOOL, false)                    \
-    X(ge, BK_BOOL, false) X(logical_and, BK_BOOL, true) X(logical_or, BK_BOOL, true)                         \
-    X(logical_xor, BK_BOOL, true) X(bitwise_and, BK_ARITH, false) X(bitwise_or, BK_ARITH, false)              \
-    X(bitwise_xor, BK_ARITH, false) X(bitwise_left_shift, BK_ARITH, false)                                     \
-    X(bitwise_right_shift, BK_ARITH, false)
+    X(mul, BK_ARITH, OPND_ANY) X(floor_divide, BK_ARITH, OPND_ANY) X(remainder, BK_ARITH, OPND_ANY)            \
+    X(fmod, BK_ARITH, OPND_INPUT) X(atan2, BK_FLOAT, OPND_BOTH) X(hypot, BK_ARITH, OPND_BOTH)                 \
+    X(eq, BK_BOOL, OPND_INPUT) X(ne, BK_BOOL, OPND_INPUT) X(lt, BK_BOOL, OPND_INPUT)                         \
+    X(le, BK_BOOL, OPND_INPUT) X(gt, BK_BOOL, OPND_INPUT) X(ge, BK_BOOL, OPND_INPUT)                         \
+    X(logical_and, BK_BOOL, OPND_BOTH) X(logical_or, BK_BOOL, OPND_BOTH) X(logical_xor, BK_BOOL, OPND_BOTH)  \
+    X(bitwise_and, BK_ARITH, OPND_ANY) X(bitwise_or, BK_ARITH, OPND_ANY) X(bitwise_xor, BK_ARITH, OPND_ANY)   \
+    X(bitwise_left_shift, BK_ARITH, OPND_ANY) X(bitwise_right_shift, BK_ARITH, OPND_ANY)
 BINARY_IP_OPS(BINARY_IP)
-BINARY_DEF(maximum, BK_ARITH, true)
-BINARY_DEF(minimum, BK_ARITH, true)
-BINARY_DEF(logaddexp, BK_ARITH, true)
+BINARY_DEF(maximum, BK_ARITH, OPND_BOTH)
+BINARY_DEF(minimum, BK_ARITH, OPND_BOTH)
+BINARY_DEF(logaddexp, BK_ARITH, OPND_BOTH)
 
 /* fmax / fmin: maximum / minimum that ignore NaN (a NaN loses unless both are NaN) */
 static cg_tensor *nan_ignoring(cg_tensor *a, cg_tensor *b, binary_fn pick) {
@@ -410,8 +422,8 @@ static cg_tensor *nan_ignoring(cg_tensor *a, cg_tensor *b, binary_fn pick) {
 }
 static cg_tensor *fmax_fn(cg_tensor *a, cg_tensor *b) { return nan_ignoring(a, b, cg_maximum); }
 static cg_tensor *fmin_fn(cg_tensor *a, cg_tensor *b) { return nan_ignoring(a, b, cg_minimum); }
-static const binary_def B_fmax = {"fmax", fmax_fn, BK_ARITH, true};
-static const binary_def B_fmin = {"fmin", fmin_fn, BK_ARITH, true};
+static const binary_def B_fmax = {"fmax", fmax_fn, BK_ARITH, OPND_BOTH};
+static const binary_def B_fmin = {"fmin", fmin_fn, BK_ARITH, OPND_BOTH};
 static PyObject *py_fmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     return binary_call(&B_fmax, self, args, nargs, kw);
 }
@@ -480,7 +492,7 @@ static PyObject *add_sub(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (o) cg_tensor_release(o);
     cgpy_release_n(2, t);
     if (!r && !PyErr_Occurred()) cgpy_raise();
-    return r ? finish(v[3], r) : NULL;
+    return r ? finish(v[3], r, fname, CGPY_OUT_CAST, v[0], v[1]) : NULL;
 }
 static PyObject *add_sub_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *opname,
                           const char *fname) {
@@ -533,9 +545,9 @@ static cg_tensor *div_trunc(cg_tensor *a, cg_tensor *b) {
     if (d) cg_tensor_release(d);
     return r;
 }
-static const binary_def B_div = {"div", cg_div, BK_FLOAT, false};
-static const binary_def B_div_trunc = {"div", div_trunc, BK_ARITH, false};
-static const binary_def B_div_floor = {"div", cg_floor_divide, BK_ARITH, false};
+static const binary_def B_div = {"div", cg_div, BK_FLOAT, OPND_ANY};
+static const binary_def B_div_trunc = {"div", div_trunc, BK_ARITH, OPND_ANY};
+static const binary_def B_div_floor = {"div", cg_floor_divide, BK_ARITH, OPND_ANY};
 
 static int rounding_mode(PyObject *o, const binary_def **d) {
     *d = &B_div;
@@ -556,7 +568,7 @@ static PyObject *py_div(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     const binary_def *d;
     if (cgpy_parse_fastkw(self, args, nargs, kw, "div", names, 2, 2, v) || rounding_mode(v[2], &d)) return NULL;
     cg_tensor *r = binary_apply(d, v[0], v[1]);
-    return r ? finish(v[3], r) : NULL;
+    return r ? finish(v[3], r, "div", CGPY_OUT_CAST, v[0], v[1]) : NULL;
 }
 static PyObject *py_div_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     if (!kw) return binary_inplace(&B_div, py_div, self, args, nargs, kw);
@@ -599,7 +611,8 @@ static PyObject *pow_common(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyObject *v[3];
     if (cgpy_parse_fastkw(self, args, nargs, kw, fname, names, 2, 2, v)) return NULL;
     cg_tensor *r = pow_apply(v[0], v[1], f64, fname);
-    return r ? finish(v[2], r) : NULL;
+    /* float_power's result is float64 and PyTorch asks for exactly that */
+    return r ? finish(v[2], r, fname, f64 ? CGPY_OUT_EXACT : CGPY_OUT_CAST, v[0], v[1]) : NULL;
 }
 static PyObject *py_pow(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     return pow_common(self, args, nargs, kw, false, "pow");
@@ -670,7 +683,7 @@ static PyObject *py_equal(PyObject *self, PyObject *const *args, Py_ssize_t narg
         cgpy_need_tensor(v[1], "equal", "other"))
         return NULL;
     if (!same_shape(cgpy_t(v[0]), cgpy_t(v[1]))) Py_RETURN_FALSE;
-    static const binary_def eq = {"equal", cg_eq, BK_BOOL, true};
+    static const binary_def eq = {"equal", cg_eq, BK_BOOL, OPND_BOTH};
     cg_tensor *r = binary_apply(&eq, v[0], v[1]);
     return r ? all_true(r) : NULL;
 }

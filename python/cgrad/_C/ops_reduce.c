@@ -41,8 +41,9 @@ static PyObject *py_return_types(PyObject *m, PyObject *u) {
 }
 
 /* A pair of results (both stolen; NULL means the engine failed) as a named
- * tuple of `kind`, or copied into out=(a, b) when given. */
-static PyObject *pair_result(int kind, cg_tensor *a, cg_tensor *b, PyObject *out) {
+ * tuple of `kind`, or copied into out=(a, b) when given under `rule`
+ * (Note [out= validation]), x being the input. */
+static PyObject *pair_result(int kind, cg_tensor *a, cg_tensor *b, PyObject *out, const cgpy_out_rule *rule, PyObject *x) {
     if (!a || !b) {
         cg_tensor_release(a);
         cg_tensor_release(b);
@@ -56,12 +57,13 @@ static PyObject *pair_result(int kind, cg_tensor *a, cg_tensor *b, PyObject *out
             PyErr_SetString(PyExc_TypeError, "out= must be a tuple of two Tensors");
             return NULL;
         }
-        items[0] = cgpy_finish_out(PyTuple_GET_ITEM(out, 0), a);
+        cg_tensor *in = cgpy_t(x);
+        items[0] = cgpy_out_finish(PyTuple_GET_ITEM(out, 0), a, rule, 1, &in);
         if (!items[0]) {
             cg_tensor_release(b);
             return NULL;
         }
-        items[1] = cgpy_finish_out(PyTuple_GET_ITEM(out, 1), b);
+        items[1] = cgpy_out_finish(PyTuple_GET_ITEM(out, 1), b, rule, 1, &in);
     } else {
         items[0] = cgpy_wrap(a);
         items[1] = cgpy_wrap(b);
@@ -80,8 +82,30 @@ static PyObject *pair_result(int kind, cg_tensor *a, cg_tensor *b, PyObject *out
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Result of a reduction (stolen) into out= when given. */
-static PyObject *finish(PyObject *out, cg_tensor *r) { return cgpy_finish_out(out, r); }
+/* Result of op (stolen) into out= when given, under PyTorch's rules for it
+ * (Note [out= validation]); x: the input tensor. Reductions are computed
+ * before the copy, so out may overlap the input (PyTorch does not check). */
+static PyObject *finish_rule(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, int alias_rule, PyObject *x) {
+    cgpy_out_rule rule = {op, (unsigned char)dtype_rule, (unsigned char)alias_rule, 0};
+    cg_tensor *in = cgpy_t(x);
+    return cgpy_out_finish(out, r, &rule, 1, &in);
+}
+/* a reduction into an out of exactly its dtype */
+static PyObject *finish(PyObject *out, cg_tensor *r, const char *op, PyObject *x) {
+    return finish_rule(out, r, op, CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, x);
+}
+
+extern const char *cgpy_torch_type_name(cg_dtype dt); /* number.c */
+
+/* PyTorch's nansum / nanmean kernels take no integer out= for a floating
+ * input (NotImplementedError naming the kernel and out's type); 0 or -1. */
+static int nan_reduce_out_check(PyObject *out, PyObject *x) {
+    if (!out || !cgpy_is_tensor(out) || !cg_dtype_is_floating(cg_tensor_dtype(cgpy_t(x)))) return 0;
+    cg_dtype odt = cg_tensor_dtype(cgpy_t(out));
+    if (cg_dtype_is_floating(odt)) return 0;
+    PyErr_Format(PyExc_NotImplementedError, "\"nansum_cpu\" not implemented for '%s'", cgpy_torch_type_name(odt));
+    return -1;
+}
 
 /* PyTorch's error for float-only reductions of integer inputs. */
 static PyObject *float_only_error(const char *what, cg_tensor *x) {
@@ -126,9 +150,9 @@ static int parse_reduce(PyObject *self, PyObject *args, PyObject *kw, const char
 /* sum(input, dim=None, keepdim=False, *, dtype=None) */
 static PyObject *py_sum(PyObject *self, PyObject *args, PyObject *kw) {
     red_args a;
-    if (parse_reduce(self, args, kw, "sum", true, &a)) return NULL;
+    if (parse_reduce(self, args, kw, "sum", true, &a) || cgpy_out_dtype(a.out, &a.dtype, NULL)) return NULL;
     cg_tensor *r = cg_sum_dtype(cgpy_t(a.x), a.nd, a.dims, a.keepdim, (cg_dtype)a.dtype);
-    return finish(a.out, opargs_cast_result(r, a.dtype));
+    return finish(a.out, opargs_cast_result(r, a.dtype), "sum", a.x);
 }
 
 /* mean(input, dim=None, keepdim=False, *, dtype=None): floating dtypes only */
@@ -148,7 +172,7 @@ static PyObject *py_mean(PyObject *self, PyObject *args, PyObject *kw) {
     if (!c) return NULL;
     cg_tensor *r = cg_mean(c, a.nd, a.dims, a.keepdim);
     cg_tensor_release(c);
-    return finish(a.out, r);
+    return finish_rule(a.out, r, "mean", CGPY_OUT_CAST, CGPY_OUT_ALIAS_OK, a.x);
 }
 
 /* x with NaNs replaced by zero (new ref; x retained when not floating) */
@@ -168,7 +192,9 @@ static cg_tensor *zero_nans(cg_tensor *x) {
 /* nansum(input, dim=None, keepdim=False, *, dtype=None) */
 static PyObject *py_nansum(PyObject *self, PyObject *args, PyObject *kw) {
     red_args a;
-    if (parse_reduce(self, args, kw, "nansum", true, &a)) return NULL;
+    if (parse_reduce(self, args, kw, "nansum", true, &a) || nan_reduce_out_check(a.out, a.x) ||
+        cgpy_out_dtype(a.out, &a.dtype, NULL))
+        return NULL;
     cg_tensor *x = cgpy_t(a.x);
     cg_tensor *c = opargs_cast(x, a.dtype >= 0 ? (cg_dtype)a.dtype : cg_tensor_dtype(x));
     if (!c) return NULL;
@@ -176,13 +202,13 @@ static PyObject *py_nansum(PyObject *self, PyObject *args, PyObject *kw) {
     cg_tensor_release(c);
     cg_tensor *r = z ? cg_sum(z, a.nd, a.dims, a.keepdim) : NULL;
     cg_tensor_release(z);
-    return finish(a.out, opargs_cast_result(r, a.dtype));
+    return finish(a.out, opargs_cast_result(r, a.dtype), "nansum", a.x);
 }
 
 /* nanmean(input, dim=None, keepdim=False, *, dtype=None): sum of non-NaN / their count */
 static PyObject *py_nanmean(PyObject *self, PyObject *args, PyObject *kw) {
     red_args a;
-    if (parse_reduce(self, args, kw, "nanmean", true, &a)) return NULL;
+    if (parse_reduce(self, args, kw, "nanmean", true, &a) || nan_reduce_out_check(a.out, a.x)) return NULL;
     cg_tensor *x = cgpy_t(a.x);
     if (!cg_dtype_is_floating(cg_tensor_dtype(x))) {
         PyErr_Format(PyExc_RuntimeError, "nanmean(): expected input to have floating point or complex dtype but got %s",
@@ -199,7 +225,7 @@ static PyObject *py_nanmean(PyObject *self, PyObject *args, PyObject *kw) {
     cg_tensor *r = s ? cg_div(s, cntf) : NULL;
     cg_tensor *tmp[] = {c, z, nan, ok, cnt, cntf, s};
     cgpy_release_n(7, tmp);
-    return finish(a.out, r);
+    return finish_rule(a.out, r, "nanmean", CGPY_OUT_CAST, CGPY_OUT_ALIAS_OK, a.x);
 }
 
 /* prod(input, *, dtype=None) / prod(input, dim, keepdim=False, *, dtype=None) */
@@ -212,12 +238,12 @@ static PyObject *py_prod(PyObject *self, PyObject *args, PyObject *kw) {
     opargs_done(rest, kwr);
     if (!ok) return NULL;
     int64_t d = 0;
-    if (dim != Py_None && opargs_int(dim, "prod", "dim", &d)) return NULL;
+    if ((dim != Py_None && opargs_int(dim, "prod", "dim", &d)) || cgpy_out_dtype(out, &dt, NULL)) return NULL;
     cg_tensor *c = opargs_cast(cgpy_t(x), dt >= 0 ? (cg_dtype)dt : cg_tensor_dtype(cgpy_t(x)));
     if (!c) return NULL;
     cg_tensor *r = cg_prod(c, dim != Py_None, &d, dim != Py_None && keepdim);
     cg_tensor_release(c);
-    return finish(out, opargs_cast_result(r, dt));
+    return finish(out, opargs_cast_result(r, dt), "prod", x);
 }
 
 /* ---------------------------------------------------------------- max / min and friends */
@@ -230,7 +256,7 @@ static PyObject *minmax(PyObject *self, PyObject *args, PyObject *kw, bool is_ma
     Py_ssize_t n = PyTuple_GET_SIZE(rest);
     PyObject *other = n ? PyTuple_GET_ITEM(rest, 0) : opargs_kw(kwr, "other");
     if (n == 0 && (!kwr || PyDict_GET_SIZE(kwr) == 0)) {
-        res = finish(out, is_max ? cg_max(cgpy_t(x)) : cg_min(cgpy_t(x)));
+        res = finish(out, is_max ? cg_max(cgpy_t(x)) : cg_min(cgpy_t(x)), name, x);
     } else if (other && cgpy_is_tensor(other)) {
         if (n > 1 || (kwr && PyDict_GET_SIZE(kwr) > (n ? 0 : 1))) {
             PyErr_Format(PyExc_TypeError, "%s(input, other) takes no further arguments", name);
@@ -241,7 +267,9 @@ static PyObject *minmax(PyObject *self, PyObject *args, PyObject *kw, bool is_ma
             if (!cgpy_promote_operands(2, ops, false, t, &dt)) {
                 cg_tensor *r = is_max ? cg_maximum(t[0], t[1]) : cg_minimum(t[0], t[1]);
                 cgpy_release_n(2, t);
-                res = finish(out, r);
+                cgpy_out_rule rule = {name, CGPY_OUT_CAST, CGPY_OUT_NO_PARTIAL, 0}; /* elementwise, as maximum */
+                cg_tensor *ins[2] = {cgpy_t(x), cgpy_t(other)};
+                res = cgpy_out_finish(out, r, &rule, 2, ins);
             }
         }
     } else {
@@ -255,7 +283,8 @@ static PyObject *minmax(PyObject *self, PyObject *args, PyObject *kw, bool is_ma
             cg_tensor *v = NULL, *i = NULL;
             cg_status st = (is_max ? cg_max_dim : cg_min_dim)(cgpy_t(x), d, keepdim, &v, &i);
             if (st) v = i = NULL;
-            res = pair_result(is_max ? RT_MAX : RT_MIN, v, i, out);
+            cgpy_out_rule rule = {name, CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, 0};
+            res = pair_result(is_max ? RT_MAX : RT_MIN, v, i, out, &rule, x);
         }
     }
     opargs_done(rest, kwr);
@@ -270,7 +299,7 @@ typedef cg_tensor *(*dims_fn)(cg_tensor *, int, const int64_t *, bool);
 static PyObject *dims_reduce(PyObject *self, PyObject *args, PyObject *kw, const char *name, dims_fn fn) {
     red_args a;
     if (parse_reduce(self, args, kw, name, false, &a)) return NULL;
-    return finish(a.out, fn(cgpy_t(a.x), a.nd, a.dims, a.keepdim));
+    return finish(a.out, fn(cgpy_t(a.x), a.nd, a.dims, a.keepdim), name, a.x);
 }
 static PyObject *py_amax(PyObject *self, PyObject *args, PyObject *kw) { return dims_reduce(self, args, kw, "amax", cg_amax); }
 static PyObject *py_amin(PyObject *self, PyObject *args, PyObject *kw) { return dims_reduce(self, args, kw, "amin", cg_amin); }
@@ -289,7 +318,8 @@ static PyObject *py_aminmax(PyObject *self, PyObject *args, PyObject *kw) {
     int nd = dim != Py_None;
     cg_tensor *lo = cg_amin(cgpy_t(x), nd, &d, keepdim);
     cg_tensor *hi = lo ? cg_amax(cgpy_t(x), nd, &d, keepdim) : NULL;
-    return pair_result(RT_AMINMAX, lo, hi, out);
+    static const cgpy_out_rule rule = {"aminmax", CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, 0};
+    return pair_result(RT_AMINMAX, lo, hi, out, &rule, x);
 }
 
 /* argmax / argmin(input, dim=None, keepdim=False) */
@@ -310,7 +340,7 @@ static PyObject *argext(PyObject *self, PyObject *args, PyObject *kw, bool is_ma
         PyErr_Format(PyExc_RuntimeError, "%s(): does not support bool input", name);
         return NULL;
     }
-    return finish(out, (is_max ? cg_argmax : cg_argmin)(cgpy_t(x), dim != Py_None, d, keepdim));
+    return finish(out, (is_max ? cg_argmax : cg_argmin)(cgpy_t(x), dim != Py_None, d, keepdim), name, x);
 }
 static PyObject *py_argmax(PyObject *self, PyObject *args, PyObject *kw) { return argext(self, args, kw, true); }
 static PyObject *py_argmin(PyObject *self, PyObject *args, PyObject *kw) { return argext(self, args, kw, false); }
@@ -359,7 +389,7 @@ static PyObject *var_std(PyObject *self, PyObject *args, PyObject *kw, int mode)
     if (!cg_dtype_is_floating(cg_tensor_dtype(t)))
         return float_only_error("std and var only support floating point and complex dtypes.", t);
     cg_tensor *r = (mode & 1 ? cg_std : cg_var)(t, nd, dims, corr, keepdim);
-    if (mode < 2) return finish(out, r);
+    if (mode < 2) return finish_rule(out, r, name, CGPY_OUT_CAST, CGPY_OUT_ALIAS_OK, x);
     cg_tensor *m = r ? cg_mean(t, nd, dims, keepdim) : NULL;
     if (!m) {
         cg_tensor_release(r);
@@ -400,7 +430,7 @@ static PyObject *py_logsumexp(PyObject *self, PyObject *args, PyObject *kw) {
     if (!c) return NULL;
     cg_tensor *r = cg_logsumexp(c, nd, dims, keepdim);
     cg_tensor_release(c);
-    return finish(out, r);
+    return finish_rule(out, r, "logsumexp", CGPY_OUT_CAST, CGPY_OUT_ALIAS_OK, x);
 }
 
 /* norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None) */
@@ -439,7 +469,7 @@ static PyObject *py_norm(PyObject *self, PyObject *args, PyObject *kw) {
     if (!c) return NULL;
     cg_tensor *r = cg_norm(c, pv, nd, dims, keepdim);
     cg_tensor_release(c);
-    return finish(out, r);
+    return finish(out, r, "norm", x);
 }
 
 /* ---------------------------------------------------------------- all / any / count_nonzero */
@@ -450,7 +480,7 @@ static PyObject *logical_reduce(PyObject *self, PyObject *args, PyObject *kw, co
     if (parse_reduce(self, args, kw, name, false, &a)) return NULL;
     cg_tensor *x = cgpy_t(a.x);
     cg_tensor *r = fn(x, a.nd, a.dims, a.keepdim);
-    return finish(a.out, opargs_cast_result(r, cg_tensor_dtype(x) == CG_DTYPE_U8 ? CG_DTYPE_U8 : -1));
+    return finish(a.out, opargs_cast_result(r, cg_tensor_dtype(x) == CG_DTYPE_U8 ? CG_DTYPE_U8 : -1), name, a.x);
 }
 static PyObject *py_all(PyObject *self, PyObject *args, PyObject *kw) { return logical_reduce(self, args, kw, "all", cg_all); }
 static PyObject *py_any(PyObject *self, PyObject *args, PyObject *kw) { return logical_reduce(self, args, kw, "any", cg_any); }
@@ -482,13 +512,17 @@ static PyObject *scan(PyObject *self, PyObject *args, PyObject *kw, const char *
     int ok = PyArg_ParseTupleAndKeywords(rest, kwr, fmt, kwlist, &dim, cgpy_dtype_conv, &dt);
     opargs_done(rest, kwr);
     int64_t d;
-    if (!ok || opargs_int(dim, name, "dim", &d)) return NULL;
+    if (!ok || opargs_int(dim, name, "dim", &d) || cgpy_out_dtype(out, &dt, NULL)) return NULL;
+    if (dt == CG_DTYPE_BOOL) { /* as PyTorch's kernels */
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_out_cpu\" not implemented for 'Bool'", name);
+        return NULL;
+    }
     cg_tensor *t = cgpy_t(x);
     cg_tensor *c = opargs_cast(t, dt >= 0 ? (cg_dtype)dt : cg_tensor_dtype(t));
     if (!c) return NULL;
     cg_tensor *r = fn(c, d);
     cg_tensor_release(c);
-    return finish(out, opargs_cast_result(r, dt));
+    return finish_rule(out, opargs_cast_result(r, dt), name, CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, x);
 }
 static PyObject *py_cumsum(PyObject *self, PyObject *args, PyObject *kw) { return scan(self, args, kw, "cumsum", cg_cumsum); }
 static PyObject *py_cumprod(PyObject *self, PyObject *args, PyObject *kw) { return scan(self, args, kw, "cumprod", cg_cumprod); }
@@ -504,7 +538,8 @@ static PyObject *py_cummax(PyObject *self, PyObject *args, PyObject *kw) {
     if (!ok || opargs_int(dim, "cummax", "dim", &d)) return NULL;
     cg_tensor *v = NULL, *i = NULL;
     if (cg_cummax(cgpy_t(x), d, &v, &i)) v = i = NULL;
-    return pair_result(RT_CUMMAX, v, i, out);
+    static const cgpy_out_rule rule = {"cummax", CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, 0};
+    return pair_result(RT_CUMMAX, v, i, out, &rule, x);
 }
 
 /* ---------------------------------------------------------------- sorting */
@@ -523,7 +558,8 @@ static PyObject *py_sort(PyObject *self, PyObject *args, PyObject *kw) {
     if (st < 0) return NULL;
     cg_tensor *v = NULL, *i = NULL;
     if (cg_sort(cgpy_t(x), d, descending, st, &v, &i)) v = i = NULL;
-    return pair_result(RT_SORT, v, i, out);
+    static const cgpy_out_rule rule = {"sort", CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, 0};
+    return pair_result(RT_SORT, v, i, out, &rule, x);
 }
 
 /* msort(input) = sort(input, dim=0).values */
@@ -537,7 +573,7 @@ static PyObject *py_msort(PyObject *self, PyObject *args, PyObject *kw) {
     cg_tensor *v = NULL, *i = NULL;
     if (cg_sort(cgpy_t(x), 0, false, false, &v, &i)) return cgpy_raise();
     cg_tensor_release(i);
-    return finish(out, v);
+    return finish_rule(out, v, "msort", CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, x);
 }
 
 /* argsort(input, dim=-1, descending=False, stable=False) */
@@ -550,7 +586,10 @@ static PyObject *py_argsort(PyObject *self, PyObject *args, PyObject *kw) {
     opargs_done(rest, kwr);
     int64_t d = -1;
     if (!ok || (dim && opargs_int(dim, "argsort", "dim", &d))) return NULL;
-    return finish(out, cg_argsort(cgpy_t(x), d, descending, stable));
+    /* PyTorch's argsort runs sort, whose values make its out= refuse an input that requires grad */
+    static const cgpy_out_rule rule = {"argsort", CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, CGPY_OUT_GRAD_INPUTS};
+    cg_tensor *in = cgpy_t(x);
+    return cgpy_out_finish(out, cg_argsort(in, d, descending, stable), &rule, 1, &in);
 }
 
 /* topk(input, k, dim=-1, largest=True, sorted=True) -> (values, indices) */
@@ -569,7 +608,8 @@ static PyObject *py_topk(PyObject *self, PyObject *args, PyObject *kw) {
     }
     cg_tensor *v = NULL, *i = NULL;
     if (cg_topk(cgpy_t(x), kv, d, largest, sorted, &v, &i)) v = i = NULL;
-    return pair_result(RT_TOPK, v, i, out);
+    static const cgpy_out_rule rule = {"topk", CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, 0};
+    return pair_result(RT_TOPK, v, i, out, &rule, x);
 }
 
 /* ---------------------------------------------------------------- tables */

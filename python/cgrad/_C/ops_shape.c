@@ -459,9 +459,10 @@ static PyObject *join_op(PyObject *args, PyObject *kw, const char *name, const c
     int n;
     cg_tensor **ts;
     if (tensor_list(seq, name, &n, &ts)) return NULL;
-    cg_tensor *r = fn(n, ts, d);
+    cgpy_out_rule rule = {name, CGPY_OUT_CAST, CGPY_OUT_NO_ALIAS, 0};
+    PyObject *res = cgpy_out_finish(out, fn(n, ts, d), &rule, n, ts);
     free_tensors(n, ts);
-    return cgpy_finish_out(out, r);
+    return res;
 }
 static PyObject *py_cat(PyObject *m, PyObject *a, PyObject *k) { (void)m; return join_op(a, k, "cat", "dim", cg_cat); }
 static PyObject *py_concat(PyObject *m, PyObject *a, PyObject *k) { (void)m; return join_op(a, k, "concat", "dim", cg_cat); }
@@ -506,9 +507,10 @@ static PyObject *stack_like(PyObject *args, PyObject *kw, int kind) {
         }
     }
     int64_t dim = kind == 0 ? (cg_tensor_ndim(ts[0]) == 1 ? 0 : 1) : kind == 1 ? 0 : 2;
-    cg_tensor *r = cg_cat(n, ts, dim);
+    cgpy_out_rule rule = {names[kind], CGPY_OUT_CAST, CGPY_OUT_NO_ALIAS, 0};
+    PyObject *res = cgpy_out_finish(out, cg_cat(n, ts, dim), &rule, n, ts);
     free_tensors(n, ts);
-    return cgpy_finish_out(out, r);
+    return res;
 }
 static PyObject *py_hstack(PyObject *m, PyObject *a, PyObject *k) { (void)m; return stack_like(a, k, 0); }
 static PyObject *py_vstack(PyObject *m, PyObject *a, PyObject *k) { (void)m; return stack_like(a, k, 1); }
@@ -787,7 +789,11 @@ static PyObject *tri_op(PyObject *self, PyObject *args, PyObject *kw, bool upper
     opargs_done(rest, kwr);
     if (r) return NULL;
     cg_tensor *res = (upper ? cg_triu : cg_tril)(cgpy_t(x), k);
-    if (!inplace) return cgpy_finish_out(out, res);
+    if (!inplace) {
+        cgpy_out_rule rule = {name, CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, 0};
+        cg_tensor *in = cgpy_t(x);
+        return cgpy_out_finish(out, res, &rule, 1, &in);
+    }
     if (!res) return cgpy_raise();
     cg_status st = cg_copy_(cgpy_t(self), res);
     cg_tensor_release(res);

@@ -385,34 +385,112 @@ static PyObject *m_copy_(PyObject *self, PyObject *args, PyObject *kw) {
 }
 
 /* to(dtype) / to(device) / to(other) / to(device, dtype), copy=False */
+/* Note [Tensor.to signatures]: PyTorch's three overloads, positionally or by keyword:
+ *     to(dtype, non_blocking=False, copy=False, *, memory_format=...)
+ *     to(device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=...)
+ *     to(other, non_blocking=False, copy=False, *, memory_format=...)
+ * The first positional argument picks the overload (a dtype; a tensor, whose
+ * dtype and device are taken; else a device, a device string or None);
+ * `other` is positional only, non_blocking and copy must be bools, and
+ * anything else is a TypeError, as in PyTorch. copy=True returns a new tensor
+ * even when nothing changes (a differentiable copy); otherwise the result is
+ * self when dtype and device already match. memory_format is accepted and,
+ * as elsewhere in cgrad (cpu(), rand_like), has no effect: every tensor is
+ * strided and keeps its layout. */
+enum { TO_DEVICE, TO_DTYPE, TO_OTHER };
+static const char *const k_to_names[3][4] = {
+    [TO_DEVICE] = {"device", "dtype", "non_blocking", "copy"},
+    [TO_DTYPE] = {"dtype", "non_blocking", "copy", NULL},
+    [TO_OTHER] = {"other", "non_blocking", "copy", NULL},
+};
+#define TO_SIGNATURES                                                                                           \
+    "expected one of (dtype, non_blocking=False, copy=False, *, memory_format), (device=None, dtype=None, "     \
+    "non_blocking=False, copy=False, *, memory_format), (Tensor other, non_blocking=False, copy=False, *, "    \
+    "memory_format)"
+
+static bool to_is_dtype(PyObject *o) {
+    return PyObject_TypeCheck(o, &CgDtype_Type) || o == (PyObject *)&PyFloat_Type || o == (PyObject *)&PyLong_Type ||
+           o == (PyObject *)&PyBool_Type;
+}
+
+/* TypeError "to() received an invalid combination of arguments: <why>; expected one of ..." */
+static PyObject *to_invalid(const char *why, PyObject *what) {
+    if (what) PyErr_Format(PyExc_TypeError, "to() received an invalid combination of arguments: %s %R; " TO_SIGNATURES,
+                           why, what);
+    else PyErr_Format(PyExc_TypeError, "to() received an invalid combination of arguments: %s; " TO_SIGNATURES, why);
+    return NULL;
+}
+
 static PyObject *m_to(PyObject *self, PyObject *args, PyObject *kw) {
     cg_tensor *t = T_OF(self);
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n > 4) {
+        PyErr_Format(PyExc_TypeError, "to() takes from 0 to 4 positional arguments but %zd were given", n);
+        return NULL;
+    }
+    PyObject *first = n ? PyTuple_GET_ITEM(args, 0) : NULL;
+    int form = first && to_is_dtype(first) ? TO_DTYPE : first && cgpy_is_tensor(first) ? TO_OTHER : TO_DEVICE;
+    const char *const *names = k_to_names[form];
+    int nslots = form == TO_DEVICE ? 4 : 3;
+    if (n > nslots) {
+        PyErr_Format(PyExc_TypeError, "to() takes at most %d positional arguments when the first is a %s, but %zd were given",
+                     nslots, form == TO_DTYPE ? "dtype" : "Tensor", n);
+        return NULL;
+    }
+    PyObject *v[4] = {NULL, NULL, NULL, NULL};
+    for (Py_ssize_t i = 0; i < n; i++) v[i] = PyTuple_GET_ITEM(args, i);
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (kw && PyDict_Next(kw, &pos, &key, &val)) {
+        if (PyUnicode_Check(key) && !PyUnicode_CompareWithASCIIString(key, "memory_format")) continue;
+        int j = 0;
+        while (j < nslots && (!PyUnicode_Check(key) || PyUnicode_CompareWithASCIIString(key, names[j]))) j++;
+        if (j == nslots || (form == TO_OTHER && j == 0)) return to_invalid("unexpected keyword argument", key);
+        if (v[j]) return to_invalid("multiple values for argument", key);
+        v[j] = val;
+    }
     cg_dtype dt = cg_tensor_dtype(t);
     cg_device dev = cg_tensor_device(t);
-    int copy = 0, non_blocking = 0;
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *a = PyTuple_GET_ITEM(args, i);
-        if (PyObject_TypeCheck(a, &CgDtype_Type)) dt = ((CgDtypeObject *)a)->dt;
-        else if (cgpy_is_tensor(a)) dt = cg_tensor_dtype(cgpy_t(a)), dev = cg_tensor_device(cgpy_t(a));
-        else if (!cgpy_device_conv(a, &dev)) return NULL;
+    int flag[2] = {0, 0}; /* non_blocking, copy */
+    int flag_slot = form == TO_DEVICE ? 2 : 1;
+    for (int k = 0; k < 2; k++) {
+        PyObject *o = v[flag_slot + k];
+        if (!o) continue;
+        if (!PyBool_Check(o)) {
+            PyErr_Format(PyExc_TypeError, "to(): argument '%s' must be bool, not %.100s", names[flag_slot + k],
+                         Py_TYPE(o)->tp_name);
+            return NULL;
+        }
+        flag[k] = o == Py_True;
     }
-    if (kw) {
-        PyObject *v;
-        if ((v = PyDict_GetItemString(kw, "dtype")) && !cgpy_dtype_conv(v, &dt)) return NULL;
-        if ((v = PyDict_GetItemString(kw, "device")) && !cgpy_device_conv(v, &dev)) return NULL;
-        if ((v = PyDict_GetItemString(kw, "copy")) && (copy = PyObject_IsTrue(v)) < 0) return NULL;
-        if ((v = PyDict_GetItemString(kw, "non_blocking")) && (non_blocking = PyObject_IsTrue(v)) < 0) return NULL;
+    if (form == TO_OTHER) {
+        dt = cg_tensor_dtype(cgpy_t(v[0]));
+        dev = cg_tensor_device(cgpy_t(v[0]));
+    } else {
+        PyObject *dto = form == TO_DTYPE ? v[0] : v[1], *devo = form == TO_DEVICE ? v[0] : NULL;
+        if (dto && dto != Py_None && !to_is_dtype(dto)) return to_invalid("expected a dtype, got", dto);
+        if (dto && !cgpy_dtype_conv(dto, &dt)) return NULL;
+        if (devo && devo != Py_None) {
+            if (PyLong_Check(devo) && !PyBool_Check(devo)) {
+                PyErr_Format(PyExc_RuntimeError, "to(): device %R is an accelerator index, and this build has none "
+                             "(devices: cpu, meta)", devo);
+                return NULL;
+            }
+            if (!PyUnicode_Check(devo) && !PyObject_TypeCheck(devo, &CgDevice_Type))
+                return to_invalid("expected a device, a device string or a dtype, got", devo);
+            if (!cgpy_device_conv(devo, &dev)) return NULL;
+        }
     }
-    (void)non_blocking;
+    (void)flag[0]; /* non_blocking: copies are synchronous on the cpu */
     cg_tensor *r = cg_to_device(t, dev);
     if (!r) return cgpy_raise();
     cg_tensor *c = cg_to_dtype(r, dt);
     cg_tensor_release(r);
     if (!c) return cgpy_raise();
-    if (copy && c == t) {
+    if (flag[1] && c == t) { /* copy=True: a new tensor even when nothing changes */
         cg_tensor_release(c);
         c = cg_clone(t);
+        if (!c) return cgpy_raise();
     }
     return cgpy_wrap(c);
 }

@@ -423,9 +423,29 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * _C.sigmoid(b)
 
 
+# Note [Shrinks and threshold at NaN]: PyTorch's kernels test the condition
+# that replaces an element (threshold: x <= threshold; the shrinks: -lambd <=
+# x <= lambd), so a NaN, for which every comparison is false, passes through
+# unchanged, and so does its gradient. The where() calls below test the same
+# conditions. softshrink's zeros are x * 0, as PyTorch's (-0.0 for a negative
+# x); its kept branch x - lambd * sign(x) has the gradient 1 (sign's is 0).
+
+
+def _torch_type_name(t: Tensor) -> str:
+    """'Long' for an int64 tensor: the dtype as PyTorch's kernel errors name it."""
+    return t.type().split(".")[-1][:-len("Tensor")]
+
+
+def _float_kernel_only(input: Tensor, kernel: str) -> None:
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_type_name(input)}\'')
+
+
 def _threshold(input: Tensor, thr: float, value: float, inplace: bool) -> Tensor:
     _need_tensor(input, "threshold")
-    r = _C.where(input > thr, input, value)
+    if not input.dtype.is_floating_point:  # PyTorch converts both numbers to the input's dtype
+        thr, value = _math.trunc(thr), _math.trunc(value)
+    r = _C.where(input <= thr, value, input)  # Note [Shrinks and threshold at NaN]
     if not inplace:
         return r
     return input.copy_(r)
@@ -450,13 +470,16 @@ def _check_lambd(fname: str, lambd: float) -> None:
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _need_tensor(input, "softshrink")
+    _float_kernel_only(input, "softshrink_check")
     _check_lambd("softshrink", lambd)
-    return _C.where(input > lambd, input - lambd, _C.where(input < -lambd, input + lambd, 0.0))
+    # Note [Shrinks and threshold at NaN]
+    return _C.where(_C.abs(input) <= lambd, input * 0, input - lambd * _C.sign(input))
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _need_tensor(input, "hardshrink")
-    return _C.where((input > lambd) | (input < -lambd), input, 0.0)
+    _float_kernel_only(input, "hardshrink_cpu")
+    return _C.where((input >= -lambd) & (input <= lambd), 0.0, input)  # Note [Shrinks and threshold at NaN]
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: _Optional[Tensor] = None) -> Tensor:

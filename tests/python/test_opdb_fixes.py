@@ -1,0 +1,427 @@
+"""Regression tests for differences from PyTorch found by running PyTorch's
+op_db against cgrad: index_fill's gradient for a tensor value with repeated
+indices, NaN through hardshrink / softshrink / threshold (values and
+gradients), arange's length and values for integer dtypes with fractional
+bounds, and every signature of Tensor.to. torch==2.13.0 is the oracle."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, List, Tuple
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import cgrad
+import cgrad.nn.functional as CF
+
+NAN, INF = float("nan"), float("inf")
+
+
+def np_of(t: Any) -> np.ndarray:
+    t = t.detach()
+    if str(t.dtype).split(".")[-1] in ("float16", "bfloat16"):
+        t = t.float()
+    return np.array(t.tolist(), dtype=np.float64).reshape(tuple(t.shape))
+
+
+def assert_same(c: Any, t: Any, atol: float = 1e-6, signed_zeros: bool = False) -> None:
+    """Same dtype, shape and values (NaN where torch has NaN); optionally the sign of zeros too."""
+    assert str(c.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], (c.dtype, t.dtype)
+    assert tuple(c.shape) == tuple(t.shape), (tuple(c.shape), tuple(t.shape))
+    a, b = np_of(c), np_of(t)
+    np.testing.assert_allclose(a, b, atol=atol, rtol=1e-6, equal_nan=True)
+    if signed_zeros:
+        np.testing.assert_array_equal(np.signbit(a[a == 0]), np.signbit(b[b == 0]))
+
+
+def both(data: Any, dtype: str = "float64", requires_grad: bool = False) -> Tuple[Any, Any]:
+    c = cgrad.tensor(data, dtype=getattr(cgrad, dtype), requires_grad=requires_grad)
+    t = torch.tensor(data, dtype=getattr(torch, dtype), requires_grad=requires_grad)
+    return c, t
+
+
+# ---------------------------------------------------------------- 1. index_fill with a tensor value
+
+def _weights(lib: Any, shape: Tuple[int, ...]) -> Any:
+    n = int(np.prod(shape)) if shape else 1
+    return lib.arange(1.0, n + 1.0, dtype=lib.float64).sin().reshape(shape)
+
+
+INDEX_FILL_CASES = [
+    # (x shape, dim, index, noncontiguous x)
+    ((3, 4), 1, [0, 2, 0, 2, 3], False),    # repeated indices: each filled column counts once
+    ((3, 4), 1, [1, 1, 1], False),
+    ((3, 4), 0, [2, 0, 2], True),           # non-contiguous (transposed) input
+    ((2, 3, 4), 2, [3, 0, 3, 1], False),
+    ((2, 3, 4), -2, [1, 1], True),
+    ((5,), 0, [4, 4, 0], False),
+    ((), 0, [0, 0], False),                 # 0-d input, index 0 twice
+    ((3, 4), 1, [], False),                 # empty index: nothing is filled, value's gradient is 0
+    ((0, 4), 1, [1, 1, 2], False),          # empty input
+    ((3, 4), 1, [2], False),
+]
+
+
+@pytest.mark.parametrize("shape,dim,index,noncontig", INDEX_FILL_CASES)
+def test_index_fill_tensor_value_gradient_counts_each_filled_slice_once(shape: Tuple[int, ...], dim: int,
+                                                                          index: List[int], noncontig: bool) -> None:
+    res = {}
+    for lib in (cgrad, torch):
+        n = int(np.prod(shape)) if shape else 1
+        if noncontig:  # the same values through a reversed-dims view of a contiguous tensor
+            rev = tuple(range(len(shape) - 1, -1, -1))
+            x = lib.arange(float(n), dtype=lib.float64).reshape(shape).permute(rev).contiguous().permute(rev)
+            assert not x.is_contiguous()
+        else:
+            x = lib.arange(float(n), dtype=lib.float64).reshape(shape)
+        x.requires_grad_()
+        v = lib.tensor(-1.5, dtype=lib.float64, requires_grad=True)
+        y = x.index_fill(dim, lib.tensor(index, dtype=lib.int64), v)
+        (y * _weights(lib, shape)).sum().backward()
+        res[lib.__name__] = (y, x.grad, v.grad)
+    for c, t in zip(res["cgrad"], res["torch"]):
+        assert_same(c, t, atol=1e-12)
+
+
+def test_index_fill_in_place_and_negative_aliases() -> None:
+    # in place, repeated indices
+    res = {}
+    for lib in (cgrad, torch):
+        v = lib.tensor(0.25, dtype=lib.float64, requires_grad=True)
+        x = lib.zeros(3, 4, dtype=lib.float64, requires_grad=True)
+        y = x * 1.0
+        y.index_fill_(1, lib.tensor([3, 1, 3]), v)
+        (y * _weights(lib, (3, 4))).sum().backward()
+        res[lib.__name__] = (y, x.grad, v.grad)
+    for c, t in zip(res["cgrad"], res["torch"]):
+        assert_same(c, t, atol=1e-12)
+    # -1 and 3 fill the same column of a size-4 dim: it counts once. (PyTorch's
+    # backward rejects negative indices, so the oracle is the same fill written
+    # with the non-negative index.)
+    def grads(lib: Any, idx: List[int]) -> Tuple[Any, Any]:
+        x = lib.zeros(3, 4, dtype=lib.float64, requires_grad=True)
+        v = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+        y = x.index_fill(1, lib.tensor(idx), v)
+        (y * _weights(lib, (3, 4))).sum().backward()
+        return y, v.grad
+    yc, gc = grads(cgrad, [-1, 3, 0, -4])
+    yt, gt = grads(torch, [3, 0])
+    assert_same(yc, yt, atol=1e-12)
+    assert_same(gc, gt, atol=1e-12)
+
+
+def test_index_fill_value_of_another_dtype_and_errors() -> None:
+    res = {}
+    for lib in (cgrad, torch):
+        v = lib.tensor(1.5, dtype=lib.float32, requires_grad=True)
+        y = lib.zeros(3, 4, dtype=lib.float64).index_fill(0, lib.tensor([0, 0, 2]), v)
+        y.sum().backward()
+        res[lib.__name__] = (y, v.grad)
+    for c, t in zip(res["cgrad"], res["torch"]):
+        assert_same(c, t)
+    with pytest.raises(IndexError):
+        cgrad.zeros(3, 4).index_fill(1, cgrad.tensor([1, 1, 4]), cgrad.tensor(1.0))
+    with pytest.raises(IndexError):
+        torch.zeros(3, 4).index_fill(1, torch.tensor([1, 1, 4]), torch.tensor(1.0))
+
+
+def test_index_fill_gradcheck() -> None:
+    x = cgrad.tensor(np.linspace(-1, 1, 12).reshape(3, 4).tolist(), dtype=cgrad.float64, requires_grad=True)
+    v = cgrad.tensor(0.7, dtype=cgrad.float64, requires_grad=True)
+    idx = cgrad.tensor([2, 0, 2, 2])
+    f = lambda a, b: a.index_fill(1, idx, b) * cgrad.arange(1.0, 13.0, dtype=cgrad.float64).reshape(3, 4)  # noqa: E731
+    assert cgrad.autograd.gradcheck(f, (x, v))
+    assert cgrad.autograd.gradgradcheck(f, (x, v))
+    x0 = cgrad.tensor(0.3, dtype=cgrad.float64, requires_grad=True)
+    assert cgrad.autograd.gradcheck(lambda a, b: a.index_fill(0, cgrad.tensor([0, 0]), b), (x0, v))
+
+
+# ---------------------------------------------------------------- 2. shrinks and threshold at NaN
+
+SPECIAL = [NAN, -INF, INF, -0.5, 0.5, -0.3, 0.3, 0.0, -0.0, 2.0, -2.0, 0.50001, -1e-30]
+
+
+def _act_forms(lib: Any) -> List[Tuple[str, Callable[[Any], Any]]]:
+    F = CF if lib is cgrad else TF
+    return [
+        ("F.hardshrink", lambda x: F.hardshrink(x, 0.5)),
+        ("F.hardshrink_default", lambda x: F.hardshrink(x)),
+        ("F.hardshrink_neg_lambd", lambda x: F.hardshrink(x, -1.0)),
+        ("F.softshrink", lambda x: F.softshrink(x, 0.5)),
+        ("F.softshrink_0", lambda x: F.softshrink(x, 0.0)),
+        ("F.threshold", lambda x: F.threshold(x, 0.5, 9.0)),
+        ("F.threshold_below", lambda x: F.threshold(x, 0.5, -1.0)),
+        ("F.threshold_inplace", lambda x: F.threshold(x * 1, 0.5, 9.0, inplace=True)),
+        ("F.threshold_", lambda x: F.threshold_(x * 1, -0.3, 9.0)),
+        ("nn.Hardshrink", lambda x: lib.nn.Hardshrink(0.3)(x)),
+        ("nn.Softshrink", lambda x: lib.nn.Softshrink(0.3)(x)),
+        ("nn.Threshold", lambda x: lib.nn.Threshold(0.3, 20.0)(x)),
+        ("nn.Threshold_inplace", lambda x: lib.nn.Threshold(0.3, 20.0, inplace=True)(x * 1)),
+    ]
+
+
+FORM_NAMES = [n for n, _ in _act_forms(cgrad)]
+
+
+def _torch_elementwise(f: Callable[[Any], Any], vals: List[float], grads: List[float], dtype: str) -> Tuple[Any, Any]:
+    """torch's values and gradients of f, one element at a time: each call runs
+    PyTorch's scalar kernel, whatever SIMD path a longer tensor would take
+    (PyTorch's vectorised hardshrink / softshrink backward gives 0 at NaN where
+    its scalar kernel and its derivative formula pass the gradient)."""
+    ys, gs = [], []
+    for v, g in zip(vals, grads):
+        x = torch.tensor([v], dtype=getattr(torch, dtype), requires_grad=True)
+        y = f(x)
+        y.backward(torch.tensor([g], dtype=getattr(torch, dtype)))
+        ys.append(y.detach())
+        gs.append(x.grad)
+    return torch.cat(ys), torch.cat(gs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("form", FORM_NAMES)
+def test_shrinks_and_threshold_pass_nan_through(form: str, dtype: str) -> None:
+    grads = [float(i) for i in range(1, len(SPECIAL) + 1)]
+    x = cgrad.tensor(SPECIAL, dtype=getattr(cgrad, dtype), requires_grad=True)
+    y = dict(_act_forms(cgrad))[form](x)
+    y.backward(cgrad.tensor(grads, dtype=getattr(cgrad, dtype)))
+    yt, gt = _torch_elementwise(dict(_act_forms(torch))[form], SPECIAL, grads, dtype)
+    assert math.isnan(y[0].item())  # the NaN is kept
+    assert_same(y, yt)
+    assert_same(x.grad, gt)  # the gradient at NaN passes too (PyTorch: the element is not replaced)
+    # a whole tensor in torch agrees away from NaN (at NaN its vectorised backward may differ)
+    xt = torch.tensor(SPECIAL, dtype=getattr(torch, dtype), requires_grad=True)
+    yf = dict(_act_forms(torch))[form](xt)
+    yf.backward(torch.tensor(grads, dtype=getattr(torch, dtype)))
+    assert_same(y, yf)
+    assert_same(x.grad[1:], xt.grad[1:])
+
+
+@pytest.mark.parametrize("form", FORM_NAMES)
+@pytest.mark.parametrize("layout", ["0d", "0d_nan", "empty", "noncontig", "3d"])
+def test_shrinks_and_threshold_layouts(form: str, layout: str) -> None:
+    rng = np.random.default_rng(3)
+    data = {"0d": np.array(-0.7), "0d_nan": np.array(NAN), "empty": np.zeros((0, 3)),
+            "noncontig": rng.uniform(-1, 1, (4, 3)), "3d": rng.uniform(-1, 1, (2, 3, 4))}[layout]
+    if layout == "3d":
+        data[0, 1, :2] = [INF, -INF]
+    res = {}
+    for lib in (cgrad, torch):
+        f = dict(_act_forms(lib))[form]
+        if layout == "noncontig":
+            x = lib.tensor(np.ascontiguousarray(data.T).tolist(), dtype=lib.float64).T
+            assert not x.is_contiguous()
+        else:
+            x = lib.tensor(data.tolist(), dtype=lib.float64) if data.size else lib.zeros(data.shape, dtype=lib.float64)
+        x.requires_grad_()
+        y = f(x)
+        (y * lib.arange(float(y.numel()), dtype=lib.float64).reshape(tuple(y.shape))).sum().backward()
+        res[lib.__name__] = (y, x.grad)
+    for c, t in zip(res["cgrad"], res["torch"]):
+        assert_same(c, t)
+
+
+def test_softshrink_zeros_keep_the_sign_of_the_input() -> None:
+    c, t = both([-0.3, 0.3, -0.0, 0.0, -0.5, 0.5])
+    assert_same(CF.softshrink(c, 0.5), TF.softshrink(t, 0.5), signed_zeros=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_shrinks_and_threshold_half(dtype: str) -> None:
+    vals = [NAN, -INF, 0.25, -0.75, 1.5, -0.5, 0.5]
+    for name, _ in _act_forms(cgrad):
+        c, t = both(vals, dtype)
+        assert_same(dict(_act_forms(cgrad))[name](c), dict(_act_forms(torch))[name](t), atol=1e-2)
+
+
+def test_shrinks_and_threshold_gradcheck() -> None:
+    # away from the kinks: central differences are defined
+    x = cgrad.tensor([-1.7, -0.9, -0.2, 0.1, 0.35, 0.8, 1.6], dtype=cgrad.float64, requires_grad=True)
+    for f in (lambda a: CF.hardshrink(a, 0.5), lambda a: CF.softshrink(a, 0.5), lambda a: CF.threshold(a, 0.5, 3.0),
+              lambda a: CF.threshold(a * 1, 0.5, 3.0, inplace=True)):
+        assert cgrad.autograd.gradcheck(f, (x,))
+        assert cgrad.autograd.gradgradcheck(f, (x,))
+
+
+def test_threshold_integer_input_and_shrink_dtype_errors() -> None:
+    for args in [(1.5, 9), (1.5, 9.7), (-1.5, 9), (-1.0, -3.9)]:
+        c, t = both([-2, -1, 0, 1, 2, 3], "int64")
+        assert_same(CF.threshold(c, *args), TF.threshold(t, *args))
+    for name in ("hardshrink", "softshrink"):
+        c, t = both([1, 2, 3], "int64")
+        with pytest.raises(NotImplementedError) as et:
+            getattr(TF, name)(t, 1)
+        with pytest.raises(NotImplementedError) as ec:
+            getattr(CF, name)(c, 1)
+        assert str(ec.value) == str(et.value)
+    with pytest.raises(RuntimeError, match="lambda must be greater or equal to 0"):
+        CF.softshrink(cgrad.ones(2), -0.5)
+
+
+# ---------------------------------------------------------------- 3. arange with integer dtypes
+
+ARANGE_BOUNDS = [
+    (3.1,), (1.5,), (0.9, 3.0), (-0.9, 3.0, 1.0), (0.5, 3.7, 1), (0.5, 3.7, 0.8), (3.7, 0.5, -1), (3.7, 0.5, -0.8),
+    (2.5, -3.5, -1.5), (0, 5, 1.5), (0, -5, -1.5), (0.3, 4.9, 0.7), (-2.5, 2.5, 0.5), (-2.5, 2.5, 1.5),
+    (5.9, 0.1, -2.5), (-5.5, -0.5, 1.9), (0.3, 0.7), (0, 0.7, 0.5), (-0.7, 0.0, 0.5), (0.0, -0.5, -0.1),
+    (5, 0, -2), (0, 10, 3), (2, 2), (0, 10**10, 10**9 + 0.5),
+    # errors: zero step, wrong sign, non-finite bounds
+    (0, 3, 0), (0.0, 3.0, 0.0), (-0.5, 0.3, -1), (0.5, 0.2), (-3.1,), (0, INF), (0, NAN),
+]
+ARANGE_DTYPES = ["int64", "int32", "int16", "int8", "uint8", "float32", "float64"]
+
+
+def _arange(lib: Any, bounds: Tuple[Any, ...], dtype: str) -> Tuple[str, Any]:
+    try:
+        return "ok", lib.arange(*bounds, dtype=getattr(lib, dtype))
+    except Exception as e:  # noqa: BLE001 - compared with torch's
+        return "error", e
+
+
+@pytest.mark.parametrize("dtype", ARANGE_DTYPES)
+@pytest.mark.parametrize("bounds", ARANGE_BOUNDS, ids=str)
+def test_arange_length_and_values_match_torch(bounds: Tuple[Any, ...], dtype: str) -> None:
+    kt, rt = _arange(torch, bounds, dtype)
+    kc, rc = _arange(cgrad, bounds, dtype)
+    assert kc == kt, (rc, rt)
+    if kt == "error":
+        assert isinstance(rc, type(rt)), (rc, rt)  # ValueError or RuntimeError as torch (InvalidArgument is both)
+        return
+    assert rc.tolist() == rt.tolist() if dtype.startswith(("int", "uint")) else True
+    assert_same(rc, rt)
+
+
+def test_arange_requested_examples() -> None:
+    assert cgrad.arange(3.1, dtype=cgrad.int64).tolist() == [0, 1, 2]
+    assert cgrad.arange(0.5, 3.7, 0.8, dtype=cgrad.int32).tolist() == torch.arange(0.5, 3.7, 0.8,
+                                                                                  dtype=torch.int32).tolist()
+    assert cgrad.arange(3.1).dtype == cgrad.float32 and cgrad.arange(0, 5, 2).dtype == cgrad.int64
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        cgrad.arange(0, 3, 0.5, dtype=cgrad.int64)  # the step truncates to 0, as torch's ValueError
+    with pytest.raises(RuntimeError, match="inconsistent with step sign"):
+        cgrad.arange(0.5, 0.2, dtype=cgrad.int64)
+    with pytest.raises(RuntimeError, match="cannot be converted to type int64"):
+        cgrad.arange(-1e19, 0, 1e18, dtype=cgrad.int64)
+
+
+# ---------------------------------------------------------------- 4. Tensor.to signatures
+
+F32, F64 = "float32", "float64"
+TO_CALLS = {
+    "()": ((), {}),
+    "(F64)": ((F64,), {}),
+    "(F32)": ((F32,), {}),
+    "(F32,False,True)": ((F32, False, True), {}),
+    "(F64,False,True)": ((F64, False, True), {}),
+    "(F32,False,False)": ((F32, False, False), {}),
+    "(F32,True)": ((F32, True), {}),
+    "(F32,non_blocking=True,copy=True)": ((F32,), {"non_blocking": True, "copy": True}),
+    "(F32,copy=True)": ((F32,), {"copy": True}),
+    "(F32,memory_format=pf)": ((F32,), {"memory_format": "PF"}),
+    "(F32,False,True,memory_format=pf)": ((F32, False, True), {"memory_format": "PF"}),
+    "('cpu')": (("cpu",), {}),
+    "('cpu',F32)": (("cpu", F32), {}),
+    "('cpu',F32,False,True)": (("cpu", F32, False, True), {}),
+    "('cpu',F64,False,True)": (("cpu", F64, False, True), {}),
+    "('cpu',F64,True,False)": (("cpu", F64, True, False), {}),
+    "('cpu',None,False,True)": (("cpu", None, False, True), {}),
+    "('cpu',copy=True)": (("cpu",), {"copy": True}),
+    "('cpu',dtype=F64)": (("cpu",), {"dtype": F64}),
+    "(device('cpu'),F32,True)": (("DEV", F32, True), {}),
+    "(None)": ((None,), {}),
+    "(None,F64)": ((None, F64), {}),
+    "(None,None,False,True)": ((None, None, False, True), {}),
+    "(device=,dtype=,non_blocking=,copy=)": ((), {"device": "cpu", "dtype": F64, "non_blocking": False,
+                                                   "copy": True}),
+    "(dtype=F32,copy=True)": ((), {"dtype": F32, "copy": True}),
+    "(device=None,dtype=None,copy=True)": ((), {"device": None, "dtype": None, "copy": True}),
+    "(copy=True)": ((), {"copy": True}),
+    "(copy=False)": ((), {"copy": False}),
+    "(memory_format=pf)": ((), {"memory_format": "PF"}),
+    "('meta')": (("meta",), {}),
+    "(device='meta',copy=True)": ((), {"device": "meta", "copy": True}),
+    "(other)": (("OTHER",), {}),
+    "(other,False,True)": (("OTHER", False, True), {}),
+    "(other,copy=True)": (("OTHER",), {"copy": True}),
+    "(other,memory_format=pf)": (("OTHER",), {"memory_format": "PF"}),
+    "(self)": (("SELF",), {}),
+    "(self,False,True)": (("SELF", False, True), {}),
+    "(float)": ((float,), {}),
+    # TypeErrors
+    "(F32,False,True,pf)": ((F32, False, True, "PF"), {}),
+    "('cpu',F32,False,True,pf)": (("cpu", F32, False, True, "PF"), {}),
+    "(other=other)": ((), {"other": "OTHER"}),
+    "(F32,F64)": ((F32, F64), {}),
+    "('cpu','cpu')": (("cpu", "cpu"), {}),
+    "(F32,'cpu')": ((F32, "cpu"), {}),
+    "(F32,dtype=F64)": ((F32,), {"dtype": F64}),
+    "('cpu',device='cpu')": (("cpu",), {"device": "cpu"}),
+    "(F32,bogus=1)": ((F32,), {"bogus": 1}),
+    "(F32,'x')": ((F32, "x"), {}),
+    "(F32,1)": ((F32, 1), {}),
+    "(F32,non_blocking=None)": ((F32,), {"non_blocking": None}),
+    "(F32,copy=1)": ((F32,), {"copy": 1}),
+    "(F32,False,1)": ((F32, False, 1), {}),
+    "(other,F32)": (("OTHER", F32), {}),
+    "(other,False,True,False)": (("OTHER", False, True, False), {}),
+    "(F32,False,True,False)": ((F32, False, True, False), {}),
+    "([1])": (([1],), {}),
+}
+
+
+def _resolve(lib: Any, v: Any, x: Any, other: Any) -> Any:
+    if isinstance(v, str):
+        if v in (F32, F64):
+            return getattr(lib, v)
+        if v == "PF":
+            return torch.preserve_format if lib is torch else getattr(cgrad, "preserve_format", None)
+        if v == "OTHER":
+            return other
+        if v == "SELF":
+            return x
+        if v == "DEV":
+            return lib.device("cpu")
+    return v
+
+
+@pytest.mark.parametrize("call", list(TO_CALLS), ids=str)
+def test_tensor_to_signatures(call: str) -> None:
+    args, kwargs = TO_CALLS[call]
+    out = {}
+    for lib in (cgrad, torch):
+        x = lib.tensor([[1.5, -2.0, 3.25]] * 2)
+        other = lib.zeros(2, dtype=lib.float64)
+        a = tuple(_resolve(lib, v, x, other) for v in args)
+        k = {n: _resolve(lib, v, x, other) for n, v in kwargs.items()}
+        try:
+            r = x.to(*a, **k)
+        except Exception as e:  # noqa: BLE001 - compared with torch's
+            out[lib.__name__] = e
+            continue
+        shares = r.device.type != "meta" and r.data_ptr() == x.data_ptr()
+        out[lib.__name__] = (r is x, shares, str(r.dtype).split(".")[-1], r.device.type, r)
+    c, t = out["cgrad"], out["torch"]
+    if isinstance(t, Exception):
+        assert isinstance(c, type(t)), (c, t)
+        return
+    assert not isinstance(c, Exception), c
+    assert c[:4] == t[:4], (c[:4], t[:4])
+    if t[3] != "meta":
+        assert_same(c[4], t[4])
+
+
+def test_tensor_to_copy_returns_a_new_tensor_with_its_own_storage() -> None:
+    x = cgrad.ones(3, requires_grad=True)
+    for r in (x.to(cgrad.float32, False, True), x.to("cpu", cgrad.float32, False, True), x.to(copy=True),
+              x.to(x, copy=True), x.to(device="cpu", copy=True)):
+        assert r is not x and r.data_ptr() != x.data_ptr()
+        assert r.requires_grad and r.grad_fn is not None  # a differentiable copy, as torch's
+    r = x.to(cgrad.float64, copy=True)
+    r.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    y = cgrad.ones(2)
+    z = y.to("cpu", None, False, True)
+    z.add_(1)
+    assert y.tolist() == [1.0, 1.0]
