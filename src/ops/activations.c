@@ -213,8 +213,9 @@ CG_GRAD(hardsigmoid, TK(cg_grad_gate(CG_GATE_EXCL, g, s, -3, 3, 1.0 / 6.0, 0)))
 NAMED_OP(hardsigmoid, "HardsigmoidBackward0", true, false, CG_FLOAT_TABLE(hardsigmoid))
 
 /* ---------------------------------------------------------------- hardswish = x relu6(x + 3) / 6:
- * d = x < -3 ? 0 : x <= 3 ? x/3 + 1/2 : 1 (PyTorch's boundary choice) */
-#define HSW(x, CT) ((x) <= (CT)-3 ? (x) * (CT)0 : (x) >= (CT)3 ? (x) : (x) * ((x) + (CT)3) / (CT)6)
+ * -0 for x <= -3, -inf included (x * 0 there is NaN); d = x < -3 ? 0 : x <= 3 ? x/3 + 1/2 : 1
+ * (PyTorch's boundary choice), 0 at NaN (no gate passes a NaN input) */
+#define HSW(x, CT) ((x) <= (CT)-3 ? -(CT)0 : (x) >= (CT)3 ? (x) : (x) * ((x) + (CT)3) / (CT)6)
 CG_UNARY_FLOAT_LOOPS(hardswish, HSW(x, float), HSW(x, double))
 static cg_tensor *hardswish_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
     cg_tensor *mid = WHERE(LE(x, 3.0), MUL(g, SHIFT(SCALE(x, 1.0 / 3.0), 0.5)), g);
