@@ -143,11 +143,17 @@ test-asan-ci: test-asan-c
 
 # ThreadSanitizer: the C tests, among them the thread stress tests
 # (tests/c/test_threads_stress.c). tests/c/tsan.supp says what is suppressed and why.
+# OpenBLAS runs on one thread (OPENBLAS_NUM_THREADS=1, which the engine keeps as a
+# cap: Note [BLAS thread cap] in src/backend/cpu/threads.c): its worker threads
+# synchronise through spin-waits on plain memory that TSan cannot see, so every GEMM
+# they share with us reads as a race (sgemm_beta zeroing C on a worker, our read of
+# C after the call). Our own thread pool keeps the full thread count.
 build-tsan/build.ninja: | deps
 	$(MESON) setup build-tsan --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Dpython=false
 
 test-tsan: deps build-tsan/build.ninja
 	$(NINJA) -C build-tsan cgrad_tests
+	OPENBLAS_NUM_THREADS=1 \
 	TSAN_OPTIONS=halt_on_error=1:exitcode=66:allocator_may_return_null=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/c/tsan.supp \
 	  setarch $$(uname -m) -R ./build-tsan/cgrad_tests $(TSAN_FILTER)
 

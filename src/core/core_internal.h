@@ -224,6 +224,12 @@ static inline const cg_tensor *cg_prof_out_status(cg_status s) { (void)s; return
 typedef void (*cg_range_fn)(int64_t begin, int64_t end, void *ctx);
 void cg_parallel_for(int64_t n, int64_t grain, cg_range_fn fn, void *ctx);
 bool cg_in_parallel_region(void);
+/* OpenBLAS's thread count, set capped by OPENBLAS_NUM_THREADS (Note [BLAS
+ * thread cap] in threads.c); cg_blas_thread_cap: the cap a value of that
+ * variable sets, 0 for none (unset, empty, not a positive integer) */
+void cg_blas_set_num_threads(int n);
+int cg_blas_get_num_threads(void);
+int cg_blas_thread_cap(const char *env);
 
 /* ------------------------------------------------------------- RNG */
 

@@ -115,23 +115,36 @@ CG_GRAD(selu, elu_formula_(A_, g, s, K_SELU_ALPHA, K_SELU_SCALE, 1.0))
 NAMED_OP(selu, "EluBackward0", true, false, CG_FLOAT_TABLE(selu))
 
 /* ---------------------------------------------------------------- gelu (exact): x * Phi(x), Phi(x) = erfc(-x/sqrt2)/2;
- * d = Phi(x) + x phi(x) */
-CG_UNARY_FLOAT_LOOPS(gelu, cg_vm_geluf(x), 0.5 * x * erfc(-x * M_SQRT1_2))
+ * d = Phi(x) + x phi(x). At -inf both are the limit, -0 (x Phi(x) literally is -inf * 0);
+ * the negative tail underflows to -0 (vmath.h) */
+CG_UNARY_FLOAT_LOOPS(gelu, cg_vm_geluf(x), cg_vm_gelu_d(x))
 CG_GRAD(gelu, TK(cg_act_grad(CG_ACT_GRAD_GELU, g, s)))
 NAMED_DESC(gelu, "GeluBackward0", true, false, CG_FLOAT_TABLE(gelu))
 
-/* gelu (tanh approximation): 0.5 x (1 + tanh(k (x + c x^3))), k = sqrt(2/pi);
- * d = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) */
-#define GELU_T(x, CT, TANH) ((CT)0.5 * (x) * ((CT)1 + TANH((CT)K_SQRT_2_PI * ((x) + (CT)K_GELU_C * (x) * (x) * (x)))))
-/* float: 0.5 (1 + tanh(u)) = sigmoid(2u), one exp and no cancellation for u << 0 */
-#define GELU_T_F(x) ((x) * cg_vm_sigmoidf((float)(2 * K_SQRT_2_PI) * ((x) + (float)K_GELU_C * (x) * (x) * (x))))
-CG_UNARY_FLOAT_LOOPS(gelu_tanh, GELU_T_F(x), GELU_T(x, double, tanh))
+/* gelu (tanh approximation): 0.5 x (1 + tanh(u)), u = k (x + c x^3), k = sqrt(2/pi).
+ * 0.5 (1 + tanh(u)) = sigmoid(2u) = s: f = x s, one exp and no cancellation for u << 0
+ * (1 + tanh(u) rounds to 0 from u = -9 in float, -19 in double, where f is still normal).
+ * f(-inf) = -0, the limit (x s literally is -inf * 0); f is -0 below x = -40 anyway.
+ * The relative error is about |2u| times the unit roundoff (u's rounding): inherent in
+ * evaluating the formula in the working precision. */
+#define GELU_T_Z(x, CT) ((CT)(2 * K_SQRT_2_PI) * ((x) + (CT)K_GELU_C * (x) * (x) * (x))) /* 2u */
+#define GELU_T_F(x) ((x) < -40.0f ? -0.0f : (x) * cg_vm_sigmoidf(GELU_T_Z(x, float)))
+/* (double: 1 / (1 + e^-2u) would be 0 from 2u = -709.8, where f is still normal) */
+#define GELU_T_D(x) ((x) < -40.0 ? -0.0 : (x) * cg_vm_sigmoid_d(GELU_T_Z(x, double)))
+CG_UNARY_FLOAT_LOOPS(gelu_tanh, GELU_T_F(x), GELU_T_D(x))
+/* d = s + 0.5 x (1 - t^2) k (1 + 3 c x^2) = s (1 + 2k x (1 - s) (1 + 3 c x^2)), using
+ * 1 - t^2 = 4 s (1 - s) and 1 - s = sigmoid(-2u): no cancellation in either tail (written
+ * with t, d is 0 in float from x = -8 on). The bracket's x is clamped to [-30, 30]: beyond
+ * it 1 - s (x > 0) or s (x < 0) is exactly 0 in every dtype (from |x| = 21.5 in double), and
+ * within it the bracket stays finite even in float16 (d = 1 at +inf and 0 at -inf, the
+ * limits, not inf * 0). */
 static cg_tensor *gelu_tanh_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
-    cg_tensor *x2 = SQ(x);
-    cg_tensor *t = TK(cg_tanh(SCALE(MUL(x, SHIFT(SCALE(x2, K_GELU_C), 1.0)), K_SQRT_2_PI)));
-    cg_tensor *a = SCALE(SHIFT(t, 1.0), 0.5);
-    cg_tensor *b = MUL(SCALE(MUL(x, RSUB(1.0, SQ(t))), 0.5 * K_SQRT_2_PI), SHIFT(SCALE(x2, 3 * K_GELU_C), 1.0));
-    return MUL(g, ADD(a, b));
+    double lo = -30, hi = 30;
+    cg_tensor *z = SCALE(MUL(x, SHIFT(SCALE(SQ(x), K_GELU_C), 1.0)), 2 * K_SQRT_2_PI);
+    cg_tensor *s = TK(cg_sigmoid(z)), *s_neg = TK(cg_sigmoid(NEG(z)));
+    cg_tensor *xc = TK(cg_clamp_scalar(x, &lo, &hi));
+    cg_tensor *bracket = SHIFT(SCALE(MUL(MUL(xc, s_neg), SHIFT(SCALE(SQ(xc), 3 * K_GELU_C), 1.0)), 2 * K_SQRT_2_PI), 1.0);
+    return MUL(g, MUL(s, bracket));
 }
 CG_GRAD(gelu_tanh, gelu_tanh_formula_(A_, g, s))
 ACT_OP(k_gelu_tanh, "gelu", "GeluBackward0", CG_AMP_KEEP, true, false, gelu_tanh_backward, CG_FLOAT_TABLE(gelu_tanh))
@@ -140,7 +153,7 @@ cg_tensor *cg_gelu(cg_tensor *x, bool tanh_approx) {
 }
 
 /* ---------------------------------------------------------------- sigmoid: d = y (1 - y) */
-CG_UNARY_FLOAT_LOOPS(sigmoid, cg_vm_sigmoidf(x), 1.0 / (1.0 + exp(-x)))
+CG_UNARY_FLOAT_LOOPS(sigmoid, cg_vm_sigmoidf(x), cg_vm_sigmoid_d(x))
 CG_GRAD(sigmoid, TK(cg_act_grad(CG_ACT_GRAD_SIGMOID, g, s)))
 NAMED_OP(sigmoid, "SigmoidBackward0", false, true, CG_FLOAT_TABLE(sigmoid))
 
@@ -200,8 +213,9 @@ CG_GRAD(hardsigmoid, TK(cg_grad_gate(CG_GATE_EXCL, g, s, -3, 3, 1.0 / 6.0, 0)))
 NAMED_OP(hardsigmoid, "HardsigmoidBackward0", true, false, CG_FLOAT_TABLE(hardsigmoid))
 
 /* ---------------------------------------------------------------- hardswish = x relu6(x + 3) / 6:
- * d = x < -3 ? 0 : x <= 3 ? x/3 + 1/2 : 1 (PyTorch's boundary choice) */
-#define HSW(x, CT) ((x) <= (CT)-3 ? (x) * (CT)0 : (x) >= (CT)3 ? (x) : (x) * ((x) + (CT)3) / (CT)6)
+ * -0 for x <= -3, -inf included (x * 0 there is NaN); d = x < -3 ? 0 : x <= 3 ? x/3 + 1/2 : 1
+ * (PyTorch's boundary choice), 0 at NaN (no gate passes a NaN input) */
+#define HSW(x, CT) ((x) <= (CT)-3 ? -(CT)0 : (x) >= (CT)3 ? (x) : (x) * ((x) + (CT)3) / (CT)6)
 CG_UNARY_FLOAT_LOOPS(hardswish, HSW(x, float), HSW(x, double))
 static cg_tensor *hardswish_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
     cg_tensor *mid = WHERE(LE(x, 3.0), MUL(g, SHIFT(SCALE(x, 1.0 / 3.0), 0.5)), g);

@@ -8,7 +8,8 @@
  * g * (1 - y^2) is three elementwise passes and three temporaries; the
  * LSTM's gates run it on every step. These kernels compute the same
  * expression (in the same order, so first-order results are unchanged for
- * float32 / float64) in one pass. Each is a binary op of (g, s) whose backward
+ * float32 / float64; gelu's is vmath.h's form, accurate in the tails) in one
+ * pass. Each is a binary op of (g, s) whose backward
  * is the same kernel with respect to g (the map is linear in g) and
  * g * f''(s) in cg ops with respect to s, so create_graph builds a graph that
  * differentiates again. */
@@ -27,10 +28,9 @@ CG_BINARY_FLOAT_LOOPS(sigmoid_d, SIGMOID_D(a, b, float), SIGMOID_D(a, b, double)
 #define SILU_D(a, b, CT, SG) ((a) * ((SG) * ((b) * ((CT)1 - (SG)) + (CT)1)))
 CG_BINARY_FLOAT_LOOPS(silu_d, SILU_D(a, b, float, cg_vm_sigmoidf(b)), SILU_D(a, b, double, 1.0 / (1.0 + exp(-b))))
 
-/* gelu (exact): s = x, f' = erfc(-x/sqrt2)/2 + x phi(x) */
-#define GELU_D(a, b, CT, ERFC, EXP)                                                                  \
-    ((a) * ((CT)0.5 * ERFC((b) * (CT)-M_SQRT1_2) + (b) * (EXP((b) * (b) * (CT)-0.5) * (CT)K_INV_SQRT_2PI)))
-CG_BINARY_FLOAT_LOOPS(gelu_d, GELU_D(a, b, float, cg_vm_erfcf, cg_vm_expf), GELU_D(a, b, double, erfc, exp))
+/* gelu (exact): s = x, f' = erfc(-x/sqrt2)/2 + x phi(x) (vmath.h: accurate in the tails,
+ * 1 at +inf and 0 at -inf, the limits) */
+CG_BINARY_FLOAT_LOOPS(gelu_d, (a) * cg_vm_gelu_gradf(b), (a) * cg_vm_gelu_grad_d(b))
 
 /* g * f''(s), written with cg ops (arena A_) */
 static cg_tensor *tanh_d2(cg_tmp *A_, cg_tensor *g, cg_tensor *y) { return SCALE(MUL(g, y), -2.0); }
@@ -41,9 +41,11 @@ static cg_tensor *silu_d2(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
     cg_tensor *inner = SHIFT(MUL(x, RSUB(1.0, SCALE(sg, 2.0))), 2.0);
     return MUL(g, MUL(MUL(sg, RSUB(1.0, sg)), inner));
 }
-/* gelu'' = phi(x) (2 - x^2) */
+/* gelu'' = phi(x) (2 - x^2), from x clamped to [-40, 40]: phi(40) is 0 in float and double,
+ * and beyond it x^2 may overflow (0 * inf) */
 static cg_tensor *gelu_d2(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
-    cg_tensor *x2 = SQ(x);
+    double lo = -40, hi = 40;
+    cg_tensor *x2 = SQ(TK(cg_clamp_scalar(x, &lo, &hi)));
     cg_tensor *phi = SCALE(TK(cg_exp(SCALE(x2, -0.5))), K_INV_SQRT_2PI);
     return MUL(g, MUL(phi, RSUB(2.0, x2)));
 }

@@ -220,3 +220,18 @@ TEST(core_threads_setting) {
     cg_set_num_threads(prev);
     CHECK(cg_get_num_threads() == prev);
 }
+
+/* Note [BLAS thread cap]: the setting reaches OpenBLAS, capped by a positive
+ * OPENBLAS_NUM_THREADS (make test-tsan runs this with 1) */
+TEST(core_blas_thread_cap) {
+    CHECK(cg_blas_thread_cap(NULL) == 0 && cg_blas_thread_cap("") == 0 && cg_blas_thread_cap("0") == 0);
+    CHECK(cg_blas_thread_cap("1") == 1 && cg_blas_thread_cap("12") == 12);
+    CHECK(cg_blas_thread_cap("-2") == 0 && cg_blas_thread_cap("2x") == 0 && cg_blas_thread_cap("x") == 0);
+    CHECK(cg_blas_thread_cap("99999999999") == 0);
+    int prev = cg_get_num_threads(), cap = cg_blas_thread_cap(getenv("OPENBLAS_NUM_THREADS"));
+    cg_set_num_threads(3);
+    CHECK(cg_get_num_threads() == 3);
+    CHECK_MSG(cg_blas_get_num_threads() == (cap && cap < 3 ? cap : 3), "OpenBLAS threads %d, cap %d",
+              cg_blas_get_num_threads(), cap);
+    cg_set_num_threads(prev);
+}

@@ -11,8 +11,6 @@
 #include <pthread.h>
 #include <string.h>
 
-void openblas_set_num_threads(int num_threads);
-
 /* Note [Conv chunks]: the samples of a chunk lay their columns side by side
  * in one (cin*kvol, B*L) matrix (im2col with row stride B*L), so each group
  * is one GEMM of width B*L instead of B narrow ones (a 14x14 output is 196
@@ -103,7 +101,7 @@ static int g_serial_users;
 static void blas_serial(bool enter) {
     pthread_mutex_lock(&g_serial_lock);
     if (enter ? g_serial_users++ == 0 : --g_serial_users == 0)
-        openblas_set_num_threads(enter ? 1 : cg_get_num_threads());
+        cg_blas_set_num_threads(enter ? 1 : cg_get_num_threads());
     pthread_mutex_unlock(&g_serial_lock);
 }
 

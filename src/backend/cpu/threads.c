@@ -18,7 +18,9 @@
 #include "../../core/core_internal.h"
 
 #include "cblas_names.h"
+#include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -122,10 +124,36 @@ static int default_threads(void) {
     return n > 0 ? (int)n : 1;
 }
 
+/* Note [BLAS thread cap]: a positive OPENBLAS_NUM_THREADS in the environment
+ * caps the threads the engine gives OpenBLAS. OpenBLAS reads it once, at load;
+ * without the cap, cg_set_num_threads (and the conv path's restore, Note [Conv
+ * threads]) would raise OpenBLAS past what the environment asked of it.
+ * make test-tsan sets it to 1: OpenBLAS's workers synchronise through
+ * spin-waits that ThreadSanitizer cannot see, while our own pool keeps the
+ * full thread count there. */
+int cg_blas_thread_cap(const char *env) {
+    if (!env || !*env) return 0;
+    char *end;
+    long v = strtol(env, &end, 10);
+    return *end == '\0' && v > 0 && v <= INT_MAX ? (int)v : 0;
+}
+
+static pthread_once_t g_blas_cap_once = PTHREAD_ONCE_INIT;
+static int g_blas_cap; /* 0: no cap */
+static void read_blas_cap(void) { g_blas_cap = cg_blas_thread_cap(getenv("OPENBLAS_NUM_THREADS")); }
+
+void cg_blas_set_num_threads(int n) {
+    pthread_once(&g_blas_cap_once, read_blas_cap);
+    if (n < 1) n = 1;
+    openblas_set_num_threads(g_blas_cap && n > g_blas_cap ? g_blas_cap : n);
+}
+
+int cg_blas_get_num_threads(void) { return openblas_get_num_threads(); }
+
 void cg_set_num_threads(int n) {
     if (n < 1) n = 1;
     atomic_store(&g_threads, n);
-    openblas_set_num_threads(n);
+    cg_blas_set_num_threads(n);
 }
 
 int cg_get_num_threads(void) {

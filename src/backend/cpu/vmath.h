@@ -1,7 +1,8 @@
 /* vmath.h — internal: float32 exp, expm1, log, log1p, tanh, sigmoid, erf,
- * erfc and the compositions the activations need (softplus, gelu), as
- * branch-free inline functions that the compiler vectorises inside the
- * elementwise loops (Note [Vector math]). */
+ * erfc and the compositions the activations need (softplus, gelu and its
+ * gradient), as branch-free inline functions that the compiler vectorises
+ * inside the elementwise loops (Note [Vector math]); float64 gelu, its
+ * gradient and sigmoid on libm. */
 #ifndef CG_CPU_VMATH_H
 #define CG_CPU_VMATH_H
 
@@ -19,8 +20,11 @@
  * FMA code. tests/c/test_vmath.c compares each one with float64 libm over a
  * sweep of float32 inputs plus the edge cases. Maxima over all 2^32 inputs
  * (CG_VMATH_STEP=1): exp 1.01 ulp, expm1 1.45, log 0.93, log1p 1.44, tanh
- * 1.33, sigmoid 2.10, log(1 + e^x) 2.06, erf 2.20, erfc 2.71, gelu 3.39.
- * The float64 loops keep libm. */
+ * 1.33, sigmoid 2.10, log(1 + e^x) 2.06, erf 2.20, erfc 2.71, gelu 3.39;
+ * gelu' 2.18 (every 31st input; 2.75 without FMA), in ulps of the larger of
+ * its two terms (they cancel at its root).
+ * The float64 loops keep libm (gelu with its arguments' rounding corrected,
+ * at the end of this file). */
 
 /* always inlined: a call left in a loop body stops its vectorisation */
 #if defined(__GNUC__)
@@ -89,13 +93,14 @@ CG_VM_INLINE float cg_vm_expm1_core(float r) {
 
 /* e^(x + xl) = (1 + t) s1 s2 with s1, s2 powers of two, for |xl| <= 2^-16 a
  * correction to x. Scaling by two factors lets results down to the subnormal
- * range round only once. */
+ * range round only once. x is clamped to [-110, 88.8]: m e^-110 still
+ * underflows for |m| up to 2^8 (gelu's gradient multiplies by up to 6). */
 typedef struct cg_vm_exp_parts {
     float t, s1, s2;
 } cg_vm_exp_parts;
 CG_VM_INLINE cg_vm_exp_parts cg_vm_exp_split(float x, float xl) {
     x = x > 88.8f ? 88.8f : x; /* NaN passes both clamps */
-    x = x < -104.0f ? -104.0f : x;
+    x = x < -110.0f ? -110.0f : x;
     CG_VM_REDUCE_LN2(x, kf, k, r);
     r += xl;
     float p = 0.00138146151f;
@@ -107,8 +112,9 @@ CG_VM_INLINE cg_vm_exp_parts cg_vm_exp_split(float x, float xl) {
     return (cg_vm_exp_parts){CG_VM_FMA(r * r, p, r), cg_vm_pow2i(k1), cg_vm_pow2i(k - k1)};
 }
 
-/* m e^(x + xl), m of magnitude in [2^-60, 2^60], with the product formed in
- * one fma; m = 1, xl = 0 gives e^x */
+/* m e^(x + xl), m of magnitude in [2^-60, 2^60] (at most 2^8 where the
+ * product underflows), with the product formed in one fma; m = 1, xl = 0
+ * gives e^x */
 CG_VM_INLINE float cg_vm_expmf(float x, float xl, float m) {
     const cg_vm_exp_parts e = cg_vm_exp_split(x, xl);
     return (CG_VM_FMA(e.t, m, m) * e.s1) * e.s2;
@@ -267,7 +273,11 @@ CG_VM_INLINE float cg_vm_erfcf(float x) {
 /* gelu(x) = x/2 erfc(-x/sqrt2) (exact form). The square (x/sqrt2)^2 = x^2/2 is
  * split from x itself, so the rounding of x/sqrt2 only reaches H; for x < 0
  * the factor x/2 enters before the last rounding (erfc may be subnormal
- * where the product is not). */
+ * where the product is not). Between the erfc clamp (x = -14.28) and
+ * CG_VM_GELU_UNDERFLOW the clamped value is the smallest subnormal, the
+ * correctly rounded result there; from CG_VM_GELU_UNDERFLOW down, -inf
+ * included (the limit), gelu is -0. */
+#define CG_VM_GELU_UNDERFLOW (-0x1.cb64eap+3f) /* -14.3560686: the first x with |gelu(x)| <= 2^-150 */
 CG_VM_INLINE float cg_vm_geluf(float x) {
     const float a = fabsf(x) * 0.707106769f;
     const float xc = a > CG_VM_ERFC_MAX ? copysignf(CG_VM_ERFC_MAX * 1.41421354f, x) : x;
@@ -277,7 +287,91 @@ CG_VM_INLINE float cg_vm_geluf(float x) {
     const float ec = cg_vm_erfc_big(ac, 0.5f * sq, 0.5f * cg_vm_sq_lo(xc, sq), x < 0.0f ? 0.5f * xc : 1.0f);
     const float big = x < 0.0f ? ec : hx * (2.0f - ec);
     const float small = hx * (1.0f + cg_vm_erf_small(x * 0.707106769f));
-    return a < CG_VM_ERF_SPLIT ? small : (x == -INFINITY ? NAN : big); /* -inf * 0, as x/2 erfc(inf) */
+    const float y = a < CG_VM_ERF_SPLIT ? small : big;
+    return x <= CG_VM_GELU_UNDERFLOW ? -0.0f : y;
+}
+
+/* gelu'(x) = Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi). For |x| at
+ * or above sqrt2 CG_VM_ERF_SPLIT both terms carry e^(-x^2/2) = e^(-a^2),
+ * a = |x|/sqrt2 (erfc(a) = e^(-a^2) H(a)):
+ *   gelu'(x) = e^(-a^2) (x/sqrt(2 pi) + H(a)/2)        for x < 0,
+ *            = 1 + e^(-a^2) (x/sqrt(2 pi) - H(a)/2)    for x > 0,
+ * one exponential of the exactly split square (as in cg_vm_geluf), so
+ * neither the rounding of x^2 (a relative error of x^2/2 ulps) nor a
+ * subnormal e^(-x^2/2) reaches the result. At a = CG_VM_GELU_GRAD_MAX (H is
+ * accurate to 1e-7 there, a little past its fitted range) the product has
+ * underflowed: beyond it gelu' is -0 for x < 0, -inf included (the limit),
+ * and 1 for x > 0, +inf included. Below the split: (1 + erf(x/sqrt2))/2 +
+ * x phi(x). */
+#define CG_VM_GELU_GRAD_MAX 10.3f
+#define CG_VM_INV_SQRT_2PI 0.398942292f
+CG_VM_INLINE float cg_vm_gelu_gradf(float x) {
+    const float a = fabsf(x) * 0.707106769f;
+    const float xc = a > CG_VM_GELU_GRAD_MAX ? copysignf(CG_VM_GELU_GRAD_MAX * 1.41421354f, x) : x;
+    const float ac = a > CG_VM_GELU_GRAD_MAX ? CG_VM_GELU_GRAD_MAX : a;
+    const float sq = xc * xc, h = 0.5f * cg_vm_erfc_scaled(ac);
+    const float m = CG_VM_FMA(xc, CG_VM_INV_SQRT_2PI, x < 0.0f ? h : -h);
+    const float e = cg_vm_expmf(-0.5f * sq, -0.5f * cg_vm_sq_lo(xc, sq), m);
+    const float big = x < 0.0f ? e : 1.0f + e;
+    const float phi = CG_VM_INV_SQRT_2PI * cg_vm_expf(-0.5f * (x * x));
+    const float small = CG_VM_FMA(0.5f, cg_vm_erf_small(x * 0.707106769f), 0.5f) + x * phi;
+    return a < CG_VM_ERF_SPLIT ? small : big;
+}
+
+/* ---------------------------------------------------------------- float64 gelu
+ * libm's erfc and exp with the rounding of their arguments corrected: for
+ * x << 0 the relative error of erfc(a) is 2a^2 times that of a (a thousand
+ * ulps of gelu at x = -35 from a = -x/sqrt2 rounded), and that of
+ * e^(-x^2/2) x^2/2 times that of x^2. a + d = -x/sqrt2 exactly (d from the
+ * product's rounding and the constant's), erfc(a + d) = erfc(a) (1 - d r(a))
+ * with r(a) = 2 e^(-a^2) / (sqrt(pi) erfc(a)) = 2a + 1/a + O(a^-3), applied
+ * from a = 1 (below it the whole correction is under an ulp); x^2 = hi + lo
+ * exactly, e^(-x^2/2) = e^(-hi/2) (1 - lo/2). Beyond |x| = 40 gelu is x or -0
+ * (-inf included: the limit; it underflows from x = -38.58) and gelu' is 1
+ * or 0. Subnormal results (x below -37.6) keep the error of erfc's and exp's
+ * own underflow: a few ulps of 2^-1074, and gelu is -0 from x = -38.53. */
+#define CG_VM_SQRT1_2_HI 0.70710678118654757       /* sqrt(1/2) rounded to double */
+#define CG_VM_SQRT1_2_LO (-4.8336466567264567e-17) /* sqrt(1/2) - CG_VM_SQRT1_2_HI */
+#define CG_VM_INV_SQRT_2PI_D 0.39894228040143267794
+
+/* lo with hi + lo = a b exactly, for hi = a b rounded (Dekker's product without fma) */
+CG_VM_INLINE double cg_vm_mul_lo(double a, double b, double hi) {
+#if defined(__FMA__)
+    return fma(a, b, -hi);
+#else
+    const double ca = 134217729.0 * a, ah = ca - (ca - a), al = a - ah;
+    const double cb = 134217729.0 * b, bh = cb - (cb - b), bl = b - bh;
+    return ((ah * bh - hi) + ah * bl + al * bh) + al * bl;
+#endif
+}
+
+/* erfc(-x/sqrt2) for |x| <= 40 */
+CG_VM_INLINE double cg_vm_erfc_neg_scaled(double x) {
+    const double a = -x * CG_VM_SQRT1_2_HI;
+    const double d = cg_vm_mul_lo(-x, CG_VM_SQRT1_2_HI, a) - x * CG_VM_SQRT1_2_LO;
+    const double e = erfc(a);
+    return a > 1.0 ? e * (1.0 - d * (2.0 * a + 1.0 / a)) : e;
+}
+
+/* float64 sigmoid from e = e^-|x| (1 / (1 + e^-x) is 0 from x = -709.8, where e^-x
+ * overflows and sigmoid is still a subnormal) */
+CG_VM_INLINE double cg_vm_sigmoid_d(double x) {
+    const double e = exp(-fabs(x));
+    return x < 0 ? e / (1.0 + e) : 1.0 / (1.0 + e);
+}
+
+CG_VM_INLINE double cg_vm_clamp40(double x) { return x > 40.0 ? 40.0 : (x < -40.0 ? -40.0 : x); }
+
+CG_VM_INLINE double cg_vm_gelu_d(double x) {
+    const double y = 0.5 * x * cg_vm_erfc_neg_scaled(cg_vm_clamp40(x));
+    return x < -40.0 ? -0.0 : y;
+}
+
+CG_VM_INLINE double cg_vm_gelu_grad_d(double x) {
+    const double xc = cg_vm_clamp40(x);
+    const double hi = xc * xc, lo = cg_vm_mul_lo(xc, xc, hi);
+    const double xphi = (xc * (exp(-0.5 * hi) * (1.0 - 0.5 * lo))) * CG_VM_INV_SQRT_2PI_D; /* x first: */
+    return 0.5 * cg_vm_erfc_neg_scaled(xc) + xphi; /* e^(-x^2/2) / sqrt(2 pi) underflows before x phi(x) */
 }
 
 #endif

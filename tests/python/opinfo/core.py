@@ -31,6 +31,55 @@ class SampleInput:
         return f"Sample({desc}{nc}, {self.kwargs})"
 
 
+@dataclass(frozen=True)
+class TorchVariant:
+    """Elements where PyTorch's own answer is not the right one on some or all
+    of its code paths: which path it takes depends on the ISA its kernels were
+    dispatched to at import (ATEN_CPU_CAPABILITY=default / avx2 / avx512), on
+    its vector body against its scalar tail (so on the tensor's size and the
+    element's position) and on the dtype. The test states the right value
+    there, which cgrad must give, and accepts from PyTorch the right value or
+    one of `torch_also`, for `reason`; anything else PyTorch gives fails (so
+    the list stays true). `at` selects the elements by their input values (the
+    first array argument, as float64), `right` gives the right results for
+    them, `when` the sample kwargs the entry applies to."""
+    at: Callable[[np.ndarray], np.ndarray]
+    right: Callable[[np.ndarray], np.ndarray]
+    torch_also: Tuple[float, ...]
+    reason: str
+    when: Callable[[Dict[str, Any]], bool] = lambda kwargs: True
+
+
+def same_value(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """elementwise: equal with the same sign of zero, or both NaN"""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return (np.isnan(a) & np.isnan(b)) | ((a == b) & (np.signbit(a) == np.signbit(b)))
+
+
+def apply_torch_variants(variants: Sequence["TorchVariant"], x: np.ndarray, want: np.ndarray,
+                         kwargs: Dict[str, Any], what: str) -> np.ndarray:
+    """PyTorch's result `want` of an elementwise op on x, with the elements the
+    variants select replaced by the right values, after checking that PyTorch
+    gave the right value or a listed alternative there."""
+    want = np.array(want, copy=True)
+    xf = np.broadcast_to(np.asarray(x, np.float64), want.shape)
+    for v in variants:
+        if not v.when(kwargs):
+            continue
+        mask = v.at(xf)
+        if not mask.any():
+            continue
+        right = np.broadcast_to(np.asarray(v.right(xf), np.float64), want.shape)[mask].astype(want.dtype)
+        got = want[mask]
+        ok = same_value(got, right)
+        for alt in v.torch_also:
+            ok |= same_value(got, np.full(got.shape, alt))
+        assert ok.all(), (f"{what}: PyTorch gives {got[~ok][:4]} at inputs {xf[mask][~ok][:4]}, neither the right "
+                          f"{right[~ok][:4]} nor a listed variant {v.torch_also} ({v.reason})")
+        want[mask] = right
+    return want
+
+
 @dataclass
 class OpInfo:
     name: str                                   # public name: cgrad.<name> and torch.<name>
@@ -54,6 +103,8 @@ class OpInfo:
     # check ("extremes", "strided", "inplace", "errors") -> reason; also the partial opt-outs
     # "extreme_values" (extremes / extreme_args narrowed) and "signed_zeros" (sign of zero results not compared)
     exempt: Dict[str, str] = field(default_factory=dict)
+    # elementwise ops: where PyTorch's extreme-value results depend on its code path or are wrong
+    torch_variants: Sequence[TorchVariant] = ()
 
     def __post_init__(self) -> None:
         if self.extremes is None:

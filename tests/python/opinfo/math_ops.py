@@ -4,7 +4,8 @@ Domains keep samples away from kinks, poles and ties (so gradients are
 defined) and integer divisors away from zero."""
 import numpy as np
 
-from .core import BROADCAST_PAIRS, SHAPES, OpInfo, SampleInput, Z, bad, binary_samples, rand_array, unary_samples
+from .core import (BROADCAST_PAIRS, SHAPES, OpInfo, SampleInput, TorchVariant, Z, bad, binary_samples, rand_array,
+                   same_value, unary_samples)
 
 F = ("float32", "float64")
 FI = ("float32", "float64", "int64", "int32", "uint8", "bool")  # every dtype: ints/bools promote or keep
@@ -140,6 +141,35 @@ def _addc_samples(div):
         return base + [SampleInput(s.args, dict(value=0.5 if dtype.startswith("float") else 2), s.noncontig)
                        for s in base[3:7]]
     return fn
+
+
+def _is(v):
+    """TorchVariant.at: the input elements equal to v"""
+    return lambda x: same_value(x, np.full(x.shape, v))
+
+
+def _neg_zero(x):
+    return np.full(x.shape, -0.0)
+
+
+# Measured with torch 2.13 under ATEN_CPU_CAPABILITY=default, avx2 and avx512, the special value
+# at the first, middle and last position of tensors of 1 to 1000 elements (scalar tail and vector body).
+GELU_VARIANTS = (
+    TorchVariant(_is(np.inf), lambda x: x, (np.nan,),
+                 "gelu(+inf) = +inf; torch's float32 / bfloat16 vector body (every ISA: its erf-based vector formula) "
+                 "gives nan, its scalar tail and float64 give inf", when=lambda kw: kw.get("approximate") != "tanh"),
+    TorchVariant(_is(-np.inf), _neg_zero, (np.nan,),
+                 "gelu(-inf) = -0, the limit (cgrad's whole negative tail underflows to -0); torch evaluates "
+                 "x/2 (1 + erf(x/sqrt2)) or x/2 (1 + tanh(u)) as written, -inf * 0 = nan, on every path"),
+    TorchVariant(lambda x: np.isfinite(x) & (x > 1.7e38), lambda x: x, (np.inf,),
+                 "gelu(x) = x for large x; torch's float32 / bfloat16 vector body forms x (1 + erf(x/sqrt2)) before "
+                 "halving it, which overflows to inf above FLT_MAX / 2", when=lambda kw: kw.get("approximate") != "tanh"),
+)
+HARDSWISH_VARIANTS = (
+    TorchVariant(_is(-np.inf), _neg_zero, (np.nan,),
+                 "hardswish is 0 (cgrad: -0, as x * 0 for finite x) for every x <= -3; torch computes x * 0 = nan at "
+                 "-inf on every path"),
+)
 
 
 def _F(name):
@@ -292,8 +322,7 @@ OPS = [
     OpInfo("F.leaky_relu", _with(unary_samples(), dict(negative_slope=0.2)), call=_F("leaky_relu"), dtypes=F, method=False),
     OpInfo("F.elu", _with(unary_samples(), dict(alpha=0.5)), call=_F("elu"), dtypes=F, method=False),
     OpInfo("F.gelu", _with(unary_samples(-3, 3), dict(approximate="tanh")), call=_F("gelu"), dtypes=F, method=False,
-           exempt={"signed_zeros": "torch's float32 vector gelu returns +0 for -0 and negative subnormals "
-                                   "(its float64 path, like cgrad, keeps -0)"}),
+           torch_variants=GELU_VARIANTS),
     OpInfo("F.silu", unary_samples(-4, 4), call=_F("silu"), dtypes=F, method=False),
     OpInfo("F.mish", unary_samples(-4, 4), call=_F("mish"), dtypes=F, method=False),
     OpInfo("F.softplus", _with(unary_samples(-4, 4), dict(beta=2.0, threshold=3.0)), call=_F("softplus"), dtypes=F,
@@ -303,7 +332,8 @@ OPS = [
     OpInfo("F.hardtanh", _with(unary_samples(-3, 3), dict(min_val=-0.5, max_val=1.5)), call=_F("hardtanh"), dtypes=F,
            method=False),
     OpInfo("F.hardsigmoid", unary_samples(-4, 4), call=_F("hardsigmoid"), dtypes=F, method=False),
-    OpInfo("F.hardswish", unary_samples(-4, 4), call=_F("hardswish"), dtypes=F, method=False),
+    OpInfo("F.hardswish", unary_samples(-4, 4), call=_F("hardswish"), dtypes=F, method=False,
+           torch_variants=HARDSWISH_VARIANTS),
 ]
 
 # comparisons and their aliases: values for float / int / bool operands, in-place forms
