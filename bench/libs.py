@@ -1,5 +1,5 @@
 """The libraries under comparison, imported in a fixed order: NumPy and PyTorch before
-cgrad, because `import cgrad` sets OPENBLAS_THREAD_TIMEOUT and GOMP_SPINCOUNT (when unset)
+cgrad, because `import cgrad` sets OPENBLAS_THREAD_TIMEOUT (when unset, cgrad/_engine.py)
 and the other libraries' runtimes, loaded first, keep their own defaults. Then the thread
 setting and the native limits library (built in build/; None when missing)."""
 from __future__ import annotations

@@ -174,3 +174,15 @@ def test_openblas_coretype_is_the_users_override():
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENBLAS_")}
     own = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert own.returncode == 0 and own.stdout.strip().lower() != "sandybridge"
+
+
+def test_openblas_thread_timeout_is_set_before_openblas_loads():
+    # cgrad/_engine.py sets it unless the user has; the README says so.
+    code = "import os, cgrad; print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == _engine.OPENBLAS_THREAD_TIMEOUT
+    assert _run(code, OPENBLAS_THREAD_TIMEOUT="12").stdout.strip() == "12"
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    with open(os.path.join(root, "README.md")) as f:
+        assert f"`OPENBLAS_THREAD_TIMEOUT={_engine.OPENBLAS_THREAD_TIMEOUT}` unless already set" in f.read()
