@@ -133,10 +133,10 @@ test-asan-c: asan-build
 	@for t in build-asan/cgrad_tests build-asan/cgrad_tests-*; do \
 	  if [ -f "$$t" ] && [ -x "$$t" ]; then echo "== $$t"; $(ASAN_C_ENV) ./$$t || exit 1; fi; done
 
-# (the Fashion-MNIST test's 30 s wall-time bound does not hold for an -O0 ASan build)
+# (the Fashion-MNIST training test is left out: minutes at -O0 under ASan)
 test-asan-py: asan-build
 	$(ASAN_PY_ENV) $(ASAN_VENV)/bin/python -m pytest -q --capture=sys -p no:cacheprovider tests/python $(PYTEST_ARGS) \
-	  --deselect tests/python/test_integration_fashion_mnist.py::test_mlp_on_a_subset_learns_above_80_percent_in_30_seconds
+	  --deselect tests/python/test_integration_fashion_mnist.py::test_mlp_on_a_subset_learns_above_80_percent
 
 test-asan-ci: test-asan-c
 	$(ASAN_PY_ENV) $(ASAN_VENV)/bin/python -m pytest -q --capture=sys -p no:cacheprovider $(ASAN_CI_TESTS)
