@@ -30,7 +30,7 @@ def run(ctx: Context) -> List[Case]:
         if native is not None:
             buffers = native.buffers(n * n, ctx.libs.cgrad.get_num_threads())
             ops["native"] = lambda buffers=buffers, n=n: buffers.sgemm(n)
-        target = limit_fraction_at_least(0.9) if n == 1024 else None
+        target = limit_fraction_at_least(0.9) if n >= 1024 else None
         case = ctx.compare(NAME, f"matmul {n}x{n}", "GFLOP/s", ops, target)
         cases.append(case.with_rate("GFLOP/s", 2 * n**3 / 1e9))
         if buffers is not None:
