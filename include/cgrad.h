@@ -274,6 +274,12 @@ CG_API cg_status cg_tensor_copy_to_buffer(const cg_tensor *t, void *buf, cg_dtyp
  * would have to grow, a bad shape, out of memory. */
 CG_API cg_status cg_tensor_resize_(cg_tensor *t, int ndim, const int64_t *shape);
 
+/* `t.data = src` (PyTorch's set_data): t shares src's storage, offset, shape,
+ * strides and dtype from now on, and keeps everything else: requires_grad,
+ * grad, hooks, grad_fn, its place in recorded graphs, and its version.
+ * Errors: different devices; src not floating while t requires grad. */
+CG_API cg_status cg_tensor_set_data(cg_tensor *t, const cg_tensor *src);
+
 /* Python back-pointer slot (weak, not refcounted; the binding manages it). */
 CG_API void *cg_tensor_pyobj(const cg_tensor *t);
 CG_API void cg_tensor_set_pyobj(cg_tensor *t, void *obj);
@@ -283,8 +289,13 @@ CG_API void cg_tensor_set_pyobj(cg_tensor *t, void *obj);
 CG_API bool cg_tensor_requires_grad(const cg_tensor *t);
 /* Leaf only (non-leaf: CG_ERR_RUNTIME); only floating dtypes may require grad. */
 CG_API cg_status cg_tensor_set_requires_grad(cg_tensor *t, bool requires_grad);
-CG_API cg_tensor *cg_tensor_grad(const cg_tensor *t);             /* borrowed, may be NULL */
-CG_API cg_status cg_tensor_set_grad(cg_tensor *t, cg_tensor *grad); /* retains grad; NULL clears */
+/* borrowed, may be NULL; not safe while another thread may set t's grad or
+ * run backward into t: use cg_tensor_grad_ref there */
+CG_API cg_tensor *cg_tensor_grad(const cg_tensor *t);
+/* t's grad as a new reference (NULL when none), safe against concurrent
+ * backward and cg_tensor_set_grad (Note [Concurrent backward]) */
+CG_API cg_tensor *cg_tensor_grad_ref(const cg_tensor *t);
+CG_API cg_status cg_tensor_set_grad(cg_tensor *t, cg_tensor *grad); /* retains grad; NULL clears; thread-safe */
 CG_API cg_node *cg_tensor_grad_fn(const cg_tensor *t);             /* borrowed, NULL for leaves */
 CG_API int cg_tensor_output_nr(const cg_tensor *t);
 CG_API bool cg_tensor_is_leaf(const cg_tensor *t);

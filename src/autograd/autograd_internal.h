@@ -75,6 +75,11 @@ struct cg_node {
 /* True when grad mode is on and some input requires grad. */
 bool cg_any_requires_grad(int n, cg_tensor *const *inputs);
 
+/* The lock over every tensor's ->grad slot (Note [Concurrent backward]):
+ * held while a grad is read with a new reference, replaced or accumulated into. */
+void cg_grad_lock(void);
+void cg_grad_unlock(void);
+
 /* Create a node with edges to `inputs` (their grad_fn, or the leaf's
  * AccumulateGrad) and input metadata. NULL + CG_ERR_OOM on failure. */
 cg_node *cg_node_new(const char *name, cg_backward_fn backward, const void *op,

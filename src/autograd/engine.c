@@ -172,14 +172,17 @@ static cg_status run_hooks(cg_node *node, int nr, cg_tensor **g) {
                 cg_tensor *t = h->retain_target;
                 cg_tensor *v = cg_is_grad_enabled() ? (cg_tensor_retain(*g), *g) : cg_detach(*g);
                 if (!v) return cg_last_error();
-                if (t->grad) {
-                    cg_tensor *s = cg_add(t->grad, v);
+                cg_grad_lock();
+                cg_tensor *old = t->grad;
+                if (old) {
+                    cg_tensor *s = cg_add(old, v);
                     cg_tensor_release(v);
-                    if (!s) return cg_last_error();
                     v = s;
                 }
-                cg_tensor_release(t->grad);
-                t->grad = v;
+                if (v) t->grad = v;
+                cg_grad_unlock();
+                if (!v) return cg_last_error();
+                cg_tensor_release(old);
                 continue;
             }
             cg_tensor *rep = NULL;
@@ -452,14 +455,17 @@ static cg_status run_engine(int nroots, cg_tensor *const *roots, cg_tensor *cons
             if (t->grad_fn && caps[i].grad) { /* non-leaf input of backward(inputs=...) */
                 cg_tensor *v = create_graph ? (cg_tensor_retain(caps[i].grad), caps[i].grad) : cg_detach(caps[i].grad);
                 if (!v) { st = cg_last_error(); goto done; }
-                if (t->grad) {
-                    cg_tensor *s = cg_add(t->grad, v);
+                cg_grad_lock();
+                cg_tensor *old = t->grad;
+                if (old) {
+                    cg_tensor *s = cg_add(old, v);
                     cg_tensor_release(v);
-                    if (!s) { st = cg_last_error(); goto done; }
                     v = s;
                 }
-                cg_tensor_release(t->grad);
-                t->grad = v;
+                if (v) t->grad = v;
+                cg_grad_unlock();
+                if (!v) { st = cg_last_error(); goto done; }
+                cg_tensor_release(old);
             }
             continue;
         }

@@ -12,11 +12,17 @@ static atomic_uint_fast64_t g_seq = 0;
  * graphs that share leaves (the binding releases the GIL around the engine).
  * Two global mutexes guard the state those graphs share: g_acc_lock a leaf's
  * weak grad_acc slot (creation of its AccumulateGrad node versus teardown of
- * the old one in another thread), g_grad_lock the update of leaf->grad. Lock
+ * the old one in another thread), g_grad_lock every read-with-reference and
+ * update of a tensor's ->grad (accumulation here, retain_grad and inputs= in
+ * engine.c, Tensor.grad get/set and zero_grad through cg_tensor_grad_ref /
+ * cg_tensor_set_grad). Lock
  * order is g_grad_lock before g_acc_lock (a create_graph accumulation may
  * create nodes); neither is held while user hooks run or tensors are freed. */
 static pthread_mutex_t g_acc_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t g_grad_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cg_grad_lock(void) { pthread_mutex_lock(&g_grad_lock); }
+void cg_grad_unlock(void) { pthread_mutex_unlock(&g_grad_lock); }
 
 bool cg_any_requires_grad(int n, cg_tensor *const *inputs) {
     if (!cg_is_grad_enabled()) return false;
@@ -129,7 +135,7 @@ cg_status cg_node_save(cg_node *node, int slot, cg_tensor *t, bool is_output, in
         cg_tensor_retain(t);
         s->t = t;
     }
-    s->version = atomic_load(&t->storage->version);
+    s->version = cg_tensor_version(s->t);
     s->is_output = is_output;
     s->output_nr = output_nr;
     return CG_OK;
@@ -144,7 +150,7 @@ cg_tensor *cg_node_saved(cg_node *node, int slot) {
              node->name);
     cg_saved *s = &node->saved[slot];
     CG_ASSERT(s->t);
-    uint64_t v = atomic_load(&s->t->storage->version);
+    uint64_t v = cg_tensor_version(s->t);
     if (v != s->version) {
         char b[CG_SHAPE_STR];
         cg_set_error(CG_ERR_RUNTIME,

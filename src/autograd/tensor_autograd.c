@@ -23,6 +23,14 @@ cg_status cg_tensor_set_requires_grad(cg_tensor *t, bool requires_grad) {
 
 cg_tensor *cg_tensor_grad(const cg_tensor *t) { return t->grad; }
 
+cg_tensor *cg_tensor_grad_ref(const cg_tensor *t) {
+    cg_grad_lock();
+    cg_tensor *g = t->grad;
+    if (g) cg_tensor_retain(g);
+    cg_grad_unlock();
+    return g;
+}
+
 cg_status cg_tensor_set_grad(cg_tensor *t, cg_tensor *grad) {
     if (grad) {
         if (!cg_shape_eq(grad->ndim, grad->shape, t->ndim, t->shape)) {
@@ -38,8 +46,11 @@ cg_status cg_tensor_set_grad(cg_tensor *t, cg_tensor *grad) {
                                 cg_device_name(grad->device), cg_device_name(t->device));
         cg_tensor_retain(grad);
     }
-    cg_tensor_release(t->grad);
+    cg_grad_lock();
+    cg_tensor *old = t->grad;
     t->grad = grad;
+    cg_grad_unlock();
+    cg_tensor_release(old); /* outside the lock: freeing may tear down a graph */
     return CG_OK;
 }
 

@@ -96,6 +96,9 @@ struct cg_tensor {
     cg_node *grad_acc; /* weak: the leaf's AccumulateGrad node, cleared when it dies */
     cg_hook *hooks;    /* leaf hooks (non-leaf hooks live on grad_fn) */
     void *pyobj;       /* weak back-pointer for the binding */
+    cg_storage *home;  /* Note [Data assignment]: the embedded storage of t's own block, kept after
+                        * `.data =` moved t to another storage (owned; NULL otherwise) */
+    uint64_t version_bias; /* added to storage->version: `.data =` keeps t's version (Note [Data assignment]) */
 };
 
 /* Element size of a valid dtype, inlined for the per-op paths (the public

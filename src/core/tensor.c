@@ -32,6 +32,8 @@ static void tensor_init(cg_tensor *t, cg_storage *s, int64_t offset, int ndim, c
     t->grad_acc = NULL;
     t->hooks = NULL;
     t->pyobj = NULL;
+    t->home = NULL;
+    t->version_bias = 0;
 }
 
 cg_tensor *cg_tensor_make(cg_storage *s, int64_t offset, int ndim, const int64_t *shape,
@@ -61,6 +63,11 @@ cg_tensor *cg_tensor_view_of(const cg_tensor *t, int ndim, const int64_t *shape,
     return v;
 }
 
+/* s is the storage embedded beside t in t's own block (Note [Tensor block]) */
+static bool is_own_block_storage(const cg_tensor *t, const cg_storage *s) {
+    return s->embedded && (uintptr_t)s == (uintptr_t)t + offsetof(cg_tensor_block, storage);
+}
+
 void cg_tensor_retain(cg_tensor *t) { atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed); }
 
 static void drop_retain_hook(cg_tensor *t) {
@@ -88,9 +95,10 @@ void cg_tensor_release(cg_tensor *t) {
     cg_tensor_release(t->grad);
     cg_tensor_release(t->base);
     if (t->grad_fn) cg_node_release(t->grad_fn);
-    cg_storage *s = t->storage;
-    bool own_block = s->embedded && (uintptr_t)s == (uintptr_t)t + offsetof(cg_tensor_block, storage);
+    cg_storage *s = t->storage, *home = t->home;
+    bool own_block = home || is_own_block_storage(t, s);
     cg_storage_release(s); /* frees the block too when t's storage is embedded and this was its last reference */
+    if (home) cg_storage_release(home); /* last: t lives in that block */
     if (!own_block) free(t);
 }
 
@@ -142,6 +150,47 @@ cg_status cg_tensor_resize_(cg_tensor *t, int ndim, const int64_t *shape) {
     if (ndim) memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
     cg_contiguous_strides(ndim, t->shape, t->strides);
     cg_storage_bump_version(s);
+    return CG_OK;
+}
+
+/* Note [Data assignment]: `t.data = src` (PyTorch's set_data) keeps t itself,
+ * so its autograd identity stays: requires_grad, .grad, hooks, grad_fn and the
+ * AccumulateGrad node that graphs recorded before the assignment point at.
+ * Only the data side moves: t shares src's storage from then on, with src's
+ * offset, shape, strides and dtype. Two details follow from the block layout
+ * and the storage-held version counter:
+ *  - t's struct may live in its first storage's block (Note [Tensor block]);
+ *    t keeps a reference to that storage in `home` and drops it last, so the
+ *    block outlives t.
+ *  - the version counter lives on the storage; version_bias keeps t's version
+ *    where it was, so saved-tensor checks neither fire on the assignment itself
+ *    nor miss later in-place writes. (PyTorch gives t a counter of its own; here
+ *    in-place writes to src also count as writes to t, which can only turn a
+ *    silent use of changed data into the "modified by an inplace operation"
+ *    error.) */
+cg_status cg_tensor_set_data(cg_tensor *t, const cg_tensor *src) {
+    CG_CHECK_S(t && src, CG_ERR_VALUE, "[set_data] argument is NULL");
+    CG_CHECK_S(cg_device_eq(t->device, src->device), CG_ERR_DEVICE,
+               "[set_data] Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have incompatible "
+               "tensor type (%s and %s)", cg_device_name(t->device), cg_device_name(src->device));
+    CG_CHECK_S(!t->requires_grad || cg_dtype_is_floating(src->dtype), CG_ERR_RUNTIME,
+               "[set_data] data set to a tensor that requires gradients must be floating point or complex dtype "
+               "(got %s)", cg_dtype_name(src->dtype));
+    if (t == src) return CG_OK;
+    uint64_t version = cg_tensor_version(t);
+    cg_storage *old = t->storage;
+    cg_storage_retain(src->storage);
+    if (!t->home && is_own_block_storage(t, old)) t->home = old; /* keeps t's reference */
+    else cg_storage_release(old);
+    t->storage = src->storage;
+    t->offset = src->offset;
+    t->ndim = src->ndim;
+    t->dtype = src->dtype;
+    if (src->ndim) {
+        memcpy(t->shape, src->shape, (size_t)src->ndim * sizeof *src->shape);
+        memcpy(t->strides, src->strides, (size_t)src->ndim * sizeof *src->strides);
+    }
+    t->version_bias = version - atomic_load(&t->storage->version);
     return CG_OK;
 }
 
@@ -198,7 +247,7 @@ cg_device cg_tensor_device(const cg_tensor *t) { return t->device; }
 void *cg_tensor_data(const cg_tensor *t) { return cg_tensor_ptr(t); }
 const void *cg_tensor_storage_id(const cg_tensor *t) { return t->storage; }
 int64_t cg_tensor_storage_nbytes(const cg_tensor *t) { return (int64_t)t->storage->nbytes; }
-uint64_t cg_tensor_version(const cg_tensor *t) { return atomic_load(&t->storage->version); }
+uint64_t cg_tensor_version(const cg_tensor *t) { return atomic_load(&t->storage->version) + t->version_bias; }
 bool cg_tensor_is_view(const cg_tensor *t) { return t->is_view; }
 void *cg_tensor_pyobj(const cg_tensor *t) { return t->pyobj; }
 void cg_tensor_set_pyobj(cg_tensor *t, void *obj) { t->pyobj = obj; }

@@ -134,9 +134,8 @@ static int set_requires_grad(PyObject *self, PyObject *v, void *c) {
 }
 static PyObject *get_grad(PyObject *self, void *c) {
     (void)c;
-    cg_tensor *g = cg_tensor_grad(T_OF(self));
+    cg_tensor *g = cg_tensor_grad_ref(T_OF(self)); /* backward may replace it on another thread */
     if (!g) Py_RETURN_NONE;
-    cg_tensor_retain(g);
     return cgpy_wrap(g);
 }
 static int set_grad(PyObject *self, PyObject *v, void *c) {
@@ -166,22 +165,15 @@ static PyObject *get_data(PyObject *self, void *c) {
 }
 static int set_data(PyObject *self, PyObject *v, void *c) {
     (void)c;
-    if (!v || !cgpy_is_tensor(v)) {
-        PyErr_SetString(PyExc_TypeError, "Tensor.data must be set to a Tensor");
+    if (!v) {
+        PyErr_SetString(PyExc_TypeError, "cannot delete Tensor.data");
         return -1;
     }
-    CgTensorObject *o = (CgTensorObject *)self;
-    cg_tensor *n = cg_detach(cgpy_t(v));
-    if (!n) return cgpy_check(cg_last_error());
-    if (cg_tensor_requires_grad(o->t) && cg_tensor_is_leaf(o->t) && cgpy_check(cg_tensor_set_requires_grad(n, true))) {
-        cg_tensor_release(n);
+    if (!cgpy_is_tensor(v)) {
+        PyErr_Format(PyExc_TypeError, "Variable data has to be a tensor, but got %.100s", Py_TYPE(v)->tp_name);
         return -1;
     }
-    if (cg_tensor_pyobj(o->t) == self) cg_tensor_set_pyobj(o->t, NULL);
-    cg_tensor_release(o->t);
-    o->t = n;
-    cg_tensor_set_pyobj(n, self);
-    return 0;
+    return cgpy_check(cg_tensor_set_data(T_OF(self), cgpy_t(v))); /* Note [Data assignment] */
 }
 
 extern PyObject *cgpy_node_wrap(cg_node *n); /* node.c */
