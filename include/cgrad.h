@@ -239,7 +239,8 @@ CG_API cg_tensor *cg_empty(int ndim, const int64_t *shape, cg_dtype dt, cg_devic
 /* Contiguous tensor initialised from a host buffer holding numel elements of dt (copied). */
 CG_API cg_tensor *cg_from_data(const void *data, int ndim, const int64_t *shape, cg_dtype dt);
 /* Wrap external memory without copying; `deleter(ctx)` runs when the storage dies.
- * strides in elements (NULL = contiguous). */
+ * strides in elements (NULL = contiguous). On failure (NULL) the deleter is
+ * never called: ctx is still the caller's to free. */
 CG_API cg_tensor *cg_from_blob(void *data, int ndim, const int64_t *shape, const int64_t *strides,
                                cg_dtype dt, void (*deleter)(void *ctx), void *ctx);
 /* 0-d tensor holding `value` converted to dt (on cpu). */
@@ -279,6 +280,12 @@ CG_API cg_status cg_tensor_resize_(cg_tensor *t, int ndim, const int64_t *shape)
  * grad, hooks, grad_fn, its place in recorded graphs, and its version.
  * Errors: different devices; src not floating while t requires grad. */
 CG_API cg_status cg_tensor_set_data(cg_tensor *t, const cg_tensor *src);
+
+/* Read-only memory (for cg_from_blob over memory that must not be written):
+ * after cg_tensor_mark_readonly(t), every in-place write to t or to any tensor
+ * sharing its storage fails with CG_ERR_RUNTIME; reads and out-of-place ops work. */
+CG_API void cg_tensor_mark_readonly(cg_tensor *t);
+CG_API bool cg_tensor_is_readonly(const cg_tensor *t);
 
 /* Python back-pointer slot (weak, not refcounted; the binding manages it). */
 CG_API void *cg_tensor_pyobj(const cg_tensor *t);

@@ -132,6 +132,7 @@ from ._C import fmod as fmod
 from ._C import frac as frac
 from ._C import from_dlpack as from_dlpack
 from ._C import from_numpy as from_numpy
+from ._C import frombuffer as frombuffer
 from ._C import full as full
 from ._C import full_like as full_like
 from ._C import gather as gather

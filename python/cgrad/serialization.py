@@ -38,18 +38,18 @@ FORMAT_KEY = "format"
 MAX_HEADER = 100_000_000  # the safetensors library's bound on the header size
 _INT64_MAX = (1 << 63) - 1
 
-# safetensors dtype code -> (cgrad dtype name, element size, memoryview format, view-as dtype name)
-_DTYPES: Dict[str, Tuple[str, int, str, Optional[str]]] = {
-    "F64": ("float64", 8, "d", None),
-    "F32": ("float32", 4, "f", None),
-    "F16": ("float16", 2, "h", "float16"),
-    "BF16": ("bfloat16", 2, "h", "bfloat16"),
-    "I64": ("int64", 8, "q", None),
-    "I32": ("int32", 4, "i", None),
-    "I16": ("int16", 2, "h", None),
-    "I8": ("int8", 1, "b", None),
-    "U8": ("uint8", 1, "B", None),
-    "BOOL": ("bool", 1, "?", None),
+# safetensors dtype code -> (cgrad dtype name, element size)
+_DTYPES: Dict[str, Tuple[str, int]] = {
+    "F64": ("float64", 8),
+    "F32": ("float32", 4),
+    "F16": ("float16", 2),
+    "BF16": ("bfloat16", 2),
+    "I64": ("int64", 8),
+    "I32": ("int32", 4),
+    "I16": ("int16", 2),
+    "I8": ("int8", 1),
+    "U8": ("uint8", 1),
+    "BOOL": ("bool", 1),
 }
 _CODES = {v[0]: k for k, v in _DTYPES.items()}
 # dtypes of the safetensors format that cgrad has no tensor type for
@@ -463,7 +463,7 @@ def _zip_names(src: Any) -> Optional[List[str]]:
 
 
 def _make_tensor(view: memoryview, base: int, start: int, code: str, shape: List[int]) -> Any:
-    name, size, fmt, as_dtype = _DTYPES[code]
+    name, size = _DTYPES[code]
     dtype = getattr(_C, name)
     numel = 1
     for s in shape:
@@ -475,15 +475,13 @@ def _make_tensor(view: memoryview, base: int, start: int, code: str, shape: List
         raise _bad("a bool tensor holds bytes other than 0 and 1")
     if (base + start) % size:  # unaligned: copy into a fresh tensor
         return _C._from_bytes(bytes(raw), dtype, shape)
-    t = _C.asarray(raw.cast(fmt, shape))  # type: ignore[call-overload]  # shares the buffer, which it keeps alive
-    if as_dtype is not None:
-        t = t.view(dtype)
-    return t
+    # shares the buffer, which it keeps alive (read-only if the buffer is: Note [Read-only memory])
+    return _C.frombuffer(raw, dtype=dtype).view(shape)  # type: ignore[attr-defined]
 
 
 def _address(view: memoryview) -> int:
     """The address of the buffer's first byte."""
-    return int(_C.asarray(view[0:1]).data_ptr())
+    return int(_C.frombuffer(view[0:1], dtype=_C.uint8).data_ptr())  # type: ignore[attr-defined]
 
 
 def _decode(node: Any, tensors: Dict[str, Any]) -> Any:

@@ -2,6 +2,7 @@
  * grad_fn, retain_grad, detach, hooks, and the in-place guards. */
 #include "autograd_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 bool cg_tensor_requires_grad(const cg_tensor *t) { return t->requires_grad; }
@@ -173,6 +174,11 @@ void cg_tensor_set_history(cg_tensor *t, cg_node *node, int nr) {
 }
 
 cg_status cg_check_inplace(const char *op, cg_tensor *self) {
+    if (self->storage->readonly) {
+        char name[64];
+        snprintf(name, sizeof name, "%s_", op);
+        return cg_check_writable(name, self);
+    }
     if (cg_is_grad_enabled() && self->requires_grad && !self->grad_fn)
         return cg_set_error(CG_ERR_RUNTIME, "[%s_] a leaf Variable that requires grad is being used in an in-place operation.", op);
     if (cg_is_grad_enabled() && self->base && self->base->requires_grad && !self->base->grad_fn)

@@ -56,6 +56,7 @@ typedef struct cg_storage {
     atomic_uint_fast64_t version;
     bool external;              /* memory not from our allocator (cg_from_blob) */
     bool embedded;              /* lives inside a cg_tensor_block (Note [Tensor block]) */
+    bool readonly;              /* Note [Read-only memory]: every write through any tensor on it is refused */
     void (*deleter)(void *ctx); /* external memory: called when the storage dies (may be NULL) */
     void *deleter_ctx;
 } cg_storage;
@@ -66,6 +67,9 @@ cg_status cg_storage_init(cg_storage *s, size_t nbytes, cg_device dev, bool embe
 void cg_storage_retain(cg_storage *s);
 void cg_storage_release(cg_storage *s);
 static inline void cg_storage_bump_version(cg_storage *s) { atomic_fetch_add(&s->version, 1); }
+/* CG_OK, or the read-only error naming op (Note [Read-only memory]); every
+ * path that writes a tensor's elements in place calls it before writing. */
+cg_status cg_check_writable(const char *op, const cg_tensor *t);
 
 /* ------------------------------------------------------------- tensor */
 

@@ -14,6 +14,7 @@ cg_status cg_storage_init(cg_storage *s, size_t nbytes, cg_device dev, bool embe
     s->device = dev;
     s->external = false;
     s->embedded = embedded;
+    s->readonly = false;
     s->deleter = NULL;
     s->deleter_ctx = NULL;
     return CG_OK;

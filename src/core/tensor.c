@@ -194,6 +194,26 @@ cg_status cg_tensor_set_data(cg_tensor *t, const cg_tensor *src) {
     return CG_OK;
 }
 
+/* Note [Read-only memory]: a tensor over memory its owner exported read-only
+ * (a bytes object, a read-only buffer or mmap, a non-writable NumPy array, a
+ * DLPack tensor flagged read-only) is marked so on its storage, and so are all
+ * its views, detaches and `.data`. Every in-place write checks the mark first
+ * (cg_check_inplace, the optimizers, batch_norm's running statistics,
+ * embedding's max_norm) and raises; reading, and ops that make new tensors,
+ * work as usual. PyTorch only warns and lets the write go to memory that may
+ * be shared or mapped from a file; refusing keeps that from corrupting it.
+ * clone() gives a writable copy. */
+void cg_tensor_mark_readonly(cg_tensor *t) { t->storage->readonly = true; }
+bool cg_tensor_is_readonly(const cg_tensor *t) { return t->storage->readonly; }
+
+cg_status cg_check_writable(const char *op, const cg_tensor *t) {
+    if (!t->storage->readonly) return CG_OK;
+    return cg_set_error(CG_ERR_RUNTIME,
+                        "[%s] the tensor is read-only: it shares memory that its owner exported read-only (bytes, a "
+                        "read-only buffer or mmap, a non-writable NumPy array or a read-only DLPack tensor); clone() "
+                        "it to get a writable copy", op);
+}
+
 cg_tensor *cg_from_data(const void *data, int ndim, const int64_t *shape, cg_dtype dt) {
     cg_tensor *t = cg_tensor_new("from_data", ndim, shape, dt, cg_cpu());
     if (t && t->storage->nbytes) memcpy(t->storage->data, data, t->storage->nbytes);
@@ -221,6 +241,7 @@ cg_tensor *cg_from_blob(void *data, int ndim, const int64_t *shape, const int64_
     s->deleter = deleter;
     s->deleter_ctx = ctx;
     cg_tensor *t = cg_tensor_make(s, 0, ndim, shape, strides, dt);
+    if (!t) s->deleter = NULL; /* on failure ctx stays the caller's */
     cg_storage_release(s);
     return t;
 }

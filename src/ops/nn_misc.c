@@ -205,7 +205,7 @@ CG_PROF_FN(cg_status, cg_embedding_renorm_, "embedding_renorm_", (cg_tensor *wei
     const char *op = "embedding_renorm_";
     cg_tensor *wi[2] = {weight, indices};
     if (cg_check_same(op, 2, wi, 2u)) return cg_last_error();
-    if (nn_check_float(op, "weight", weight)) return cg_last_error();
+    if (nn_check_float(op, "weight", weight) || cg_check_writable(op, weight)) return cg_last_error();
     char b[CG_SHAPE_STR];
     CG_CHECK_S(weight->ndim == 2, CG_ERR_SHAPE, "[%s] weight must be 2-D, got %s", op,
                cg_shape_str(b, weight->ndim, weight->shape));

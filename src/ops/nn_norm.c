@@ -569,6 +569,8 @@ CG_PROF_FN(cg_tensor *, cg_batch_norm, "batch_norm", (cg_tensor *input, cg_tenso
     bool fused = !cg_is_meta(input) && N * C * S > 0;
     if (training) {
         char b[CG_SHAPE_STR];
+        if ((running_mean && cg_check_writable(op, running_mean)) || (running_var && cg_check_writable(op, running_var)))
+            return NULL;
         CG_CHECK(N * S != 1, CG_ERR_VALUE, "[%s] expected more than 1 value per channel when training, got input %s",
                  op, cg_shape_str(b, input->ndim, input->shape));
         if (fused) { /* Note [Fused batch norm] */
@@ -629,6 +631,8 @@ CG_PROF_FN(cg_tensor *, cg_instance_norm, "instance_norm", (cg_tensor *input, cg
     cg_tensor *y;
     if (use_input_stats) {
         char b[CG_SHAPE_STR];
+        if ((running_mean && cg_check_writable(op, running_mean)) || (running_var && cg_check_writable(op, running_var)))
+            return NULL;
         CG_CHECK(S != 1, CG_ERR_VALUE, "[%s] expected more than 1 spatial element when training, got input %s", op,
                  cg_shape_str(b, input->ndim, input->shape));
         int64_t sh3[3] = {1, N * C, S};

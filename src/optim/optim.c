@@ -256,6 +256,8 @@ typedef struct opt_operands {
 static cg_status check_operands(const char *op, int64_t i, const opt_operands *x) {
     const cg_tensor *p = x->t[0];
     if (!p) return cg_set_error(CG_ERR_VALUE, "[%s] parameter %lld is NULL", op, (long long)i);
+    for (int k = 0; k < OPT_MAX_OPERANDS; k++)
+        if (x->t[k] && x->written[k] && cg_check_writable(op, x->t[k])) return CG_ERR_RUNTIME;
     if (!pick(&k_sgd, p->dtype))
         return cg_set_error(CG_ERR_DTYPE, "[%s] parameter %lld has dtype %s; expected a floating dtype", op,
                             (long long)i, cg_dtype_name(p->dtype));

@@ -35,3 +35,14 @@ def double(batch):
 def check_worker_info(worker_id):
     info = cud.get_worker_info()
     assert info.id == worker_id and info.num_workers == 2
+
+
+class Hangs(cud.Dataset):
+    """A dataset whose items never come (a hung worker)."""
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        import time
+        time.sleep(600)
+        return i

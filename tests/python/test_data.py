@@ -13,7 +13,7 @@ import torch.utils.data as tud
 import cgrad
 import cgrad.utils.data as cud
 from cgrad.datasets import FashionMNIST, read_idx
-from data_workers import Failing, Stream, double, check_worker_info
+from data_workers import Failing, Hangs, Stream, double, check_worker_info
 
 Point = collections.namedtuple("Point", ["x", "y"])
 
@@ -235,6 +235,17 @@ def test_workers(context):
     with pytest.raises(KeyError, match="worker process") as info:
         list(cud.DataLoader(Failing(), batch_size=2, num_workers=2, multiprocessing_context=context))
     assert "Original Traceback" in str(info.value) and "bad index 5" in str(info.value)
+
+
+def test_timeout_with_a_hung_worker_raises_when_it_says():
+    """timeout=2 with a worker that never answers: the error comes at about 2 s (it came at
+    timeout + 1 s polling + 5 s joining the hung worker); the bound leaves room for a slow machine."""
+    import time
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="timed out after 2 seconds"):
+        list(cud.DataLoader(Hangs(), num_workers=1, timeout=2, multiprocessing_context="fork"))
+    elapsed = time.monotonic() - start
+    assert 1.9 <= elapsed < 5.0, elapsed
 
 
 # ------------------------------------------------------------------ FashionMNIST / IDX

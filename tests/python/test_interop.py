@@ -124,8 +124,7 @@ def test_from_numpy_errors_match_torch():
         cgrad.from_numpy(np.ones(2, dtype=np.complex64))
     ro = np.ones(3)
     ro.flags.writeable = False
-    with pytest.warns(UserWarning, match="not writable"):
-        t = cgrad.from_numpy(ro)
+    t = cgrad.from_numpy(ro)  # read-only, not a warning (PyTorch warns): test_readonly.py
     assert t.tolist() == [1.0, 1.0, 1.0]
 
 
@@ -178,10 +177,11 @@ def test_as_tensor_and_asarray_share_memory():
     assert r.requires_grad
     import array
     buf = array.array("i", [1, 2, 3])
-    t = cgrad.asarray(buf)
+    t = cgrad.asarray(buf, dtype=cgrad.int32)  # a buffer's bytes are read as dtype (default float32), as in PyTorch
     assert t.dtype == cgrad.int32 and t.tolist() == [1, 2, 3]
     buf[0] = 7
     assert t.tolist()[0] == 7
+    assert cgrad.asarray(buf).dtype == cgrad.float32
     tt = torch.arange(3)
     s = cgrad.asarray(tt)  # objects with __dlpack__ are shared too
     tt[0] = 5
@@ -318,3 +318,56 @@ def test_copy_and_deepcopy():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         copy.deepcopy(cgrad.ones(2, dtype=cgrad.bfloat16))
+
+
+# ---------------------------------------------------------------- DLPack capsules made by hand (hostile producers)
+
+def _capsule(data_ptr, shape, flags=0, versioned=True):
+    """A DLPack capsule over data_ptr (an int, 0 for NULL) of float32 `shape`, built with ctypes."""
+    import ctypes
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                    ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+    deleter_t = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    if versioned:
+        class Managed(ctypes.Structure):
+            _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("ctx", ctypes.c_void_p),
+                        ("deleter", deleter_t), ("flags", ctypes.c_uint64), ("dl", DLTensor)]
+    else:
+        class Managed(ctypes.Structure):
+            _fields_ = [("dl", DLTensor), ("ctx", ctypes.c_void_p), ("deleter", deleter_t)]
+    shp = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    m = Managed()
+    if versioned:
+        m.major, m.minor, m.flags = 1, 0, flags
+    m.dl = DLTensor(data_ptr or None, 1, 0, len(shape), 2, 32, 1, shp, None, 0)
+    m.deleter = deleter_t(0)  # NULL: nothing to free (the test keeps m alive)
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    cap = new(ctypes.addressof(m), b"dltensor_versioned" if versioned else b"dltensor", None)
+    return cap, (m, shp)
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+def test_dlpack_null_data_with_elements_is_refused(versioned):
+    cap, keep = _capsule(0, (4, 4), versioned=versioned)
+    with pytest.raises(BufferError, match="NULL data pointer"):
+        cgrad.from_dlpack(cap)
+    cap, keep = _capsule(0, (0, 4), versioned=versioned)  # zero elements: no memory needed
+    t = cgrad.from_dlpack(cap)
+    assert tuple(t.shape) == (0, 4)
+    del t
+
+
+def test_dlpack_read_only_flag_gives_a_read_only_tensor():
+    buf = np.arange(4, dtype=np.float32)
+    cap, keep = _capsule(buf.ctypes.data, (4,), flags=1)
+    t = cgrad.from_dlpack(cap)
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(RuntimeError, match="read-only"):
+        t.add_(1)
+    del t

@@ -2,7 +2,8 @@
  * importing NumPy at `import cgrad` time:
  *  - NumPy: Tensor.numpy() (zero-copy on the CPU, through a small holder
  *    object exporting __array_interface__), from_numpy / as_tensor / asarray
- *    (zero-copy views of an ndarray or any buffer), tensor(ndarray) (copy);
+ *    (zero-copy views of an ndarray), frombuffer / asarray of any buffer
+ *    (its bytes read as a dtype, as PyTorch does), tensor(ndarray) (copy);
  *  - DLPack: Tensor.__dlpack__ / __dlpack_device__ (legacy and versioned
  *    capsules) and from_dlpack (a capsule or an object with __dlpack__);
  *  - raw bytes for pickling (_to_bytes / _from_bytes).
@@ -177,6 +178,8 @@ static cg_tensor *view_of_ndarray(PyObject *arr) {
     }
     void *ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
     if (PyErr_Occurred()) goto done;
+    int readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+    if (readonly < 0) goto done;
     foreign_ctx *c = PyMem_RawCalloc(1, sizeof *c);
     if (!c) {
         PyErr_NoMemory();
@@ -184,7 +187,11 @@ static cg_tensor *view_of_ndarray(PyObject *arr) {
     }
     c->owner = Py_NewRef(arr);
     t = cg_from_blob(ptr, (int)nd, sh, have_strides ? st : NULL, (cg_dtype)dt, foreign_free, c);
-    if (!t) cgpy_raise();
+    if (!t) {
+        cgpy_raise();
+        Py_DECREF(c->owner);
+        PyMem_RawFree(c);
+    } else if (readonly) cg_tensor_mark_readonly(t); /* Note [Read-only memory] */
 done:
     Py_DECREF(ai);
     return t;
@@ -237,79 +244,85 @@ static PyObject *f_from_numpy(PyObject *m, PyObject *arr) {
         PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %.100s)", Py_TYPE(arr)->tp_name);
         return NULL;
     }
-    PyObject *flags = PyObject_GetAttrString(arr, "flags"), *w = flags ? PyObject_GetAttrString(flags, "writeable") : NULL;
-    Py_XDECREF(flags);
-    if (!w) return NULL;
-    int writeable = PyObject_IsTrue(w);
-    Py_DECREF(w);
-    if (!writeable &&
-        PyErr_WarnEx(PyExc_UserWarning,
-                     "The given NumPy array is not writable, and cgrad does not support non-writable tensors. The "
-                     "tensor shares the array's memory: writing to it is undefined behavior. Copy the array (or use "
-                     "cgrad.tensor) to protect its data.",
-                     1) < 0)
-        return NULL;
+    /* a non-writable array gives a read-only tensor (Note [Read-only memory]) */
     return cgpy_result(cgpy_tensor_from_numpy(arr, -1, 0));
 }
 
-/* ------------------------------------------------------------- buffer protocol -> tensor (asarray) */
+/* ------------------------------------------------------------- buffer protocol -> tensor (frombuffer, asarray) */
 
-static int format_dtype(const char *f, Py_ssize_t isz) {
-    if (!f) return CG_DTYPE_U8;
-    if (*f == '@' || *f == '=' || *f == '<') f++;
-    else if (*f == '>' || *f == '!') return -2;
-    if (f[0] == 0 || f[1] != 0) return -1;
-    switch (*f) {
-    case '?': return CG_DTYPE_BOOL;
-    case 'B':
-    case 'c': return CG_DTYPE_U8;
-    case 'b':
-    case 'h':
-    case 'i':
-    case 'l':
-    case 'q':
-    case 'n':
-        return isz == 1 ? CG_DTYPE_I8 : isz == 2 ? CG_DTYPE_I16 : isz == 4 ? CG_DTYPE_I32 : isz == 8 ? CG_DTYPE_I64 : -1;
-    case 'e': return CG_DTYPE_F16;
-    case 'f': return CG_DTYPE_F32;
-    case 'd': return CG_DTYPE_F64;
-    default: return -1;
-    }
-}
-
-/* zero-copy tensor over any object exporting a buffer (memoryview, array.array, bytes...) */
-static cg_tensor *view_of_buffer(PyObject *o) {
+/* PyTorch's frombuffer: a 1-D tensor of `count` elements of dtype (count < 0:
+ * as many as fit) sharing the bytes of any object exporting a contiguous
+ * buffer (bytes, bytearray, memoryview, array.array, mmap), from byte
+ * `offset`. The buffer's own format is not looked at: the bytes are read as
+ * dtype, as in PyTorch. A read-only buffer gives a read-only tensor (Note
+ * [Read-only memory]). New reference or NULL (raised). */
+static cg_tensor *tensor_of_buffer(PyObject *o, cg_dtype dt, long long count, long long offset) {
     foreign_ctx *c = PyMem_RawCalloc(1, sizeof *c);
     if (!c) return (cg_tensor *)PyErr_NoMemory();
-    if (PyObject_GetBuffer(o, &c->view, PyBUF_RECORDS_RO) < 0) {
+    if (PyObject_GetBuffer(o, &c->view, PyBUF_SIMPLE) < 0) {
         PyMem_RawFree(c);
         return NULL;
     }
     c->has_view = 1;
     Py_buffer *v = &c->view;
-    int dt = format_dtype(v->format, v->itemsize);
-    int64_t sh[CG_MAX_DIMS], st[CG_MAX_DIMS];
-    if (dt < 0 || v->ndim > CG_MAX_DIMS) {
-        PyErr_Format(PyExc_TypeError, "asarray(): unsupported buffer format '%s' (itemsize %zd, %d dims)",
-                     v->format ? v->format : "B", v->itemsize, v->ndim);
+    long long len = (long long)v->len, esz = (long long)cg_dtype_size(dt);
+    if (count == 0 || len == 0) {
+        PyErr_Format(PyExc_ValueError, "frombuffer(): both buffer length (%lld) and count (%lld) must not be 0", len, count);
         goto fail;
     }
-    for (int i = 0; i < v->ndim; i++) {
-        sh[i] = v->shape ? v->shape[i] : v->len / v->itemsize;
-        st[i] = v->strides ? v->strides[i] : 0;
-        if (v->strides && (st[i] < 0 || st[i] % v->itemsize)) {
-            PyErr_SetString(PyExc_ValueError, "asarray(): buffers with negative or unaligned strides are not supported");
+    if (offset < 0 || offset >= len) {
+        PyErr_Format(PyExc_ValueError, "frombuffer(): offset (%lld bytes) must be non-negative and no greater than "
+                     "buffer length (%lld bytes) minus 1", offset, len);
+        goto fail;
+    }
+    if (count < 0) {
+        if ((len - offset) % esz) {
+            PyErr_Format(PyExc_ValueError, "frombuffer(): buffer length (%lld bytes) after offset (%lld bytes) must be "
+                         "a multiple of element size (%lld)", len, offset, esz);
             goto fail;
         }
-        st[i] /= v->itemsize;
+        count = (len - offset) / esz;
+    } else if (count > (len - offset) / esz) {
+        PyErr_Format(PyExc_ValueError, "frombuffer(): requested buffer length (%lld elements of %lld bytes) after offset "
+                     "(%lld bytes) must not be greater than actual buffer length (%lld bytes)", count, esz, offset, len);
+        goto fail;
     }
-    cg_tensor *t = cg_from_blob(v->buf, v->ndim, sh, v->strides ? st : NULL, (cg_dtype)dt, foreign_free, c);
-    if (!t) cgpy_raise();
+    int64_t n = count;
+    cg_tensor *t = cg_from_blob((char *)v->buf + offset, 1, &n, NULL, dt, foreign_free, c);
+    if (!t) {
+        cgpy_raise();
+        goto fail;
+    }
+    if (v->readonly) cg_tensor_mark_readonly(t);
     return t;
 fail:
     PyBuffer_Release(&c->view);
     PyMem_RawFree(c);
     return NULL;
+}
+
+/* frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) */
+static PyObject *f_frombuffer(PyObject *m, PyObject *args, PyObject *kw) {
+    (void)m;
+    PyObject *obj;
+    int dt = -1, rg = 0;
+    long long count = -1, offset = 0;
+    static char *kwlist[] = {"buffer", "dtype", "count", "offset", "requires_grad", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O&LLp:frombuffer", kwlist, &obj, cgpy_dtype_conv, &dt, &count,
+                                     &offset, &rg))
+        return NULL;
+    if (dt < 0) {
+        PyErr_SetString(PyExc_TypeError, "frombuffer() missing 1 required keyword argument: 'dtype'");
+        return NULL;
+    }
+    if (!PyObject_CheckBuffer(obj)) {
+        PyErr_Format(PyExc_TypeError, "frombuffer(): object of type %.100s does not implement the buffer protocol",
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    PyObject *r = cgpy_result(tensor_of_buffer(obj, (cg_dtype)dt, count, offset));
+    if (r && rg && cgpy_check(cg_tensor_set_requires_grad(cgpy_t(r), true))) Py_CLEAR(r);
+    return r;
 }
 
 /* ------------------------------------------------------------- Tensor.numpy() */
@@ -350,7 +363,8 @@ static PyObject *holder_interface(PyObject *self, void *c) {
     PyObject *r = NULL;
     if (shape && strides)
         r = Py_BuildValue("{s:i,s:O,s:s,s:(N,O),s:O}", "version", 3, "shape", shape, "typestr",
-                          dtype_typestr(cg_tensor_dtype(t)), "data", PyLong_FromVoidPtr(p ? p : dummy), Py_False,
+                          dtype_typestr(cg_tensor_dtype(t)), "data", PyLong_FromVoidPtr(p ? p : dummy),
+                          cg_tensor_is_readonly(t) ? Py_True : Py_False,
                           "strides", strides);
     Py_XDECREF(shape);
     Py_XDECREF(strides);
@@ -490,8 +504,9 @@ static PyObject *f_asarray(PyObject *m, PyObject *args, PyObject *kw) {
             if (!x) return NULL;
             r = finish_foreign((cg_tensor_retain(cgpy_t(x)), cgpy_t(x)), dt, has_dev, dev, copy);
             Py_DECREF(x);
-        } else if (k == 0 && PyObject_CheckBuffer(obj) && !PyBytes_Check(obj) && !PyByteArray_Check(obj)) {
-            r = finish_foreign(view_of_buffer(obj), dt, has_dev, dev, copy);
+        } else if (k == 0 && PyObject_CheckBuffer(obj)) { /* as PyTorch: the bytes read as dtype (default float) */
+            r = finish_foreign(tensor_of_buffer(obj, dt < 0 ? cgpy_default_dtype : (cg_dtype)dt, -1, 0), -1, has_dev,
+                               dev, copy);
         } else {
             if (copy == 0) {
                 PyErr_Format(PyExc_ValueError, "asarray(): can't alias a %.100s without copying (copy=False)",
@@ -657,7 +672,8 @@ static PyObject *m_dlpack(PyObject *self, PyObject *args, PyObject *kw) {
         c->m.versioned.version = (DLPackVersion){1, 0};
         c->m.versioned.manager_ctx = c;
         c->m.versioned.deleter = versioned_deleter;
-        c->m.versioned.flags = copy ? (1ULL << 1) /* IS_COPIED */ : 0;
+        c->m.versioned.flags = (copy ? (1ULL << 1) /* IS_COPIED */ : 0) |
+                               (cg_tensor_is_readonly(t) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
         c->m.versioned.dl_tensor = dl;
         cap = PyCapsule_New(&c->m.versioned, "dltensor_versioned", capsule_versioned_destructor);
     } else {
@@ -738,6 +754,16 @@ static PyObject *from_capsule(PyObject *cap) {
         PyErr_Format(PyExc_BufferError, "from_dlpack(): %d dims (the maximum is %d)", (int)dl->ndim, CG_MAX_DIMS);
         return NULL;
     }
+    if (dl->ndim > 0 && !dl->shape) {
+        PyErr_Format(PyExc_BufferError, "from_dlpack(): %d dims but no shape array", (int)dl->ndim);
+        return NULL;
+    }
+    int empty = 0;
+    for (int i = 0; i < dl->ndim; i++) empty |= dl->shape[i] == 0;
+    if (!dl->data && !empty) { /* only a zero-element tensor may come without memory */
+        PyErr_SetString(PyExc_BufferError, "from_dlpack(): the DLPack tensor has a NULL data pointer but a non-empty shape");
+        return NULL;
+    }
     for (int i = 0; dl->strides && i < dl->ndim; i++)
         if (dl->strides[i] < 0) {
             PyErr_SetString(PyExc_BufferError, "from_dlpack(): negative strides are not supported");
@@ -750,7 +776,12 @@ static PyObject *from_capsule(PyObject *cap) {
     static char dummy[16]; /* zero-element tensors may come with a NULL data pointer */
     char *data = dl->data ? (char *)dl->data + dl->byte_offset : dummy;
     cg_tensor *t = cg_from_blob(data, dl->ndim, dl->shape, dl->strides, (cg_dtype)dt, import_free, c);
-    if (!t) return cgpy_raise(); /* the capsule still owns the producer's tensor */
+    if (!t) {
+        free(c);
+        return cgpy_raise(); /* the capsule still owns the producer's tensor */
+    }
+    if (versioned && (((DLManagedTensorVersioned *)managed)->flags & DLPACK_FLAG_BITMASK_READ_ONLY))
+        cg_tensor_mark_readonly(t); /* Note [Read-only memory] */
     if (PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor")) {
         cg_tensor_release(t);
         return NULL;
@@ -879,6 +910,7 @@ PyMethodDef cgpy_interop_functions[] = {
     {"from_numpy", f_from_numpy, METH_O, NULL},
     CGPY_KW("as_tensor", f_as_tensor),
     CGPY_KW("asarray", f_asarray),
+    CGPY_KW("frombuffer", f_frombuffer),
     CGPY_KW("from_dlpack", f_from_dlpack),
     {"_from_bytes", f_from_bytes, METH_VARARGS, NULL},
     CGPY_TABLE_END,

@@ -171,6 +171,7 @@ static PyObject *view_dtype(cg_tensor *t, cg_dtype dt) {
     cg_tensor_retain(t);
     cg_tensor *r = cg_from_blob(data, cg_tensor_ndim(t), cg_tensor_shape(t), cg_tensor_strides(t), dt, release_ctx, t);
     if (!r) cg_tensor_release(t);
+    else if (cg_tensor_is_readonly(t)) cg_tensor_mark_readonly(r); /* Note [Read-only memory] */
     return cgpy_result(r);
 }
 

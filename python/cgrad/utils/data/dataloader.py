@@ -248,17 +248,19 @@ class _MultiProcessingIter:
         self._send_idx += 1
 
     def _get_data(self) -> Any:
-        start = time.monotonic()
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
+            # poll each second for dead workers, and never past the deadline
+            wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
             try:
-                return self._data_queue.get(timeout=1.0)
+                return self._data_queue.get(timeout=wait)
             except queue.Empty:
                 dead = [w.pid for w in self._workers if not w.is_alive()]
                 if dead:
                     self._shutdown_workers()
                     raise RuntimeError(f"DataLoader worker (pid(s) {', '.join(map(str, dead))}) exited unexpectedly")
-                if self._timeout > 0 and time.monotonic() - start > self._timeout:
-                    self._shutdown_workers()
+                if deadline is not None and time.monotonic() >= deadline:
+                    self._shutdown_workers(join_s=0.0)  # a worker that is late may be hung: don't wait for it
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
     def __next__(self) -> Any:
@@ -300,10 +302,11 @@ class _MultiProcessingIter:
             data.reraise()
         return data
 
-    def _shutdown_workers(self, graceful: bool = False) -> None:
+    def _shutdown_workers(self, graceful: bool = False, join_s: float = 5.0) -> None:
         # Idle workers poll done_event; `graceful` also wakes them at once with None. Only the
         # normal end of an epoch does that: from __del__ (which the garbage collector may run
-        # inside a put on the same queue) a put could deadlock.
+        # inside a put on the same queue) a put could deadlock. A worker still alive after
+        # join_s seconds is terminated.
         if self._shutdown:
             return
         self._shutdown = True
@@ -312,7 +315,7 @@ class _MultiProcessingIter:
             for q in self._index_queues:
                 q.put(None)
         for w in self._workers:
-            w.join(timeout=5.0)
+            w.join(timeout=join_s)
             if w.is_alive():
                 w.terminate()
                 w.join()
