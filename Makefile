@@ -184,10 +184,12 @@ demo: py-install data
 	$(VBIN)/python -m cgrad.examples.fashion_mnist
 
 # Both thread settings, each in its own process; results in bench/results/latest.{json,md}.
+# A run of every suite also writes docs/benchmarks.md and the README's headline table
+# (--update-docs); SUITE=name runs one suite and writes bench/results/ only.
 # Without the dataset (and not root) the main-job suite is skipped with a line saying so.
 THREADS ?= 1
 bench: py-install build data-if-possible
-	$(VBIN)/python -m bench $(if $(SUITE),--suite $(SUITE)) --threads default $(THREADS)
+	$(VBIN)/python -m bench $(if $(SUITE),--suite $(SUITE),--update-docs) --threads default $(THREADS)
 
 clean:
 	rm -rf build build-asan build-tsan build-py build-wheel dist $(ASAN_VENV)

@@ -1,8 +1,9 @@
 """The command line: `python -m bench [--suite NAME ...] [--threads N ...] [--quick]
-[--json PATH] [--markdown PATH] [--update-readme]`. Thread settings act through
+[--json PATH] [--markdown PATH] [--update-docs]`. Thread settings act through
 environment variables read at import, so this process imports no library under test: it
 starts one child (`--child`, the same command for one setting) per setting, collects
-their results and writes the JSON and Markdown files (and the README section)."""
+their results and writes the JSON and Markdown files (and, with --update-docs,
+docs/benchmarks.md and the README's headline table)."""
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,9 @@ def parser() -> argparse.ArgumentParser:
                    help="fewer repeats, no 2048 matmul, a 10 000-image main job")
     p.add_argument("--json", default=os.path.join(RESULTS, "latest.json"), metavar="PATH")
     p.add_argument("--markdown", default=os.path.join(RESULTS, "latest.md"), metavar="PATH")
-    p.add_argument("--update-readme", action="store_true",
-                   help="also replace the README's section between the bench markers")
+    p.add_argument("--update-docs", "--update-readme", dest="update_docs", action="store_true",
+                   help="also write docs/benchmarks.md (every table) and the README's headline table "
+                        "between the bench markers (`make bench` does, for a run of every suite)")
     p.add_argument("--child", metavar="PATH", help=argparse.SUPPRESS)
     return p
 
@@ -103,9 +105,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     }
     writers.write_json(run, args.json)
     writers.write_markdown(run, args.markdown)
-    if args.update_readme:
-        writers.update_readme(run, os.path.join(ROOT, "README.md"))
+    written = [os.path.relpath(args.json), os.path.relpath(args.markdown)]
+    if args.update_docs:
+        written += writers.update_docs(run, ROOT)
     print(summary(run))
-    print(f"\nwritten: {os.path.relpath(args.json)}, {os.path.relpath(args.markdown)}"
-          + (", README.md" if args.update_readme else "") + f" ({run['elapsed_s'] / 60:.1f} min)")
+    print(f"\nwritten: {', '.join(written)} ({run['elapsed_s'] / 60:.1f} min)")
     return 0 if all(r is not None for r in results) and not any(s["errors"] for s in run["settings"]) else 1
