@@ -16,7 +16,7 @@ import cgrad
 import cgrad.nn.functional as F
 from cgrad import nn
 
-RSS_BOUND_MIB = 20  # growth allowed after warm-up (measured: 0.0-0.1 MiB, see the README)
+RSS_BOUND_MIB = 20  # growth allowed after warm-up (measured: 0.0-0.1 MiB, docs/reliability.md)
 # Under AddressSanitizer (make test-asan sets CGRAD_SANITIZED=1) RSS measures the
 # sanitizer, not us: freed blocks wait in its quarantine and every allocation carries
 # redzones and shadow memory, so RSS grows with the allocation count. The live-bytes
