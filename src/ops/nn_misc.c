@@ -216,7 +216,7 @@ CG_PROF_FN(cg_status, cg_embedding_renorm_, "embedding_renorm_", (cg_tensor *wei
     cg_tensor *idx = long_indices(op, indices);
     if (!idx) return cg_last_error();
     cg_status st = check_rows(op, idx, V);
-    bool *seen = st ? NULL : calloc((size_t)V + 1, 1);
+    bool *seen = st ? NULL : cg_calloc_n(op, cg_count_axpb(1, V, 1), 1);
     if (!st && !seen) st = cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
     if (!st) {
         const int64_t *ix = (const int64_t *)cg_tensor_ptr(idx);

@@ -85,7 +85,7 @@ int cg_split(cg_tensor *t, int64_t split_size, int64_t dim, cg_tensor **out) {
                      (long long)size);
         return -1;
     }
-    int64_t n = split_size ? (size + split_size - 1) / split_size : 1;
+    int64_t n = split_size ? size / split_size + (size % split_size != 0) : 1; /* size + split_size - 1 may overflow */
     if (n < 1) n = 1; /* split_size > size: one chunk, as PyTorch */
     if (n > INT32_MAX) {
         cg_set_error(CG_ERR_VALUE, "[split] %lld chunks are too many", (long long)n);
