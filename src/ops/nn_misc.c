@@ -257,6 +257,8 @@ CG_PROF_FN(cg_tensor *, cg_one_hot, "one_hot", (cg_tensor *indices, int64_t num_
     CG_CHECK(indices->dtype == CG_DTYPE_I64, CG_ERR_DTYPE, "[%s] indices must be int64, got %s", op,
              cg_dtype_name(indices->dtype));
     CG_CHECK(indices->ndim < CG_MAX_DIMS, CG_ERR_SHAPE, "[%s] indices have too many dims (%d)", op, indices->ndim);
+    CG_CHECK(num_classes >= -1, CG_ERR_VALUE, "[%s] num_classes must be -1 (inferred) or non-negative, got %lld", op,
+             (long long)num_classes);
     bool meta = cg_is_meta(indices);
     CG_CHECK(!(meta && num_classes < 0), CG_ERR_NOT_IMPLEMENTED,
              "[%s] num_classes must be given on the meta device (it would depend on data)", op);
