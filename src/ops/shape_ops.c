@@ -139,7 +139,7 @@ int cg_chunk(cg_tensor *t, int64_t chunks, int64_t dim, cg_tensor **out) {
         }
         return (int)chunks;
     }
-    return cg_split(t, (size + chunks - 1) / chunks, d, out);
+    return cg_split(t, size / chunks + (size % chunks != 0), d, out); /* size + chunks - 1 may overflow */
 }
 
 int cg_unbind(cg_tensor *t, int64_t dim, cg_tensor **out) {

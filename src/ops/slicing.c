@@ -286,7 +286,7 @@ CG_PROF_FN(cg_tensor *, cg_as_strided, "as_strided", (cg_tensor *t, int ndim, co
              (long long)storage_offset);
     /* the view's bytes must also be addressable: (hi + 1) * itemsize fits */
     int64_t isz = (int64_t)cg_dtype_size(t->dtype), end_bytes;
-    CG_CHECK(numel == 0 || cg_mul_ok(hi + 1, isz, &end_bytes), CG_ERR_VALUE,
+    CG_CHECK(numel == 0 || (cg_add_ok(hi, 1, &end_bytes) && cg_mul_ok(end_bytes, isz, &end_bytes)), CG_ERR_VALUE,
              "[as_strided] size %s, stride %s and storage offset %lld give a byte offset that overflows int64",
              cg_shape_str(sb, ndim, shape), cg_shape_str(tb, ndim, strides), (long long)storage_offset);
     int64_t cap = (int64_t)(t->storage->nbytes / (size_t)isz);
