@@ -281,13 +281,14 @@ CG_PROF_FN(cg_tensor *, cg_as_strided, "as_strided", (cg_tensor *t, int ndim, co
         CG_CHECK(strides[i] >= 0, CG_ERR_VALUE, "[as_strided] negative strides are not supported (dim %d)", i);
     char sb[CG_SHAPE_STR], tb[CG_SHAPE_STR];
     CG_CHECK(cg_strided_extent(ndim, shape, strides, storage_offset, &lo, &hi), CG_ERR_VALUE,
-             "[as_strided] size %s, stride %s and storage offset %lld reach past the largest element offset "
-             "(int64 overflow)", cg_shape_str(sb, ndim, shape), cg_shape_str(tb, ndim, strides),
+             "[as_strided] size %s, stride %s and storage offset %lld are out of bounds: the largest element "
+             "offset overflows int64", cg_shape_str(sb, ndim, shape), cg_shape_str(tb, ndim, strides),
              (long long)storage_offset);
     /* the view's bytes must also be addressable: (hi + 1) * itemsize fits */
     int64_t isz = (int64_t)cg_dtype_size(t->dtype), end_bytes;
     CG_CHECK(numel == 0 || (cg_add_ok(hi, 1, &end_bytes) && cg_mul_ok(end_bytes, isz, &end_bytes)), CG_ERR_VALUE,
-             "[as_strided] size %s, stride %s and storage offset %lld give a byte offset that overflows int64",
+             "[as_strided] size %s, stride %s and storage offset %lld are out of bounds: the byte offset "
+             "overflows int64",
              cg_shape_str(sb, ndim, shape), cg_shape_str(tb, ndim, strides), (long long)storage_offset);
     int64_t cap = (int64_t)(t->storage->nbytes / (size_t)isz);
     CG_CHECK(numel == 0 || cg_is_meta(t) || hi < cap, CG_ERR_INDEX,
