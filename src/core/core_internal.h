@@ -6,6 +6,7 @@
 
 #include "cgrad.h"
 #include "half.h"
+#include "checked.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -54,9 +54,9 @@ static bool reduce_chunked(const cg_reduce_op *op, cg_reduce_loop loop, cg_dtype
                            int64_t n, int64_t stride, const double *params) {
     cg_reduce_loop combine = op->cpu[odt];
     if (!op->chunked || !combine || n < 2 * CG_REDUCE_CHUNK) return false;
-    int64_t nchunks = (n + CG_REDUCE_CHUNK - 1) / CG_REDUCE_CHUNK;
+    int64_t nchunks = n / CG_REDUCE_CHUNK + (n % CG_REDUCE_CHUNK != 0); /* n + CHUNK - 1 may overflow */
     size_t osize = cg_dtype_size(odt);
-    char *partials = malloc((size_t)nchunks * osize);
+    char *partials = cg_malloc_n("reduce", nchunks, osize);
     if (!partials) return false; /* fall back to the serial loop */
     chunk_job job = {loop, partials, osize, in, n, stride, params};
     cg_parallel_for(nchunks, 1, chunk_range, &job);

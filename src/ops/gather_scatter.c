@@ -281,9 +281,9 @@ static cg_status scatter_kernel(const char *op, cg_tensor *out, int64_t d, cg_te
     int64_t n = cg_tensor_numel(out);
     scatter_ctx c = {cg_tensor_ptr(out), cg_tensor_ptr(src), g.tst[d], cg_dtype_size(out->dtype),
                      k_combine[mode][out->dtype], NULL, NULL};
-    if (mode != SC_COPY && !include_self && !(c.touched = calloc((size_t)n, 1)))
+    if (mode != SC_COPY && !include_self && !(c.touched = cg_calloc_n(op, n, 1)))
         return cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
-    if (mode == SC_MEAN && !(c.count = malloc((size_t)n * sizeof(int64_t)))) {
+    if (mode == SC_MEAN && !(c.count = cg_malloc_n(op, n, sizeof(int64_t)))) {
         free(c.touched);
         return cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
     }

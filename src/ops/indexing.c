@@ -115,7 +115,7 @@ CG_PROF_FN(cg_tensor *, cg_nonzero, "nonzero", (cg_tensor *x), (x), x) {
     cg_tensor *c = cg_contiguous(x);
     cg_set_grad_enabled(prev);
     if (!c) return NULL;
-    uint8_t *flags = numel ? malloc((size_t)numel) : NULL;
+    uint8_t *flags = numel ? cg_malloc_n("nonzero", numel, 1) : NULL;
     if (numel && !flags) {
         cg_tensor_release(c);
         cg_set_error(CG_ERR_OOM, "[nonzero] out of memory for %lld flags", (long long)numel);

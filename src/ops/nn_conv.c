@@ -352,7 +352,8 @@ static cg_tensor *conv_nd(const char *name, int nsp, cg_tensor *input, cg_tensor
     int64_t cin = input->shape[off], cout = weight->shape[0];
     CG_CHECK(cout % groups == 0, CG_ERR_VALUE, "[%s] out_channels (weight size 0 = %lld) must be divisible by groups = %lld",
              name, (long long)cout, (long long)groups);
-    CG_CHECK(weight->shape[1] * groups == cin, CG_ERR_SHAPE,
+    int64_t wcin;
+    CG_CHECK(cg_mul_ok(weight->shape[1], groups, &wcin) && wcin == cin, CG_ERR_SHAPE,
              "[%s] given groups=%lld, weight of size %s, expected input %s to have %lld channels, but got %lld channels "
              "instead",
              name, (long long)groups, cg_shape_str(s1, weight->ndim, weight->shape),
@@ -366,7 +367,10 @@ static cg_tensor *conv_nd(const char *name, int nsp, cg_tensor *input, cg_tensor
         g.k[c] = weight->shape[2 + d];
         g.stride[c] = arg_at(stride, d, 1);
         g.dil[c] = arg_at(dilation, d, 1);
-        int64_t ext = g.dil[c] * (g.k[c] - 1) + 1; /* dilated kernel extent */
+        int64_t ext, padded; /* dilated kernel extent, padded input size */
+        CG_CHECK(cg_mul_ok(g.dil[c], g.k[c] - 1, &ext) && cg_add_ok(ext, 1, &ext), CG_ERR_VALUE,
+                 "[%s] dilation %lld with kernel size %lld in dim %d overflows int64", name, (long long)g.dil[c],
+                 (long long)g.k[c], d);
         if (same) {
             CG_CHECK(g.stride[c] == 1, CG_ERR_VALUE, "[%s] padding='same' is not supported for strided convolutions",
                      name);
@@ -374,12 +378,17 @@ static cg_tensor *conv_nd(const char *name, int nsp, cg_tensor *input, cg_tensor
             g.out[c] = g.in[c];
         } else {
             g.pad[c] = arg_at(padding, d, 0);
-            int64_t padded = g.in[c] + 2 * g.pad[c];
+            CG_CHECK(cg_add_ok(g.in[c], g.pad[c], &padded) && cg_add_ok(padded, g.pad[c], &padded), CG_ERR_VALUE,
+                     "[%s] padding %lld in dim %d overflows int64 with input size %lld", name, (long long)g.pad[c], d,
+                     (long long)g.in[c]);
             if (ext > padded) {
                 int64_t ks[3], ps[3];
                 for (int e = 0; e < nsp; e++) {
-                    ks[e] = arg_at(dilation, e, 1) * (weight->shape[2 + e] - 1) + 1;
-                    ps[e] = input->shape[off + 1 + e] + 2 * arg_at(padding, e, 0);
+                    /* message only: the wrapped value of a later dim is harmless (no UB either) */
+                    __builtin_mul_overflow(arg_at(dilation, e, 1), weight->shape[2 + e] - 1, &ks[e]);
+                    __builtin_add_overflow(ks[e], 1, &ks[e]);
+                    __builtin_mul_overflow(arg_at(padding, e, 0), 2, &ps[e]);
+                    __builtin_add_overflow(ps[e], input->shape[off + 1 + e], &ps[e]);
                 }
                 CG_CHECK(false, CG_ERR_SHAPE,
                          "[%s] kernel size (dilated) %s can't be greater than the padded input size %s (input %s, "
@@ -425,7 +434,10 @@ static cg_tensor *conv_transpose_nd(const char *name, int nsp, cg_tensor *input,
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR];
     if (check_common(name, nsp, input, weight, bias, stride, padding, dilation, groups, &batched)) return NULL;
     int off = batched ? 1 : 0;
-    int64_t cin = input->shape[off], cout = weight->shape[1] * groups;
+    int64_t cin = input->shape[off], cout;
+    CG_CHECK(cg_mul_ok(weight->shape[1], groups, &cout), CG_ERR_VALUE,
+             "[%s] out_channels (weight size 1 = %lld times groups = %lld) overflow int64", name,
+             (long long)weight->shape[1], (long long)groups);
     CG_CHECK(weight->shape[0] % groups == 0, CG_ERR_VALUE,
              "[%s] in_channels (weight size 0 = %lld) must be divisible by groups = %lld", name,
              (long long)weight->shape[0], (long long)groups);
@@ -450,7 +462,13 @@ static cg_tensor *conv_transpose_nd(const char *name, int nsp, cg_tensor *input,
                  "[%s] output padding must be non-negative and smaller than either stride or dilation, got "
                  "output_padding=%lld, stride=%lld, dilation=%lld in dim %d",
                  name, (long long)op, (long long)g.stride[c], (long long)g.dil[c], d);
-        g.in[c] = (g.out[c] - 1) * g.stride[c] - 2 * g.pad[c] + g.dil[c] * (g.k[c] - 1) + op + 1;
+        /* (out - 1) * stride - 2 * pad + dil * (k - 1) + output_padding + 1, checked */
+        int64_t a, p2, e;
+        CG_CHECK(cg_mul_ok(g.out[c] - 1, g.stride[c], &a) && cg_mul_ok(g.pad[c], 2, &p2) && cg_sub_ok(a, p2, &a) &&
+                     cg_mul_ok(g.dil[c], g.k[c] - 1, &e) && cg_add_ok(a, e, &a) && cg_add_ok(a, op, &a) &&
+                     cg_add_ok(a, 1, &g.in[c]),
+                 CG_ERR_VALUE, "[%s] output size in dim %d overflows int64 (stride %lld, padding %lld, dilation %lld)",
+                 name, d, (long long)g.stride[c], (long long)g.pad[c], (long long)g.dil[c]);
         CG_CHECK(g.in[c] > 0, CG_ERR_SHAPE, "[%s] computed output size %lld is too small in dim %d (input %s, weight %s)",
                  name, (long long)g.in[c], d, cg_shape_str(s1, input->ndim, input->shape),
                  cg_shape_str(s2, weight->ndim, weight->shape));

@@ -216,7 +216,7 @@ CG_PROF_FN(cg_status, cg_embedding_renorm_, "embedding_renorm_", (cg_tensor *wei
     cg_tensor *idx = long_indices(op, indices);
     if (!idx) return cg_last_error();
     cg_status st = check_rows(op, idx, V);
-    bool *seen = st ? NULL : calloc((size_t)V + 1, 1);
+    bool *seen = st ? NULL : cg_calloc_n(op, cg_count_axpb(1, V, 1), 1);
     if (!st && !seen) st = cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
     if (!st) {
         const int64_t *ix = (const int64_t *)cg_tensor_ptr(idx);
@@ -257,6 +257,8 @@ CG_PROF_FN(cg_tensor *, cg_one_hot, "one_hot", (cg_tensor *indices, int64_t num_
     CG_CHECK(indices->dtype == CG_DTYPE_I64, CG_ERR_DTYPE, "[%s] indices must be int64, got %s", op,
              cg_dtype_name(indices->dtype));
     CG_CHECK(indices->ndim < CG_MAX_DIMS, CG_ERR_SHAPE, "[%s] indices have too many dims (%d)", op, indices->ndim);
+    CG_CHECK(num_classes >= -1, CG_ERR_VALUE, "[%s] num_classes must be -1 (inferred) or non-negative, got %lld", op,
+             (long long)num_classes);
     bool meta = cg_is_meta(indices);
     CG_CHECK(!(meta && num_classes < 0), CG_ERR_NOT_IMPLEMENTED,
              "[%s] num_classes must be given on the meta device (it would depend on data)", op);

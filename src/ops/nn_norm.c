@@ -153,7 +153,7 @@ static cg_tensor *norm_backward_fused(cg_tensor *g, cg_tensor *x, cg_tensor *mea
     int64_t P = x->shape[0], Q = x->shape[1], R = x->shape[2];
     cg_tensor *gc = cg_contiguous(g), *xc = gc ? cg_contiguous(x) : NULL;
     cg_tensor *gx = xc ? cg_new_output("norm_backward", 3, x->shape, x->dtype, x->device) : NULL;
-    double *st = gx ? malloc(sizeof(double) * (size_t)(2 * Q + 1)) : NULL;
+    double *st = gx ? cg_malloc_n("norm_backward", cg_count_axpb(2, Q, 1), sizeof(double)) : NULL;
     if (gx && !st) cg_set_error(CG_ERR_OOM, "[norm_backward] out of memory for %lld statistics", (long long)Q);
     if (st && !cg_is_meta(gx) && P * Q * R > 0) {
         const char *pm = cg_tensor_ptr(mean), *pi = cg_tensor_ptr(invstd);
@@ -235,7 +235,7 @@ static cg_tensor *normalize_pqr(const char *node_name, cg_tensor *x3, double eps
     int64_t P = x3->shape[0], Q = x3->shape[1], R = x3->shape[2];
     cg_tensor *out = cg_new_output(node_name, 3, x3->shape, x3->dtype, x3->device);
     if (!out) return NULL;
-    double *mean = malloc(sizeof(double) * (size_t)(Q ? Q : 1)), *var = malloc(sizeof(double) * (size_t)(Q ? Q : 1));
+    double *mean = cg_malloc_n(node_name, Q, sizeof(double)), *var = cg_malloc_n(node_name, Q, sizeof(double));
     cg_tensor *xc = NULL, *tm = NULL, *ti = NULL;
     if (!mean || !var) {
         cg_set_error(CG_ERR_OOM, "[%s] out of memory for %lld statistics", node_name, (long long)Q);
@@ -263,7 +263,7 @@ static cg_tensor *normalize_pqr(const char *node_name, cg_tensor *x3, double eps
     if (failed) goto fail;
     if (node) {
         node->dattr[0] = eps;
-        double *is = malloc(sizeof(double) * (size_t)(Q ? Q : 1));
+        double *is = cg_malloc_n(node_name, Q, sizeof(double));
         if (!is) {
             cg_set_error(CG_ERR_OOM, "[%s] out of memory", node_name);
             goto fail;
@@ -445,7 +445,7 @@ static cg_status bn_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **
     cg_tensor *gx = cg_node_needs_grad(node, 0) ? TK(cg_new_output("batch_norm_backward", m->ndim, m->shape, m->dtype,
                                                                     m->device))
                                                 : NULL;
-    double *buf = malloc(sizeof(double) * (size_t)(3 * C + 1));
+    double *buf = cg_malloc_n("batch_norm_backward", cg_count_axpb(3, C, 1), sizeof(double));
     if (!buf && !A_->failed) cg_set_error(CG_ERR_OOM, "[batch_norm_backward] out of memory for %lld channels",
                                           (long long)C);
     if (!buf || A_->failed) {
@@ -479,7 +479,7 @@ static cg_tensor *bn_train_fused(cg_tensor *x, cg_tensor *w, cg_tensor *b, doubl
     int64_t N = x->shape[0], C = x->shape[1], S = cg_tensor_numel(x) / (N * C);
     cg_tensor *xc = cg_contiguous(x);
     cg_tensor *y = xc ? cg_new_output("batch_norm", x->ndim, x->shape, x->dtype, x->device) : NULL;
-    double *wb = y ? malloc(sizeof(double) * (size_t)(2 * C)) : NULL;
+    double *wb = y ? cg_malloc_n("batch_norm", cg_count_axpb(2, C, 0), sizeof(double)) : NULL;
     if (y && !wb) cg_set_error(CG_ERR_OOM, "[batch_norm] out of memory for %lld channels", (long long)C);
     if (!wb) goto fail;
     channel_values(w, wb);
@@ -494,7 +494,7 @@ static cg_tensor *bn_train_fused(cg_tensor *x, cg_tensor *w, cg_tensor *b, doubl
     if (node) {
         node->dattr[0] = eps;
         node->iattr[0] = w != NULL;
-        double *st = malloc(sizeof(double) * (size_t)(2 * C));
+        double *st = cg_malloc_n("batch_norm", cg_count_axpb(2, C, 0), sizeof(double));
         if (!st) {
             cg_set_error(CG_ERR_OOM, "[batch_norm] out of memory for %lld channels", (long long)C);
             goto fail;
@@ -518,7 +518,7 @@ static cg_tensor *bn_eval_fused(cg_tensor *x, cg_tensor *rm, cg_tensor *rv, cg_t
     int64_t N = x->shape[0], C = x->shape[1], S = cg_tensor_numel(x) / (N * C);
     cg_tensor *xc = cg_contiguous(x);
     cg_tensor *y = xc ? cg_new_output("batch_norm", x->ndim, x->shape, x->dtype, x->device) : NULL;
-    double *v = y ? malloc(sizeof(double) * (size_t)(4 * C)) : NULL;
+    double *v = y ? cg_malloc_n("batch_norm", cg_count_axpb(4, C, 0), sizeof(double)) : NULL;
     if (y && !v) cg_set_error(CG_ERR_OOM, "[batch_norm] out of memory for %lld channels", (long long)C);
     if (v) {
         double *alpha = v, *beta = v + C, *m = v + 2 * C, *var = v + 3 * C;
@@ -574,7 +574,7 @@ CG_PROF_FN(cg_tensor *, cg_batch_norm, "batch_norm", (cg_tensor *input, cg_tenso
         CG_CHECK(N * S != 1, CG_ERR_VALUE, "[%s] expected more than 1 value per channel when training, got input %s",
                  op, cg_shape_str(b, input->ndim, input->shape));
         if (fused) { /* Note [Fused batch norm] */
-            double *st = malloc(sizeof(double) * (size_t)(2 * C));
+            double *st = cg_malloc_n(op, cg_count_axpb(2, C, 0), sizeof(double));
             if (!st) {
                 cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
                 return NULL;
@@ -592,7 +592,7 @@ CG_PROF_FN(cg_tensor *, cg_batch_norm, "batch_norm", (cg_tensor *input, cg_tenso
         int64_t sh3[3] = {N, C, S};
         cg_tensor *x3 = cg_reshape(input, 3, sh3);
         if (!x3) return NULL;
-        double *mean = malloc(sizeof(double) * (size_t)(C + 1)), *var = malloc(sizeof(double) * (size_t)(C + 1));
+        double *mean = cg_malloc_n(op, cg_count_axpb(1, C, 1), sizeof(double)), *var = cg_malloc_n(op, cg_count_axpb(1, C, 1), sizeof(double));
         cg_tensor *y3 = mean && var ? normalize_pqr("NativeBatchNormBackward0", x3, eps, mean, var) : NULL;
         if (!mean || !var) cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
         cg_tensor_release(x3);
@@ -638,9 +638,10 @@ CG_PROF_FN(cg_tensor *, cg_instance_norm, "instance_norm", (cg_tensor *input, cg
         int64_t sh3[3] = {1, N * C, S};
         cg_tensor *x3 = cg_reshape(input, 3, sh3);
         if (!x3) return NULL;
-        int64_t nq = N * C + 1;
-        double *mean = malloc(sizeof(double) * (size_t)nq), *var = malloc(sizeof(double) * (size_t)nq);
-        double *am = calloc((size_t)C + 1, sizeof(double)), *av = calloc((size_t)C + 1, sizeof(double));
+        int64_t nq = cg_count_axpb(N, C, 1);
+        double *mean = cg_malloc_n(op, nq, sizeof(double)), *var = cg_malloc_n(op, nq, sizeof(double));
+        double *am = cg_calloc_n(op, cg_count_axpb(1, C, 1), sizeof(double));
+        double *av = cg_calloc_n(op, cg_count_axpb(1, C, 1), sizeof(double));
         bool mem = mean && var && am && av;
         if (!mem) cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
         cg_tensor *y3 = mem ? normalize_pqr("NativeBatchNormBackward0", x3, eps, mean, var) : NULL;

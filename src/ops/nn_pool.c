@@ -427,7 +427,10 @@ done:
 
 static int64_t window_work(const pool_geom *g) {
     int64_t w = vol(g->out);
-    for (int c = 0; c < 3; c++) w *= g->adaptive ? (g->in[c] + g->out[c] - 1) / (g->out[c] ? g->out[c] : 1) + 1 : g->k[c];
+    for (int c = 0; c < 3; c++) {
+        int64_t per = g->adaptive ? g->in[c] / (g->out[c] ? g->out[c] : 1) + 2 : g->k[c];
+        if (!cg_mul_ok(w, per, &w)) return INT64_MAX; /* a grain hint: saturate */
+    }
     return w;
 }
 
@@ -665,8 +668,6 @@ static cg_status check_input(const char *name, int nsp, cg_tensor *x, pool_geom 
     return CG_OK;
 }
 
-static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 /* Fixed-window geometry (Note [Pool windows]), PyTorch's output size rule. */
 static cg_status fixed_geom(const char *name, int nsp, cg_tensor *x, const int64_t *kernel, const int64_t *stride,
                             const int64_t *padding, const int64_t *dilation, bool ceil_mode, pool_geom *g) {
@@ -687,8 +688,17 @@ static cg_status fixed_geom(const char *name, int nsp, cg_tensor *x, const int64
         g->p[c] = p;
         g->d[c] = dl;
         int64_t I = g->in[c];
-        int64_t o = floor_div(I + 2 * p - dl * (k - 1) - 1 + (ceil_mode ? s - 1 : 0), s) + 1;
-        if (ceil_mode && (o - 1) * s >= I + p) o--;
+        /* PyTorch's rule, floor((I + 2p - dl(k-1) - 1 [+ s-1]) / s) + 1, in checked steps */
+        int64_t span, padded, o = 0, last;
+        CG_CHECK_S(cg_mul_ok(dl, k - 1, &span) && cg_add_ok(span, 1, &span) && cg_add_ok(I, p, &padded) &&
+                       cg_add_ok(padded, p, &padded), CG_ERR_VALUE,
+                   "[%s] kernel_size %lld, dilation %lld and padding %lld in dim %d overflow int64", name,
+                   (long long)k, (long long)dl, (long long)p, d);
+        if (padded >= span) {
+            int64_t rest = padded - span;
+            o = rest / s + (ceil_mode && rest % s ? 1 : 0) + 1;
+            if (ceil_mode && o > 1 && (!cg_mul_ok(o - 1, s, &last) || last >= I + p)) o--;
+        }
         g->out[c] = o;
     }
     for (int d = 0; d < nsp; d++)

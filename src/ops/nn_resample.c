@@ -93,8 +93,11 @@ CG_PROF_FN(cg_tensor *, cg_pad, "pad", (cg_tensor *input, int npad, const int64_
     char b[CG_SHAPE_STR];
     for (int k = 0; k < npad / 2; k++) {
         int d = input->ndim - 1 - k;
-        int64_t n = input->shape[d], l = pads[2 * k], r = pads[2 * k + 1];
-        CG_CHECK(n + l >= 0 && n + r >= 0 && n + l + r >= 0, CG_ERR_SHAPE,
+        int64_t n = input->shape[d], l = pads[2 * k], r = pads[2 * k + 1], nl, nr, nlr;
+        CG_CHECK(cg_add_ok(n, l, &nl) && cg_add_ok(n, r, &nr) && cg_add_ok(nl, r, &nlr), CG_ERR_SHAPE,
+                 "[%s] padding (%lld, %lld) at dim %d of input %s: the padded size overflows int64", op,
+                 (long long)l, (long long)r, d, cg_shape_str(b, input->ndim, input->shape));
+        CG_CHECK(nl >= 0 && nr >= 0 && nlr >= 0, CG_ERR_SHAPE,
                  "[%s] padding (%lld, %lld) at dim %d of input %s gives a negative size", op, (long long)l,
                  (long long)r, d, cg_shape_str(b, input->ndim, input->shape));
         if (mode == CG_PAD_REFLECT)
@@ -121,9 +124,8 @@ CG_PROF_FN(cg_tensor *, cg_pad, "pad", (cg_tensor *input, int npad, const int64_
         if (mode == CG_PAD_CONSTANT) y = pad_constant_dim(x, d, l, r, value);
         else {
             int64_t m = n + l + r;
-            int64_t *idx = malloc(sizeof(int64_t) * (size_t)(m ? m : 1));
+            int64_t *idx = cg_malloc_n(op, m, sizeof(int64_t));
             if (!idx) {
-                cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
                 y = NULL;
             } else {
                 for (int64_t i = 0; i < m; i++) idx[i] = pad_source(mode, i - l, n);
@@ -157,11 +159,10 @@ static cg_tensor *interp_dim(cg_tensor *x, int d, int64_t out, cg_interp_mode mo
     int64_t in = x->shape[d];
     double sc = interp_scale(in, out, align_corners, sf);
     int taps = mode == CG_INTERP_NEAREST ? 1 : mode == CG_INTERP_LINEAR ? 2 : 4;
-    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(out ? out : 1) * 4);
-    double *w = malloc(sizeof(double) * (size_t)(out ? out : 1) * 4);
+    int64_t *idx = cg_malloc_n("interpolate", out, 4 * sizeof(int64_t));
+    double *w = idx ? cg_malloc_n("interpolate", out, 4 * sizeof(double)) : NULL;
     if (!idx || !w) {
         free(idx), free(w);
-        cg_set_error(CG_ERR_OOM, "[interpolate] out of memory");
         return NULL;
     }
     for (int64_t i = 0; i < out; i++) {
@@ -232,7 +233,11 @@ CG_PROF_FN(cg_tensor *, cg_interpolate, "interpolate", (cg_tensor *input, cg_int
         } else {
             CG_CHECK(scale_factors[k] > 0 && isfinite(scale_factors[k]), CG_ERR_VALUE,
                      "[%s] scale factors must be positive, got %g", op, scale_factors[k]);
-            out[k] = (int64_t)floor((double)in * scale_factors[k]);
+            double o = floor((double)in * scale_factors[k]);
+            CG_CHECK(o < 9223372036854775807.0, CG_ERR_VALUE,
+                     "[%s] input size %lld with scale factor %g gives an output size beyond int64", op, (long long)in,
+                     scale_factors[k]);
+            out[k] = (int64_t)o;
             CG_CHECK(out[k] > 0, CG_ERR_VALUE, "[%s] input size %lld with scale factor %g gives an empty output",
                      op, (long long)in, scale_factors[k]);
         }
@@ -268,13 +273,19 @@ CG_PROF_FN(cg_tensor *, cg_pixel_shuffle, "pixel_shuffle", (cg_tensor *input, in
     CG_CHECK(nd >= 3 && nd + 3 <= CG_MAX_DIMS, CG_ERR_SHAPE, "[%s] expected an input (*, C, H, W), got %s", op,
              cg_shape_str(b, nd, input->shape));
     CG_CHECK(r > 0, CG_ERR_VALUE, "[%s] upscale_factor must be positive, got %lld", op, (long long)r);
-    int64_t C = input->shape[nd - 3], H = input->shape[nd - 2], W = input->shape[nd - 1];
-    CG_CHECK(C % (r * r) == 0, CG_ERR_VALUE, "[%s] channels (%lld) must be divisible by upscale_factor^2 (%lld)", op,
-             (long long)C, (long long)(r * r));
+    int64_t C = input->shape[nd - 3], H = input->shape[nd - 2], W = input->shape[nd - 1], rr, Hr, Wr;
+    CG_CHECK(cg_mul_ok(r, r, &rr), CG_ERR_VALUE,
+             "[%s] upscale_factor^2 overflows int64 (upscale_factor %lld); channels (%lld) must be divisible by it", op,
+             (long long)r, (long long)C);
+    CG_CHECK(C % rr == 0, CG_ERR_VALUE, "[%s] channels (%lld) must be divisible by upscale_factor^2 (%lld)", op,
+             (long long)C, (long long)rr);
+    CG_CHECK(cg_mul_ok(H, r, &Hr) && cg_mul_ok(W, r, &Wr), CG_ERR_VALUE,
+             "[%s] output size (%lld x %lld, upscale_factor %lld) overflows int64", op, (long long)H, (long long)W,
+             (long long)r);
     int lead = nd - 3;
     int64_t s1[CG_MAX_DIMS], s2[CG_MAX_DIMS], perm[CG_MAX_DIMS];
     for (int k = 0; k < lead; k++) s1[k] = s2[k] = input->shape[k], perm[k] = k;
-    int64_t t1[5] = {C / (r * r), r, r, H, W}, p1[5] = {0, 3, 1, 4, 2}, t2[3] = {C / (r * r), H * r, W * r};
+    int64_t t1[5] = {C / rr, r, r, H, W}, p1[5] = {0, 3, 1, 4, 2}, t2[3] = {C / rr, Hr, Wr};
     for (int k = 0; k < 5; k++) s1[lead + k] = t1[k], perm[lead + k] = lead + p1[k];
     for (int k = 0; k < 3; k++) s2[lead + k] = t2[k];
     return reshape_permute_reshape(input, lead + 5, s1, perm, lead + 3, s2);
@@ -288,14 +299,17 @@ CG_PROF_FN(cg_tensor *, cg_pixel_unshuffle, "pixel_unshuffle", (cg_tensor *input
     CG_CHECK(nd >= 3 && nd + 3 <= CG_MAX_DIMS, CG_ERR_SHAPE, "[%s] expected an input (*, C, H, W), got %s", op,
              cg_shape_str(b, nd, input->shape));
     CG_CHECK(r > 0, CG_ERR_VALUE, "[%s] downscale_factor must be positive, got %lld", op, (long long)r);
-    int64_t C = input->shape[nd - 3], H = input->shape[nd - 2], W = input->shape[nd - 1];
+    int64_t C = input->shape[nd - 3], H = input->shape[nd - 2], W = input->shape[nd - 1], Crr;
     CG_CHECK(H % r == 0 && W % r == 0, CG_ERR_VALUE,
              "[%s] height (%lld) and width (%lld) must be divisible by downscale_factor (%lld)", op, (long long)H,
              (long long)W, (long long)r);
+    CG_CHECK(cg_mul3_ok(C, r, r, &Crr), CG_ERR_VALUE,
+             "[%s] output channels (%lld x downscale_factor^2, downscale_factor %lld) overflow int64", op,
+             (long long)C, (long long)r);
     int lead = nd - 3;
     int64_t s1[CG_MAX_DIMS], s2[CG_MAX_DIMS], perm[CG_MAX_DIMS];
     for (int k = 0; k < lead; k++) s1[k] = s2[k] = input->shape[k], perm[k] = k;
-    int64_t t1[5] = {C, H / r, r, W / r, r}, p1[5] = {0, 2, 4, 1, 3}, t2[3] = {C * r * r, H / r, W / r};
+    int64_t t1[5] = {C, H / r, r, W / r, r}, p1[5] = {0, 2, 4, 1, 3}, t2[3] = {Crr, H / r, W / r};
     for (int k = 0; k < 5; k++) s1[lead + k] = t1[k], perm[lead + k] = lead + p1[k];
     for (int k = 0; k < 3; k++) s2[lead + k] = t2[k];
     return reshape_permute_reshape(input, lead + 5, s1, perm, lead + 3, s2);

@@ -135,8 +135,8 @@ static cg_status lstm_backward_composite(cg_node *node, cg_tensor *const *gout, 
     cg_status st = CG_OK;
     /* per step: h_prev, c_prev, i, f, g, o, c (new references) */
     enum { S_HP, S_CP, S_I, S_F, S_G, S_O, S_C, S_N };
-    cg_tensor **keep = calloc((size_t)(T * S_N + 1), sizeof *keep);
-    cg_tensor **dxs = calloc((size_t)(T + 1), sizeof *dxs);
+    cg_tensor **keep = cg_calloc_n("lstm_backward", cg_count_axpb(S_N, T, 1), sizeof *keep);
+    cg_tensor **dxs = cg_calloc_n("lstm_backward", cg_count_axpb(1, T, 1), sizeof *dxs);
     cg_tensor *wt = NULL, *h = NULL, *c = NULL, *dh = NULL, *dc = NULL, *dw = NULL;
     if (!keep || !dxs) {
         st = cg_set_error(CG_ERR_OOM, "[lstm_layer] out of memory in backward");

@@ -249,7 +249,7 @@ CG_PROF_FN0(cg_tensor *, cg_randperm, "randperm", (int64_t n, cg_dtype dt, cg_de
              cg_dtype_name(dt));
     cg_tensor *t = cg_new_output("randperm", 1, &n, dt, dev);
     if (!t || cg_is_meta(t) || n == 0) return t;
-    int64_t *perm = dt == CG_DTYPE_I64 ? (int64_t *)cg_tensor_ptr(t) : malloc((size_t)n * sizeof(int64_t));
+    int64_t *perm = dt == CG_DTYPE_I64 ? (int64_t *)cg_tensor_ptr(t) : cg_malloc_n("randperm", n, sizeof(int64_t));
     if (!perm) {
         cg_tensor_release(t);
         cg_set_error(CG_ERR_OOM, "[randperm] out of memory for %lld indices", (long long)n);
@@ -429,7 +429,7 @@ typedef struct mn_job {
 /* over flat sample indices r * ns + s */
 static void mn_replace_range(int64_t begin, int64_t end, void *ctx) {
     mn_job *j = ctx;
-    double *cdf = malloc((size_t)j->ncat * sizeof(double));
+    double *cdf = cg_malloc_n("multinomial", j->ncat, sizeof(double));
     if (!cdf) {
         atomic_store(&j->oom, true);
         return;
@@ -479,8 +479,8 @@ static int mn_key_cmp(const void *a, const void *b) {
 /* over rows */
 static void mn_noreplace_range(int64_t begin, int64_t end, void *ctx) {
     mn_job *j = ctx;
-    mn_key *keys = malloc((size_t)j->ncat * sizeof(mn_key));
-    double *u = malloc((size_t)j->ncat * sizeof(double));
+    mn_key *keys = cg_malloc_n("multinomial", j->ncat, sizeof(mn_key));
+    double *u = cg_malloc_n("multinomial", j->ncat, sizeof(double));
     if (!keys || !u) {
         atomic_store(&j->oom, true);
         free(keys);
@@ -544,7 +544,7 @@ CG_PROF_FN(cg_tensor *, cg_multinomial, "multinomial", (cg_tensor *probs, int64_
                                       : cg_new_output("multinomial", 1, &num_samples, CG_DTYPE_I64, probs->device);
     if (!out || cg_is_meta(out) || rows == 0) return out;
     cg_tensor *pc = contiguous_nograd(probs);
-    double *w = pc ? malloc((size_t)(rows * ncat) * sizeof(double) + 1) : NULL;
+    double *w = pc ? cg_malloc_n("multinomial", cg_count_axpb(rows, ncat, 0), sizeof(double)) : NULL;
     cg_status st = CG_OK;
     if (!pc) st = cg_last_error();
     else if (!w) st = cg_set_error(CG_ERR_OOM, "[multinomial] out of memory");

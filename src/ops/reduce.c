@@ -110,8 +110,8 @@ static void rd_chunk_range(int64_t b, int64_t e, void *ctx) {
 }
 
 bool cg_rd_chunked_sum(cg_rd_run_fn run, const char *in, int64_t n, int64_t s, double c, double *total) {
-    int64_t nchunks = (n + CG_RD_CHUNK - 1) / CG_RD_CHUNK;
-    double local[64], *partials = nchunks <= 64 ? local : malloc(sizeof(double) * (size_t)nchunks);
+    int64_t nchunks = n / CG_RD_CHUNK + (n % CG_RD_CHUNK != 0); /* n + CHUNK - 1 may overflow */
+    double local[64], *partials = nchunks <= 64 ? local : cg_malloc_n("sum", nchunks, sizeof(double));
     if (!partials) return false;
     rd_chunk_job job = {run, in, n, s, c, partials};
     cg_parallel_for(nchunks, 1, rd_chunk_range, &job);

@@ -85,7 +85,7 @@ int cg_split(cg_tensor *t, int64_t split_size, int64_t dim, cg_tensor **out) {
                      (long long)size);
         return -1;
     }
-    int64_t n = split_size ? (size + split_size - 1) / split_size : 1;
+    int64_t n = split_size ? size / split_size + (size % split_size != 0) : 1; /* size + split_size - 1 may overflow */
     if (n < 1) n = 1; /* split_size > size: one chunk, as PyTorch */
     if (n > INT32_MAX) {
         cg_set_error(CG_ERR_VALUE, "[split] %lld chunks are too many", (long long)n);
@@ -139,7 +139,7 @@ int cg_chunk(cg_tensor *t, int64_t chunks, int64_t dim, cg_tensor **out) {
         }
         return (int)chunks;
     }
-    return cg_split(t, (size + chunks - 1) / chunks, d, out);
+    return cg_split(t, size / chunks + (size % chunks != 0), d, out); /* size + chunks - 1 may overflow */
 }
 
 int cg_unbind(cg_tensor *t, int64_t dim, cg_tensor **out) {

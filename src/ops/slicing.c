@@ -141,7 +141,7 @@ static void slice_geom(int nd, const int64_t *shape, const int64_t *strides, int
     g->ndim = nd;
     memcpy(g->shape, shape, sizeof(int64_t) * (size_t)nd);
     memcpy(g->strides, strides, sizeof(int64_t) * (size_t)nd);
-    g->shape[d] = stop > start ? (stop - start + step - 1) / step : 0;
+    g->shape[d] = stop > start ? (stop - start - 1) / step + 1 : 0; /* no overflow for any step */
     g->strides[d] = strides[d] * step;
     g->offset = offset + (g->shape[d] ? start * strides[d] : 0);
 }
@@ -172,7 +172,7 @@ CG_PROF_FN(cg_tensor *, cg_narrow, "narrow", (cg_tensor *t, int64_t dim, int64_t
     if (start < 0 && start >= -n) start += n;
     CG_CHECK(start >= 0 && start <= n, CG_ERR_INDEX, "[narrow] start (%lld) is out of bounds for dimension %lld of size %lld",
              (long long)start, (long long)d, (long long)n);
-    CG_CHECK(length >= 0 && start + length <= n, CG_ERR_INDEX,
+    CG_CHECK(length >= 0 && length <= n - start, CG_ERR_INDEX,
              "[narrow] start (%lld) + length (%lld) exceeds dimension size (%lld)", (long long)start, (long long)length, (long long)n);
     int64_t a[4] = {d, start, start + length, 1};
     return build_view(t, "NarrowBackward0", slice_geom, a);
@@ -276,14 +276,28 @@ CG_PROF_FN(cg_tensor *, cg_as_strided, "as_strided", (cg_tensor *t, int ndim, co
     CG_CHECK(t, CG_ERR_VALUE, "[as_strided] argument is NULL");
     if (cg_shape_check("as_strided", ndim, shape, cg_dtype_size(t->dtype), NULL)) return NULL;
     CG_CHECK(storage_offset >= 0, CG_ERR_VALUE, "[as_strided] negative storage offset %lld", (long long)storage_offset);
-    int64_t numel = cg_shape_numel(ndim, shape), hi = storage_offset;
-    for (int i = 0; i < ndim; i++) {
+    int64_t numel = cg_shape_numel(ndim, shape), lo, hi;
+    for (int i = 0; i < ndim; i++)
         CG_CHECK(strides[i] >= 0, CG_ERR_VALUE, "[as_strided] negative strides are not supported (dim %d)", i);
-        if (numel) hi += (shape[i] - 1) * strides[i];
-    }
-    int64_t cap = (int64_t)(t->storage->nbytes / cg_dtype_size(t->dtype));
+    char sb[CG_SHAPE_STR], tb[CG_SHAPE_STR];
+    CG_CHECK(cg_strided_extent(ndim, shape, strides, storage_offset, &lo, &hi), CG_ERR_VALUE,
+             "[as_strided] size %s, stride %s and storage offset %lld are out of bounds: the largest element "
+             "offset overflows int64", cg_shape_str(sb, ndim, shape), cg_shape_str(tb, ndim, strides),
+             (long long)storage_offset);
+    /* the view's bytes must also be addressable: (hi + 1) * itemsize fits */
+    int64_t isz = (int64_t)cg_dtype_size(t->dtype), end_bytes;
+    CG_CHECK(numel == 0 || (cg_add_ok(hi, 1, &end_bytes) && cg_mul_ok(end_bytes, isz, &end_bytes)), CG_ERR_VALUE,
+             "[as_strided] size %s, stride %s and storage offset %lld are out of bounds: the byte offset "
+             "overflows int64",
+             cg_shape_str(sb, ndim, shape), cg_shape_str(tb, ndim, strides), (long long)storage_offset);
+    int64_t cap = (int64_t)(t->storage->nbytes / (size_t)isz);
     CG_CHECK(numel == 0 || cg_is_meta(t) || hi < cap, CG_ERR_INDEX,
-             "[as_strided] setStorage: sizes and strides are out of bounds for a storage of %lld elements", (long long)cap);
+             "[as_strided] setStorage: sizes %s, strides %s and storage offset %lld are out of bounds for a storage "
+             "of %lld elements", cg_shape_str(sb, ndim, shape), cg_shape_str(tb, ndim, strides),
+             (long long)storage_offset, (long long)cap);
+    CG_CHECK(numel != 0 || cg_is_meta(t) || storage_offset <= cap, CG_ERR_INDEX,
+             "[as_strided] setStorage: storage offset %lld is out of bounds for a storage of %lld elements",
+             (long long)storage_offset, (long long)cap);
     geom rel = {ndim, {0}, {0}, storage_offset - t->offset};
     memcpy(rel.shape, shape, sizeof(int64_t) * (size_t)ndim);
     memcpy(rel.strides, strides, sizeof(int64_t) * (size_t)ndim);

@@ -78,7 +78,8 @@ typedef struct sort_job {
 static void sort_range(int64_t b, int64_t e, void *p) {
     sort_job *j = p;
     int64_t n = j->L.len[2];
-    int64_t *key = malloc((size_t)(n > 0 ? n : 1) * 4 * sizeof(int64_t)); /* keys are 8 bytes either way */
+    /* keys are 8 bytes either way; sort_body checked that 4 * n of them fit */
+    int64_t *key = malloc((size_t)(n > 0 ? n : 1) * 4 * sizeof(int64_t));
     if (!key) {
         atomic_store(&j->oom, true);
         return;
@@ -137,6 +138,12 @@ static cg_status sort_body(const cg_op_schema *s, cg_tensor *x, int64_t dim, int
     if (!ix) {
         cg_tensor_release(v);
         return cg_last_error();
+    }
+    size_t scratch;
+    if (!cg_is_meta(x) && cg_tensor_numel(ix) && !cg_bytes_ok(n, 4 * sizeof(int64_t), &scratch)) {
+        cg_tensor_release(v);
+        cg_tensor_release(ix);
+        return cg_set_error(CG_ERR_OOM, "[%s] sort buffers for a line of %lld elements are too large", op, (long long)n);
     }
     if (!cg_is_meta(x) && cg_tensor_numel(ix)) {
         sort_job job = {.load = k_load_keys[x->dtype], .floating = cg_dtype_is_floating(x->dtype), .desc = desc,

@@ -8,6 +8,15 @@
 
 cg_tensor *cg_make_view(cg_tensor *x, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
                         const char *node_name, cg_backward_fn backward, const int64_t *iattr, int niattr) {
+    /* Every view op ends here: a geometry whose extent wraps or leaves the
+     * storage is refused whatever arithmetic built it (Note [Checked sizes]). */
+    int64_t lo, hi;
+    CG_CHECK(cg_strided_extent(ndim, shape, strides, offset, &lo, &hi), CG_ERR_VALUE,
+             "[%s] the view's element offsets overflow int64", node_name);
+    CG_CHECK(cg_is_meta(x) || hi < lo ||
+                 (lo >= 0 && (uint64_t)hi < x->storage->nbytes / cg_itemsize(x->dtype)),
+             CG_ERR_INDEX, "[%s] the view's element offsets [%lld, %lld] fall outside its storage of %zu bytes",
+             node_name, (long long)lo, (long long)hi, x->storage->nbytes);
     cg_tensor *v = cg_tensor_view_of(x, ndim, shape, strides, offset);
     if (!v) return NULL;
     if (!backward || !cg_any_requires_grad(1, &x) || !cg_dtype_is_floating(x->dtype)) return v;
@@ -278,11 +287,15 @@ CG_PROF_FN(cg_tensor *, cg_unflatten, "unflatten", (cg_tensor *t, int64_t dim, i
     int infer = -1;
     for (int i = 0; i < nsizes; i++) {
         if (sizes[i] == -1) infer = n;
-        else known *= sizes[i];
+        else CG_CHECK(sizes[i] >= 0 && cg_mul_ok(known, sizes[i], &known), CG_ERR_SHAPE,
+                      "[unflatten] invalid size %lld in sizes (negative, or the product overflows)",
+                      (long long)sizes[i]);
         ns[n++] = sizes[i];
     }
     if (infer >= 0 && known > 0) ns[infer] = t->shape[d] / known;
-    CG_CHECK(cg_shape_numel(nsizes, ns + d) == t->shape[d], CG_ERR_SHAPE,
+    int64_t got;
+    CG_CHECK(infer < 0 || known > 0, CG_ERR_SHAPE, "[unflatten] cannot infer a size with other sizes multiplying to 0");
+    CG_CHECK(cg_numel_ok(nsizes, ns + d, &got) && got == t->shape[d], CG_ERR_SHAPE,
              "[unflatten] provided sizes don't multiply up to the size of dim %lld (%lld) in the input tensor",
              (long long)d, (long long)t->shape[d]);
     for (int i = (int)d + 1; i < t->ndim; i++) ns[n++] = t->shape[i];

@@ -368,7 +368,7 @@ CG_PROF_FNV(cg_status, cg_sgd_step, "sgd_step", (int64_t n, cg_tensor *const *pa
     /* new buffers first, so a failed allocation leaves everything untouched */
     bool *fresh = NULL;
     if (mom && n > 0) {
-        fresh = calloc((size_t)n, sizeof *fresh);
+        fresh = cg_calloc_n("sgd", n, sizeof *fresh);
         if (!fresh) return cg_set_error(CG_ERR_OOM, "[sgd] out of memory");
         for (int64_t i = 0; i < n; i++) {
             if (momentum_buffers[i]) continue;

@@ -655,7 +655,7 @@ static PyObject *py_split(PyObject *self, PyObject *args, PyObject *kw) {
     if (PyLong_Check(sp) || (PyIndex_Check(sp) && !PySequence_Check(sp))) {
         int64_t s;
         if (opargs_int(sp, "split", "split_size", &s)) return NULL;
-        int64_t cap = s > 0 ? (size + s - 1) / s : 1;
+        int64_t cap = s > 0 ? size / s + (size % s != 0) : 1; /* size + s - 1 may overflow */
         outs = PyMem_Calloc((size_t)(cap > 1 ? cap : 1), sizeof(cg_tensor *));
         if (!outs) return PyErr_NoMemory();
         n = cg_split(t, s, d, outs);

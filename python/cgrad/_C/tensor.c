@@ -12,7 +12,14 @@ PyTypeObject *cgpy_tensor_class = &CgTensorBase_Type;
 static PyObject *size_numel(PyObject *self, PyObject *unused) {
     (void)unused;
     long long n = 1;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self); i++) n *= PyLong_AsLongLong(PyTuple_GET_ITEM(self, i));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self); i++) {
+        long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(self, i));
+        if (v == -1 && PyErr_Occurred()) return NULL;
+        if (__builtin_mul_overflow(n, v, &n)) {
+            PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
+            return NULL;
+        }
+    }
     return PyLong_FromLongLong(n);
 }
 static PyObject *size_repr(PyObject *self) {

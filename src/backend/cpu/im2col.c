@@ -13,8 +13,9 @@
 /* Output positions o in [0, n_out) whose input o*s + base lies in [0, n_in):
  * a contiguous range [*lo, *hi). */
 static void valid_range(int64_t n_out, int64_t n_in, int64_t s, int64_t base, int64_t *lo, int64_t *hi) {
-    int64_t l = base >= 0 ? 0 : (-base + s - 1) / s;
-    int64_t h = n_in - base <= 0 ? 0 : (n_in - base + s - 1) / s;
+    /* ceil(a / s) as a / s + (a % s != 0): a + s - 1 overflows for a huge stride */
+    int64_t l = base >= 0 ? 0 : -base / s + (-base % s != 0);
+    int64_t h = n_in - base <= 0 ? 0 : (n_in - base) / s + ((n_in - base) % s != 0);
     if (h > n_out) h = n_out;
     if (l > h) l = h;
     *lo = l;

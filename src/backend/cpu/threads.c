@@ -171,7 +171,7 @@ void cg_parallel_for(int64_t n, int64_t grain, cg_range_fn fn, void *ctx) {
     if (n <= 0) return;
     int nt = cg_get_num_threads();
     if (grain < 1) grain = 1;
-    int64_t max_chunks = (n + grain - 1) / grain;
+    int64_t max_chunks = n / grain + (n % grain != 0); /* grain may be INT64_MAX: no n + grain - 1 */
     if (nt > max_chunks) nt = (int)max_chunks;
     if (nt <= 1 || t_in_region || pthread_mutex_trylock(&g_pool.region) != 0) {
         fn(0, n, ctx);
@@ -187,7 +187,7 @@ void cg_parallel_for(int64_t n, int64_t grain, cg_range_fn fn, void *ctx) {
     g_pool.fn = fn;
     g_pool.ctx = ctx;
     g_pool.n = n;
-    g_pool.chunk = (n + count - 1) / count;
+    g_pool.chunk = n / count + (n % count != 0);
     atomic_store(&g_pool.remaining, count - 1);
     pthread_mutex_lock(&g_pool.lock);
     uint_fast64_t serial = (atomic_load(&g_pool.ticket) >> TICKET_SHIFT) + 1;
