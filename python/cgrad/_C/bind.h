@@ -127,6 +127,17 @@ typedef struct cgpy_out_rule {
 PyObject *cgpy_out_finish(PyObject *out, cg_tensor *result, const cgpy_out_rule *rule, int n, cg_tensor *const *inputs);
 /* The borrowed tensor of o, or NULL when o is not a Tensor (for inputs[]). */
 static inline cg_tensor *cgpy_tensor_or_null(PyObject *o) { return o && cgpy_is_tensor(o) ? cgpy_t(o) : NULL; }
+/* Note [Memory overlap] (src/core/overlap.c), for the in-place forms the
+ * binding computes out of place and copies into self, and for out=: raise
+ * PyTorch's RuntimeError "<op>(): unsupported operation: some elements of
+ * the input tensor and the written-to tensor refer to a single memory
+ * location..." when `in` (NULL: skipped) overlaps the written tensor `out`
+ * partially, or at all when `any` (index writes). 0 or -1 (raised). */
+int cgpy_check_overlap(const char *op, cg_tensor *out, cg_tensor *in, bool any);
+/* The same over every Tensor among a vectorcall's positional and keyword
+ * arguments (args[0 .. nargs + len(kwnames))). */
+int cgpy_check_overlap_args(const char *op, cg_tensor *out, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                            bool any);
 /* For ops whose out dtype is the computation's dtype: *dtype (-1 = not given)
  * becomes out's dtype. A factory (factory_op != NULL) given both raises, as
  * PyTorch, when they differ. 0 or -1 (raised). */

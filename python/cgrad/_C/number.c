@@ -225,6 +225,11 @@ static PyObject *inplace(PyObject *a, PyObject *b, const binop *op) {
         PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
         goto done;
     }
+    if (cgpy_is_tensor(y)) { /* Note [Memory overlap]: checked before a cast would copy y */
+        char fname[64];
+        snprintf(fname, sizeof fname, "%s_", op->name);
+        if (cgpy_check_overlap(fname, self, cgpy_t(y), false)) goto done;
+    }
     if (!(o = cgpy_as_tensor(y, sdt, cg_tensor_device(self)))) goto done;
     cg_status st;
     CGPY_NOGIL_IF(work_of(self, o), st = cg_binary_(op->name, self, o));
