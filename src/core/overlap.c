@@ -64,18 +64,9 @@ static bool dense_nonoverlapping(const cg_tensor *t) {
     return true;
 }
 
-/* Do the memory blocks of two storages intersect? The same storage, or two
- * storages over one buffer (view(dtype), from_numpy / DLPack of one array). */
-static bool storages_alias(const cg_storage *a, const cg_storage *b) {
-    if (a == b) return true;
-    if (!a->data || !b->data) return false;
-    uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-    return a0 < b0 + b->nbytes && b0 < a0 + a->nbytes;
-}
-
 cg_overlap cg_tensor_overlap(const cg_tensor *a, const cg_tensor *b) {
     if (a == b) return CG_OVERLAP_FULL;
-    if (!a || !b || !storages_alias(a->storage, b->storage)) return CG_OVERLAP_NO;
+    if (!a || !b || !cg_storages_alias(a->storage, b->storage)) return CG_OVERLAP_NO;
     int64_t na = cg_shape_numel(a->ndim, a->shape), nb = cg_shape_numel(b->ndim, b->shape);
     if (na == 0 || nb == 0) return CG_OVERLAP_NO;
     if (!dense_nonoverlapping(a) || !dense_nonoverlapping(b)) return CG_OVERLAP_TOO_HARD;

@@ -43,21 +43,11 @@ static const char *shape_str(char *buf, size_t cap, cg_tensor *t) {
 #define CGPY_CLONE_HINT "Please clone() the tensor before performing the operation."
 
 int cgpy_check_overlap(const char *op, cg_tensor *out, cg_tensor *in, bool any) {
-    if (!in) return 0;
-    cg_overlap s = cg_tensor_overlap(out, in);
-    if (s == CG_OVERLAP_PARTIAL || (s == CG_OVERLAP_FULL && any)) {
+    if (cgpy_overlap_refused(out, in, any)) {
         PyErr_Format(PyExc_RuntimeError, "%s(): unsupported operation: some elements of the input tensor and the "
                      "written-to tensor refer to a single memory location. " CGPY_CLONE_HINT, op);
         return -1;
     }
-    return 0;
-}
-
-int cgpy_check_overlap_args(const char *op, cg_tensor *out, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                            bool any) {
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t i = 0; i < nargs + nkw; i++)
-        if (cgpy_check_overlap(op, out, cgpy_tensor_or_null(args[i]), any)) return -1;
     return 0;
 }
 

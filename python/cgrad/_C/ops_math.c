@@ -77,6 +77,16 @@ static int same_shape(cg_tensor *a, cg_tensor *b) {
     return nd == cg_tensor_ndim(b) && !memcmp(cg_tensor_shape(a), cg_tensor_shape(b), sizeof(int64_t) * (size_t)nd);
 }
 
+/* Note [Memory overlap]: self.<op>_(other) with other overlapping self
+ * partially raises, checked on other as given (a cast or an alpha scale
+ * would hide it). 0 or -1 (raised). */
+static int inplace_overlap(const char *op, cg_tensor *self, PyObject *other) {
+    if (!cgpy_overlap_refused(self, cgpy_tensor_or_null(other), false)) return 0;
+    char fname[64];
+    snprintf(fname, sizeof fname, "%s_", op);
+    return cgpy_check_overlap(fname, self, cgpy_tensor_or_null(other), false);
+}
+
 PyObject *cgpy_inplace_via(const char *op, cgpy_fastkw_fn fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
     if (!cgpy_is_method(self)) { /* module form, torch.relu_(x): the tensor is the first argument */
@@ -89,11 +99,11 @@ PyObject *cgpy_inplace_via(const char *op, cgpy_fastkw_fn fn, PyObject *self, Py
         nargs--;
     }
     cg_tensor *t = cgpy_t(self);
-    char fname[64];
-    snprintf(fname, sizeof fname, "%s_", op);
     /* Note [Memory overlap]: the result is computed apart, but PyTorch's loop
      * writes self while reading the inputs, and refuses a partial overlap */
-    if (cgpy_check_overlap_args(fname, t, args, nargs, kwnames, false)) return NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++)
+        if (inplace_overlap(op, t, args[i])) return NULL;
     PyObject *src;
     if (cg_is_grad_enabled() && cg_tensor_requires_grad(t)) {
         src = cgpy_wrap(cg_clone(t));
@@ -128,15 +138,6 @@ static PyObject *finish(PyObject *out, cg_tensor *r, const char *op, int dtype_r
     cgpy_out_rule rule = {op, (unsigned char)dtype_rule, CGPY_OUT_NO_PARTIAL, 0};
     cg_tensor *ins[2] = {cgpy_tensor_or_null(a), cgpy_tensor_or_null(b)};
     return cgpy_out_finish(out, r, &rule, 2, ins);
-}
-
-/* Note [Memory overlap]: self.<op>_(other) with other overlapping self
- * partially raises, checked on other as given (a cast or an alpha scale
- * would hide it). 0 or -1 (raised). */
-static int inplace_overlap(const char *op, cg_tensor *self, PyObject *other) {
-    char fname[64];
-    snprintf(fname, sizeof fname, "%s_", op);
-    return cgpy_check_overlap(fname, self, cgpy_tensor_or_null(other), false);
 }
 
 /* In-place forms: self is the method's tensor, or the first argument of a module-level in-place function. */
@@ -390,9 +391,13 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
     if (cgpy_result_type(2, v, &dt)) return NULL;
     if (d->kind == BK_FLOAT && !cg_dtype_is_floating(dt)) dt = cgpy_default_dtype;
     if (cgpy_check_cast(dt, cg_tensor_dtype(t))) return NULL;
-    if (cgpy_tensor_or_null(v[1]) && inplace_overlap(d->name, t, v[1])) return NULL; /* before a cast copies it */
     cg_tensor *o = cgpy_like_operand(v[1], t);
     if (!o) return NULL;
+    /* a cast copy hides the overlap from the engine's check: test other as given */
+    if (o != cgpy_tensor_or_null(v[1]) && inplace_overlap(d->name, t, v[1])) {
+        cg_tensor_release(o);
+        return NULL;
+    }
     cg_status st = cg_binary_(d->name, t, o);
     cg_tensor_release(o);
     return cgpy_inplace_result(self, st);
@@ -519,12 +524,16 @@ static PyObject *add_sub_(PyObject *self, PyObject *const *args, Py_ssize_t narg
     cg_tensor *t = cgpy_t(v[0]);
     cg_dtype dt, sdt = cg_tensor_dtype(t);
     if (cgpy_result_type(2, v, &dt) || cgpy_check_cast(dt, sdt)) return NULL;
-    if (cgpy_tensor_or_null(v[1]) && inplace_overlap(opname, t, v[1])) return NULL; /* before alpha scales it */
     cg_tensor *o = cgpy_like_operand(v[1], t);
     if (!o) return NULL;
     cg_tensor *so = scale_alpha(o, v[2], dt, fname);
     cg_tensor_release(o);
     if (!so) return NULL;
+    /* a cast or alpha-scaled copy hides the overlap from the engine's check: test other as given */
+    if (so != cgpy_tensor_or_null(v[1]) && inplace_overlap(opname, t, v[1])) {
+        cg_tensor_release(so);
+        return NULL;
+    }
     cg_status st = cg_binary_(opname, t, so);
     cg_tensor_release(so);
     return cgpy_inplace_result(v[0], st);
