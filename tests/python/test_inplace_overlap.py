@@ -98,6 +98,12 @@ LAYOUTS = {
     "a[1:].add_(a[0]) (broadcast, disjoint)": lambda L: (lambda a: (a[1:].add_(a[0]), a)[1])(_base(L)),
     "a[1] = a[0]": lambda L: (lambda a: (a.__setitem__(1, a[0]), a)[1])(_base(L)),
     "a[1] = a[1]": lambda L: (lambda a: (a.__setitem__(1, a[1]), a)[1])(_base(L)),
+    "a[3:] -= 1 (setitem of the same view)": lambda L: (lambda a: (a.__setitem__(slice(3, None), a[3:].sub_(1)), a)[1])(
+        _base(L)),
+    "a[3:] = a[3] (broadcast)": lambda L: (lambda a: (a.__setitem__(slice(3, None), a[3]), a)[1])(_base(L)),
+    "a[:] = a[0] (broadcast, overlapping)": lambda L: (lambda a: (a.__setitem__(slice(None), a[0]), a)[1])(_base(L)),
+    "a[:] = a[0, 0] (0-d)": lambda L: (lambda a: (a.__setitem__(slice(None), a[0, 0]), a)[1])(_base(L)),
+    "a[0] = a[1:2]": lambda L: (lambda a: (a.__setitem__(0, a[1:2]), a)[1])(_base(L)),
     "a.copy_(a)": lambda L: (lambda a: a.copy_(a))(_base(L)),
     "a[1:].copy_(a[0])": lambda L: (lambda a: (a[1:].copy_(a[0]), a)[1])(_base(L)),
     "a.view(int32).add_(a.view(int32))": lambda L: (lambda a: (a.view(L.int32).add_(a.view(L.int32)), a)[1])(_base(L)),
