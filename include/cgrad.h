@@ -261,6 +261,17 @@ CG_API const void *cg_tensor_storage_id(const cg_tensor *t); /* equal for tensor
 CG_API int64_t cg_tensor_storage_nbytes(const cg_tensor *t);
 CG_API uint64_t cg_tensor_version(const cg_tensor *t);
 CG_API bool cg_tensor_is_view(const cg_tensor *t);
+/* Memory overlap (Note [Memory overlap] in src/core/overlap.c): PyTorch's
+ * get_overlap_status. FULL: a and b are the same tensor, or both dense with
+ * the same byte range and strides; PARTIAL: same storage, both dense, byte
+ * ranges that intersect otherwise; TOO_HARD: a non-dense tensor on the same
+ * storage (not checked, as in PyTorch); NO: anything else (other storage,
+ * disjoint ranges, an empty tensor). */
+typedef enum cg_overlap { CG_OVERLAP_NO = 0, CG_OVERLAP_FULL, CG_OVERLAP_PARTIAL, CG_OVERLAP_TOO_HARD } cg_overlap;
+CG_API cg_overlap cg_tensor_overlap(const cg_tensor *a, const cg_tensor *b);
+/* PyTorch's has_internal_overlap == YES: a stride-0 dim of size > 1, so a
+ * write through t reaches one memory location more than once. */
+CG_API bool cg_tensor_has_internal_overlap(const cg_tensor *t);
 /* Read element at a flat (row-major logical) index as double. */
 CG_API cg_status cg_tensor_get_flat(const cg_tensor *t, int64_t index, double *out);
 /* Value of a one-element tensor. */

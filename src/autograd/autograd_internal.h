@@ -115,8 +115,15 @@ void cg_teardown_push_node(cg_node *n);
 void cg_tensor_set_history(cg_tensor *t, cg_node *node, int nr);
 
 /* in-place guard: fails on a leaf (or a view of a leaf) requiring grad in grad
- * mode, and on self with overlapping memory (a stride-0 dim). */
+ * mode, and on self with internal overlap (a stride-0 dim; Note [Memory
+ * overlap] in src/core/overlap.c). */
 cg_status cg_check_inplace(const char *op, cg_tensor *self);
+/* Note [Memory overlap]: CG_ERR_RUNTIME "[op_] unsupported operation: some
+ * elements of the input tensor and the written-to tensor refer to a single
+ * memory location..." when `in` overlaps `out` partially (any overlap:
+ * CG_OVERLAP_FULL too, for index writes). in may be NULL (no check). O(ndim). */
+cg_status cg_check_no_partial_overlap(const char *op, const cg_tensor *out, const cg_tensor *in);
+cg_status cg_check_no_overlap(const char *op, const cg_tensor *out, const cg_tensor *in);
 /* Note [In-place]: finish an in-place op computed out of place as `result`
  * (same shape as self): copy into self's storage (bumping its version), then
  * move history: self takes result's history, or, for a view, its base gets a

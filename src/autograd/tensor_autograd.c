@@ -184,10 +184,29 @@ cg_status cg_check_inplace(const char *op, cg_tensor *self) {
     if (cg_is_grad_enabled() && self->base && self->base->requires_grad && !self->base->grad_fn)
         return cg_set_error(CG_ERR_RUNTIME,
                             "[%s_] a view of a leaf Variable that requires grad is being used in an in-place operation.", op);
-    for (int d = 0; d < self->ndim; d++)
+    for (int d = 0; d < self->ndim; d++) /* cg_tensor_has_internal_overlap, inline on the per-op path */
         if (self->strides[d] == 0 && self->shape[d] > 1)
             return cg_set_error(CG_ERR_RUNTIME,
-                                "[%s_] unsupported operation: more than one element of the written-to tensor refers to a "
-                                "single memory location. Please clone() the tensor before performing the operation.", op);
+                                "[%s_] unsupported operation: more than one element of the written-to tensor refers to "
+                                "a single memory location. Please clone() the tensor before performing the operation.",
+                                op);
     return CG_OK;
+}
+
+static cg_status overlap_error(const char *op) {
+    return cg_set_error(CG_ERR_RUNTIME,
+                        "[%s_] unsupported operation: some elements of the input tensor and the written-to tensor "
+                        "refer to a single memory location. Please clone() the tensor before performing the operation.",
+                        op);
+}
+
+cg_status cg_check_no_partial_overlap(const char *op, const cg_tensor *out, const cg_tensor *in) {
+    if (in && cg_tensor_overlap(out, in) == CG_OVERLAP_PARTIAL) return overlap_error(op);
+    return CG_OK;
+}
+
+cg_status cg_check_no_overlap(const char *op, const cg_tensor *out, const cg_tensor *in) {
+    if (!in) return CG_OK;
+    cg_overlap s = cg_tensor_overlap(out, in);
+    return s == CG_OVERLAP_PARTIAL || s == CG_OVERLAP_FULL ? overlap_error(op) : CG_OK;
 }

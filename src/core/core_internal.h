@@ -63,6 +63,15 @@ typedef struct cg_storage {
 } cg_storage;
 
 cg_storage *cg_storage_new(size_t nbytes, cg_device dev); /* NULL + CG_ERR_OOM */
+/* Do two storages' memory blocks intersect (the same storage, or two over one
+ * buffer: view(dtype), from_numpy)? The O(1) first test of Note [Memory
+ * overlap], inline for the per-op paths. */
+static inline bool cg_storages_alias(const cg_storage *a, const cg_storage *b) {
+    if (a == b) return true;
+    if (!a->data || !b->data) return false;
+    uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
+    return a0 < b0 + b->nbytes && b0 < a0 + a->nbytes;
+}
 /* Initialise a storage struct in place, allocating its data (CG_OK or CG_ERR_OOM). */
 cg_status cg_storage_init(cg_storage *s, size_t nbytes, cg_device dev, bool embedded);
 void cg_storage_retain(cg_storage *s);

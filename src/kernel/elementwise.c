@@ -196,6 +196,9 @@ static cg_status elementwise_inplace(const cg_elementwise_op *op, int n, cg_tens
         return cg_set_error(CG_ERR_DTYPE, "[%s_] result dtype %s can't be written into a %s tensor in place", name,
                             cg_dtype_name(odt), cg_dtype_name(self->dtype));
     if (cg_check_inplace(name, self)) return cg_last_error();
+    for (int i = 1; i < n; i++) /* Note [Memory overlap]: O(ndim); other memory is one inline test */
+        if (cg_storages_alias(self->storage, inputs[i]->storage) && cg_check_no_partial_overlap(name, self, inputs[i]))
+            return cg_last_error();
     if (op->backward && cg_dtype_is_floating(odt) && cg_any_requires_grad(n, inputs)) {
         cg_tensor *in[CG_ITER_MAX_ARGS];
         memcpy(in, inputs, sizeof(cg_tensor *) * (size_t)n);

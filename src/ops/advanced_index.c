@@ -536,6 +536,21 @@ CG_PROF_FN(cg_tensor *, cg_index_put, "index_put", (cg_tensor *x, int n, cg_tens
     return out;
 }
 
+/* PyTorch runs index_put_ with one bool (or uint8) mask and a one-element
+ * value as masked_fill_, which reads the value once and checks no overlap
+ * with it; any other index_put_ refuses values or indices that share any
+ * memory with x (Note [Memory overlap]). */
+static bool masked_fill_like(int n, cg_tensor *const *indices, const cg_tensor *values, bool accumulate) {
+    if (accumulate || cg_shape_numel(values->ndim, values->shape) != 1) return false;
+    int masks = 0;
+    for (int k = 0; k < n; k++) {
+        if (!indices[k]) continue;
+        if (indices[k]->dtype != CG_DTYPE_BOOL && indices[k]->dtype != CG_DTYPE_U8) return false;
+        masks++;
+    }
+    return masks == 1;
+}
+
 /* In-place index_put_: with a graph to record, run out of place and let
  * cg_inplace_commit write the result into x's storage and move history
  * (Note [In-place]). Otherwise write x's storage directly; values that share
@@ -544,6 +559,11 @@ CG_PROF_FN(cg_status, cg_index_put_, "index_put_", (cg_tensor *x, int n, cg_tens
            bool accumulate), (x, n, indices, values, accumulate), x, values) {
     if (check_put_args("index_put_", x, n, indices, values)) return cg_last_error();
     if (cg_check_inplace("index_put", x)) return cg_last_error();
+    if (!masked_fill_like(n, indices, values, accumulate)) { /* Note [Memory overlap] */
+        if (cg_check_no_overlap("index_put", x, values)) return cg_last_error();
+        for (int k = 0; k < n; k++)
+            if (cg_check_no_overlap("index_put", x, indices[k])) return cg_last_error();
+    }
     cg_tensor *in[2] = {x, values};
     if (cg_dtype_is_floating(x->dtype) && cg_any_requires_grad(2, in)) {
         cg_tensor *r = cg_index_put(x, n, indices, values, accumulate);

@@ -205,8 +205,11 @@ CG_PROF_FN(cg_status, cg_copy_, "copy_", (cg_tensor *dst, cg_tensor *src), (dst,
                             cg_shape_str(a, src->ndim, src->shape), cg_shape_str(b, dst->ndim, dst->shape));
     }
     if (cg_check_inplace("copy", dst)) return cg_last_error();
+    /* Note [Memory overlap]: a copy onto a partly overlapping tensor is
+     * refused; onto itself (same range and strides) it does nothing */
+    if (cg_check_no_partial_overlap("copy", dst, src)) return cg_last_error();
     if (!inplace_graph(dst, cg_dtype_is_floating(src->dtype) ? src : NULL)) {
-        copy_raw(dst, src);
+        if (dst->dtype != src->dtype || cg_tensor_overlap(dst, src) != CG_OVERLAP_FULL) copy_raw(dst, src);
         cg_storage_bump_version(dst->storage);
         return CG_OK;
     }
@@ -301,8 +304,13 @@ cg_tensor *cg_to_device(cg_tensor *t, cg_device dev) {
 
 CG_PROF_FN(cg_status, cg_fill_, "fill_", (cg_tensor *t, double value), (t, value), t) {
     CG_CHECK_S(t, CG_ERR_VALUE, "[fill_] argument is NULL");
-    if (cg_check_inplace("fill", t)) return cg_last_error();
-    if (inplace_graph(t, NULL)) { /* overwritten values get no gradient */
+    /* Note [Memory overlap]: one value written everywhere is the same in any
+     * order, so PyTorch's fill_ / zero_ write through a stride-0 dim; so do
+     * we, except under autograd (whose commit is a copy_, which refuses it).
+     * Without a graph the leaf checks of cg_check_inplace cannot fail. */
+    bool graph = inplace_graph(t, NULL);
+    if ((graph || !cg_tensor_has_internal_overlap(t)) && cg_check_inplace("fill", t)) return cg_last_error();
+    if (graph) { /* overwritten values get no gradient */
         cg_tensor *r = cg_full(t->ndim, t->shape, value, t->dtype, t->device);
         if (!r) return cg_last_error();
         cg_status st = cg_inplace_commit("fill", t, r);

@@ -40,44 +40,16 @@ static const char *shape_str(char *buf, size_t cap, cg_tensor *t) {
     return buf;
 }
 
-/* PyTorch's is_non_overlapping_and_dense: the elements fill their byte range exactly */
-static bool dense_nonoverlapping(cg_tensor *t) {
-    int nd = cg_tensor_ndim(t), m = 0;
-    const int64_t *sh = cg_tensor_shape(t), *st = cg_tensor_strides(t);
-    int64_t size[CG_MAX_DIMS], stride[CG_MAX_DIMS];
-    for (int d = 0; d < nd; d++) {
-        if (sh[d] == 1) continue;
-        int i = m++; /* insertion by increasing stride */
-        while (i > 0 && stride[i - 1] > st[d]) size[i] = size[i - 1], stride[i] = stride[i - 1], i--;
-        size[i] = sh[d], stride[i] = st[d];
-    }
-    int64_t expect = 1;
-    for (int i = 0; i < m; i++) {
-        if (stride[i] != expect) return false;
-        expect *= size[i];
-    }
-    return true;
-}
-
-enum { OVERLAP_NO, OVERLAP_FULL, OVERLAP_PARTIAL };
-/* PyTorch's get_overlap_status; "too hard" (a tensor that is not dense) counts as no overlap */
-static int overlap_status(cg_tensor *a, cg_tensor *b) {
-    if (a == b) return OVERLAP_FULL;
-    int64_t na = cg_tensor_numel(a), nb = cg_tensor_numel(b);
-    if (!na || !nb || cg_tensor_storage_id(a) != cg_tensor_storage_id(b)) return OVERLAP_NO;
-    if (!dense_nonoverlapping(a) || !dense_nonoverlapping(b)) return OVERLAP_NO;
-    int64_t ia = (int64_t)cg_dtype_size(cg_tensor_dtype(a)), ib = (int64_t)cg_dtype_size(cg_tensor_dtype(b));
-    int64_t a0 = cg_tensor_offset(a) * ia, a1 = a0 + na * ia, b0 = cg_tensor_offset(b) * ib, b1 = b0 + nb * ib;
-    if (a0 == b0 && a1 == b1) {
-        int nd = cg_tensor_ndim(a);
-        bool same = nd == cg_tensor_ndim(b) &&
-                    !memcmp(cg_tensor_strides(a), cg_tensor_strides(b), sizeof(int64_t) * (size_t)nd);
-        return same ? OVERLAP_FULL : OVERLAP_PARTIAL;
-    }
-    return a0 < b1 && b0 < a1 ? OVERLAP_PARTIAL : OVERLAP_NO;
-}
-
 #define CGPY_CLONE_HINT "Please clone() the tensor before performing the operation."
+
+int cgpy_check_overlap(const char *op, cg_tensor *out, cg_tensor *in, bool any) {
+    if (cgpy_overlap_refused(out, in, any)) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): unsupported operation: some elements of the input tensor and the "
+                     "written-to tensor refer to a single memory location. " CGPY_CLONE_HINT, op);
+        return -1;
+    }
+    return 0;
+}
 
 /* Note [out= validation]: every check, then the resize; 0 or -1 (raised). */
 static int out_check(cg_tensor *o, cg_tensor *r, const cgpy_out_rule *rule, int n, cg_tensor *const *inputs) {
@@ -115,14 +87,8 @@ static int out_check(cg_tensor *o, cg_tensor *r, const cgpy_out_rule *rule, int 
                          "tensor refers to a single memory location. " CGPY_CLONE_HINT, op);
             return -1;
         }
-    for (int i = 0; rule->alias != CGPY_OUT_ALIAS_OK && i < n; i++) {
-        int s = inputs[i] ? overlap_status(o, inputs[i]) : OVERLAP_NO;
-        if (s == OVERLAP_PARTIAL || (s == OVERLAP_FULL && rule->alias == CGPY_OUT_NO_ALIAS)) {
-            PyErr_Format(PyExc_RuntimeError, "%s(): unsupported operation: some elements of the input tensor and the "
-                         "written-to tensor refer to a single memory location. " CGPY_CLONE_HINT, op);
-            return -1;
-        }
-    }
+    for (int i = 0; rule->alias != CGPY_OUT_ALIAS_OK && i < n; i++)
+        if (cgpy_check_overlap(op, o, inputs[i], rule->alias == CGPY_OUT_NO_ALIAS)) return -1;
     bool same_shape = nd == cg_tensor_ndim(r) && !memcmp(sh, cg_tensor_shape(r), sizeof(int64_t) * (size_t)nd);
     if (!same_shape) {
         if (cg_tensor_numel(o) && !(rule->flags & CGPY_OUT_QUIET_RESIZE)) {

@@ -96,8 +96,8 @@ PyObject *cgpy_default_generator(void); /* new reference */
  *  - out may not have internal overlap (a stride-0 dim of size > 1): cgrad
  *    refuses it for every op (PyTorch lets a few, such as tril and sum, write
  *    into it with unspecified results);
- *  - overlap with an input: PyTorch's memory-overlap status (storage byte
- *    ranges of dense tensors; identical = same range and strides) under
+ *  - overlap with an input: PyTorch's memory-overlap status
+ *    (cg_tensor_overlap, Note [Memory overlap] in src/core/overlap.c) under
  *    CGPY_OUT_ALIAS_OK (not checked: reductions, products), CGPY_OUT_NO_PARTIAL
  *    (identical aliasing allowed: elementwise ops) or CGPY_OUT_NO_ALIAS (any
  *    shared element refused: gather, index_select, cat, ...). Where aliasing
@@ -127,6 +127,18 @@ typedef struct cgpy_out_rule {
 PyObject *cgpy_out_finish(PyObject *out, cg_tensor *result, const cgpy_out_rule *rule, int n, cg_tensor *const *inputs);
 /* The borrowed tensor of o, or NULL when o is not a Tensor (for inputs[]). */
 static inline cg_tensor *cgpy_tensor_or_null(PyObject *o) { return o && cgpy_is_tensor(o) ? cgpy_t(o) : NULL; }
+/* Note [Memory overlap] (src/core/overlap.c), for the in-place forms the
+ * binding computes out of place and copies into self, and for out=: raise
+ * PyTorch's RuntimeError "<op>(): unsupported operation: some elements of
+ * the input tensor and the written-to tensor refer to a single memory
+ * location..." when `in` (NULL: skipped) overlaps the written tensor `out`
+ * partially, or at all when `any` (index writes). 0 or -1 (raised). */
+int cgpy_check_overlap(const char *op, cg_tensor *out, cg_tensor *in, bool any);
+/* The test alone, raising nothing (callers format the op name only on failure). */
+static inline bool cgpy_overlap_refused(cg_tensor *out, cg_tensor *in, bool any) {
+    cg_overlap s = in ? cg_tensor_overlap(out, in) : CG_OVERLAP_NO;
+    return s == CG_OVERLAP_PARTIAL || (s == CG_OVERLAP_FULL && any);
+}
 /* For ops whose out dtype is the computation's dtype: *dtype (-1 = not given)
  * becomes out's dtype. A factory (factory_op != NULL) given both raises, as
  * PyTorch, when they differ. 0 or -1 (raised). */

@@ -313,6 +313,24 @@ static int tensor_setitem(PyObject *self, PyObject *idx, PyObject *value) {
                      cg_dtype_name(cg_tensor_dtype(cgpy_t(value))));
     else
         v = value_for_put(value, x);
+    if (v && !r.nent && cgpy_is_tensor(value)) { /* Note [Memory overlap], as PyTorch's copy_to */
+        cg_tensor *src = cgpy_t(value);
+        int nd = cg_tensor_ndim(src);
+        if (nd == cg_tensor_ndim(r.view) && !memcmp(cg_tensor_shape(src), cg_tensor_shape(r.view),
+                                                   sizeof(int64_t) * (size_t)nd)) {
+            /* the same shape: copy_ from the value as given, which refuses a partial overlap */
+            cg_tensor_release(v);
+            cg_tensor_retain(src);
+            v = src;
+        } else if (cg_tensor_overlap(r.view, v) != CG_OVERLAP_NO) {
+            /* broadcast (PyTorch expands the value, or fills from a 0-d one): it reads the
+             * value as it was, so copy the value first */
+            cg_tensor *c = cg_clone(v);
+            cg_tensor_release(v);
+            v = c;
+            if (!v) cgpy_raise();
+        }
+    }
     if (v)
         CGPY_NOGIL_IF(cg_tensor_numel(r.view),
                       st = r.nent ? cg_index_put_(r.view, r.nent, r.ent, v, false) : cg_copy_(r.view, v));

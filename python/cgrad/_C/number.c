@@ -226,6 +226,13 @@ static PyObject *inplace(PyObject *a, PyObject *b, const binop *op) {
         goto done;
     }
     if (!(o = cgpy_as_tensor(y, sdt, cg_tensor_device(self)))) goto done;
+    /* Note [Memory overlap]: a cast copy hides the overlap from the engine's check: test y as given */
+    if (cgpy_is_tensor(y) && o != cgpy_t(y) && cgpy_overlap_refused(self, cgpy_t(y), false)) {
+        char fname[64];
+        snprintf(fname, sizeof fname, "%s_", op->name);
+        cgpy_check_overlap(fname, self, cgpy_t(y), false);
+        goto done;
+    }
     cg_status st;
     CGPY_NOGIL_IF(work_of(self, o), st = cg_binary_(op->name, self, o));
     if (st != CG_OK) {

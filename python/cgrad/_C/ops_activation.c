@@ -7,6 +7,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #define FASTKW_ARGS PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
 #define PARSE(fname, names, npos, nreq, v)                                                    \
@@ -40,9 +41,9 @@ static PyObject *act1(FASTKW_ARGS, act1_fn fn, const char *fname, const char *pn
 }
 
 PyObject *cgpy_act_celu(FASTKW_ARGS) { return act1(self, args, nargs, kw, cg_celu, "celu", "alpha", 1.0); }
-PyObject *cgpy_act_celu_(FASTKW_ARGS) { return cgpy_inplace_via(cgpy_act_celu, self, args, nargs, kw); }
+PyObject *cgpy_act_celu_(FASTKW_ARGS) { return cgpy_inplace_via("celu", cgpy_act_celu, self, args, nargs, kw); }
 PyObject *cgpy_act__elu(FASTKW_ARGS) { return act1(self, args, nargs, kw, cg_elu, "elu", "alpha", 1.0); }
-PyObject *cgpy_act__elu_(FASTKW_ARGS) { return cgpy_inplace_via(cgpy_act__elu, self, args, nargs, kw); }
+PyObject *cgpy_act__elu_(FASTKW_ARGS) { return cgpy_inplace_via("elu", cgpy_act__elu, self, args, nargs, kw); }
 PyObject *cgpy_act__leaky_relu(FASTKW_ARGS) {
     return act1(self, args, nargs, kw, cg_leaky_relu, "leaky_relu", "negative_slope", 0.01);
 }
@@ -119,7 +120,7 @@ PyObject *cgpy_act__hardtanh(FASTKW_ARGS) {
         return NULL;
     return result(cg_hardtanh(cgpy_t(v[0]), lo, hi));
 }
-PyObject *cgpy_act__hardtanh_(FASTKW_ARGS) { return cgpy_inplace_via(cgpy_act__hardtanh, self, args, nargs, kw); }
+PyObject *cgpy_act__hardtanh_(FASTKW_ARGS) { return cgpy_inplace_via("hardtanh", cgpy_act__hardtanh, self, args, nargs, kw); }
 
 /* ================================================================ softmax / log_softmax(input, dim, dtype=None) */
 
@@ -214,7 +215,7 @@ PyObject *cgpy_act_lerp(FASTKW_ARGS) {
     cg_tensor_release(w);
     return finish(v[3], r, "lerp", CGPY_OUT_CAST, 3, v);
 }
-PyObject *cgpy_act_lerp_(FASTKW_ARGS) { return cgpy_inplace_via(cgpy_act_lerp, self, args, nargs, kw); }
+PyObject *cgpy_act_lerp_(FASTKW_ARGS) { return cgpy_inplace_via("lerp", cgpy_act_lerp, self, args, nargs, kw); }
 
 /* ================================================================ addcmul / addcdiv(input, tensor1, tensor2, *, value=1) */
 
@@ -241,8 +242,8 @@ static PyObject *addc(FASTKW_ARGS, bool is_div) {
 }
 PyObject *cgpy_act_addcmul(FASTKW_ARGS) { return addc(self, args, nargs, kw, false); }
 PyObject *cgpy_act_addcdiv(FASTKW_ARGS) { return addc(self, args, nargs, kw, true); }
-PyObject *cgpy_act_addcmul_(FASTKW_ARGS) { return cgpy_inplace_via(cgpy_act_addcmul, self, args, nargs, kw); }
-PyObject *cgpy_act_addcdiv_(FASTKW_ARGS) { return cgpy_inplace_via(cgpy_act_addcdiv, self, args, nargs, kw); }
+PyObject *cgpy_act_addcmul_(FASTKW_ARGS) { return cgpy_inplace_via("addcmul", cgpy_act_addcmul, self, args, nargs, kw); }
+PyObject *cgpy_act_addcdiv_(FASTKW_ARGS) { return cgpy_inplace_via("addcdiv", cgpy_act_addcdiv, self, args, nargs, kw); }
 
 /* ================================================================ clamp family */
 
@@ -327,8 +328,10 @@ static PyObject *clamp_inplace(FASTKW_ARGS, int which, cgpy_fastkw_fn outofplace
     PyObject *v[3] = {NULL, NULL, NULL};
     if (PARSE(fname, which == 0 ? n0 : which == 1 ? n1 : n2, which == 0 ? 3 : 2, which == 0 ? 1 : 2, v)) return NULL;
     PyObject *lo = which == 2 ? NULL : v[1], *hi = which == 0 ? v[2] : which == 2 ? v[1] : NULL;
+    char base[32]; /* fname without its trailing '_' */
+    snprintf(base, sizeof base, "%.*s", (int)strlen(fname) - 1, fname);
     if ((!is_none(lo) && !cgpy_is_scalar(lo)) || (!is_none(hi) && !cgpy_is_scalar(hi)) || (is_none(lo) && is_none(hi)))
-        return cgpy_inplace_via(outofplace, self, args, nargs, kw);
+        return cgpy_inplace_via(base, outofplace, self, args, nargs, kw);
     cg_tensor *t = cgpy_t(v[0]);
     PyObject *ops[3] = {v[0], is_none(lo) ? hi : lo, hi};
     cg_dtype dt;
@@ -371,4 +374,4 @@ PyObject *cgpy_act_nan_to_num(FASTKW_ARGS) {
         return NULL;
     return finish(v[4], cg_nan_to_num(x, nan, pinf, ninf), "nan_to_num", CGPY_OUT_EXACT, 1, v);
 }
-PyObject *cgpy_act_nan_to_num_(FASTKW_ARGS) { return cgpy_inplace_via(cgpy_act_nan_to_num, self, args, nargs, kw); }
+PyObject *cgpy_act_nan_to_num_(FASTKW_ARGS) { return cgpy_inplace_via("nan_to_num", cgpy_act_nan_to_num, self, args, nargs, kw); }

@@ -144,6 +144,12 @@ static PyObject *scatter_common(PyObject *self, PyObject *args, PyObject *kw, sc
         }
     }
     cg_tensor *xin = xt;
+    /* Note [Memory overlap]: PyTorch's scatter refuses a src or index sharing any memory with self */
+    if (inplace && (cgpy_check_overlap(name, xt, src_o ? src : NULL, true) || cgpy_check_overlap(name, xt, idx, true))) {
+        cg_tensor_release(idx);
+        cg_tensor_release(src);
+        return NULL;
+    }
     if (inplace && opargs_inplace_begin(xt, cg_tensor_requires_grad(src), name, &xin)) {
         cg_tensor_release(idx);
         cg_tensor_release(src);
@@ -409,8 +415,15 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
         cg_tensor *v = fill_value(src_o, xt, name);
         if (!v) goto done;
         vals = v; /* 0-d: broadcasts over the selected slices */
+        if (cg_tensor_overlap(xt, v) != CG_OVERLAP_NO) { /* a value read once, as PyTorch's scalar */
+            vals = cg_clone(v);
+            cg_tensor_release(v);
+            if (!vals) goto engine_fail;
+        }
     } else {
         cg_tensor *st = cgpy_t(src_o);
+        /* Note [Memory overlap]: checked on the source as given (alpha scales a copy) */
+        if (inplace && cgpy_check_overlap(name, xt, st, true)) goto done;
         if (cg_tensor_dtype(st) != cg_tensor_dtype(xt)) {
             PyErr_Format(PyExc_RuntimeError, "%s(): self (%s) and source (%s) must have the same scalar type", name,
                          cg_dtype_name(cg_tensor_dtype(xt)), cg_dtype_name(cg_tensor_dtype(st)));

@@ -77,7 +77,17 @@ static int same_shape(cg_tensor *a, cg_tensor *b) {
     return nd == cg_tensor_ndim(b) && !memcmp(cg_tensor_shape(a), cg_tensor_shape(b), sizeof(int64_t) * (size_t)nd);
 }
 
-PyObject *cgpy_inplace_via(cgpy_fastkw_fn fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+/* Note [Memory overlap]: self.<op>_(other) with other overlapping self
+ * partially raises, checked on other as given (a cast or an alpha scale
+ * would hide it). 0 or -1 (raised). */
+static int inplace_overlap(const char *op, cg_tensor *self, PyObject *other) {
+    if (!cgpy_overlap_refused(self, cgpy_tensor_or_null(other), false)) return 0;
+    char fname[64];
+    snprintf(fname, sizeof fname, "%s_", op);
+    return cgpy_check_overlap(fname, self, cgpy_tensor_or_null(other), false);
+}
+
+PyObject *cgpy_inplace_via(const char *op, cgpy_fastkw_fn fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
     if (!cgpy_is_method(self)) { /* module form, torch.relu_(x): the tensor is the first argument */
         if (nargs < 1 || cgpy_need_tensor(args[0], "in-place op", "input")) {
@@ -89,6 +99,11 @@ PyObject *cgpy_inplace_via(cgpy_fastkw_fn fn, PyObject *self, PyObject *const *a
         nargs--;
     }
     cg_tensor *t = cgpy_t(self);
+    /* Note [Memory overlap]: the result is computed apart, but PyTorch's loop
+     * writes self while reading the inputs, and refuses a partial overlap */
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++)
+        if (inplace_overlap(op, t, args[i])) return NULL;
     PyObject *src;
     if (cg_is_grad_enabled() && cg_tensor_requires_grad(t)) {
         src = cgpy_wrap(cg_clone(t));
@@ -193,7 +208,7 @@ static PyObject *unary_inplace(const unary_def *d, cgpy_fastkw_fn outofplace, Py
     }
     cg_tensor *t = cgpy_t(self);
     if (cgpy_check_cast(unary_result_dtype(d, cg_tensor_dtype(t)), cg_tensor_dtype(t))) return NULL;
-    if (d->inplace_copy) return cgpy_inplace_via(outofplace, self, NULL, 0, NULL);
+    if (d->inplace_copy) return cgpy_inplace_via(d->name, outofplace, self, NULL, 0, NULL);
     return cgpy_inplace_result(self, cg_unary_(d->name, t));
 }
 
@@ -296,7 +311,7 @@ static PyObject *py_round(PyObject *self, PyObject *const *args, Py_ssize_t narg
 }
 static PyObject *py_round_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     if (!nargs && !kw && cgpy_is_method(self)) return cgpy_inplace_result(self, cg_unary_("round", cgpy_t(self)));
-    return cgpy_inplace_via(py_round, self, args, nargs, kw);
+    return cgpy_inplace_via("round", py_round, self, args, nargs, kw);
 }
 
 /* ================================================================ binary ops */
@@ -370,7 +385,7 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
         return NULL;
     if (d->operands == OPND_BOTH && cgpy_need_tensor(v[1], d->name, "other")) return NULL;
     self = v[0];
-    if (d->kind == BK_BOOL) return cgpy_inplace_via(outofplace, self, &v[1], 1, NULL);
+    if (d->kind == BK_BOOL) return cgpy_inplace_via(d->name, outofplace, self, &v[1], 1, NULL);
     cg_tensor *t = cgpy_t(self);
     cg_dtype dt;
     if (cgpy_result_type(2, v, &dt)) return NULL;
@@ -378,6 +393,11 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
     if (cgpy_check_cast(dt, cg_tensor_dtype(t))) return NULL;
     cg_tensor *o = cgpy_like_operand(v[1], t);
     if (!o) return NULL;
+    /* a cast copy hides the overlap from the engine's check: test other as given */
+    if (o != cgpy_tensor_or_null(v[1]) && inplace_overlap(d->name, t, v[1])) {
+        cg_tensor_release(o);
+        return NULL;
+    }
     cg_status st = cg_binary_(d->name, t, o);
     cg_tensor_release(o);
     return cgpy_inplace_result(self, st);
@@ -509,6 +529,11 @@ static PyObject *add_sub_(PyObject *self, PyObject *const *args, Py_ssize_t narg
     cg_tensor *so = scale_alpha(o, v[2], dt, fname);
     cg_tensor_release(o);
     if (!so) return NULL;
+    /* a cast or alpha-scaled copy hides the overlap from the engine's check: test other as given */
+    if (so != cgpy_tensor_or_null(v[1]) && inplace_overlap(opname, t, v[1])) {
+        cg_tensor_release(so);
+        return NULL;
+    }
     cg_status st = cg_binary_(opname, t, so);
     cg_tensor_release(so);
     return cgpy_inplace_result(v[0], st);
@@ -572,7 +597,7 @@ static PyObject *py_div(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 }
 static PyObject *py_div_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     if (!kw) return binary_inplace(&B_div, py_div, self, args, nargs, kw);
-    return cgpy_inplace_via(py_div, self, args, nargs, kw);
+    return cgpy_inplace_via("div", py_div, self, args, nargs, kw);
 }
 
 /* ---------------------------------------------------------------- pow / float_power */
@@ -621,7 +646,7 @@ static PyObject *py_float_power(PyObject *self, PyObject *const *args, Py_ssize_
     return pow_common(self, args, nargs, kw, true, "float_power");
 }
 static PyObject *py_pow_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
-    return cgpy_inplace_via(py_pow, self, args, nargs, kw);
+    return cgpy_inplace_via("pow", py_pow, self, args, nargs, kw);
 }
 static PyObject *py_float_power_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
     if (cgpy_is_method(self) && cg_tensor_dtype(cgpy_t(self)) != CG_DTYPE_F64) {
@@ -630,7 +655,7 @@ static PyObject *py_float_power_(PyObject *self, PyObject *const *args, Py_ssize
                      cg_dtype_name(cg_tensor_dtype(cgpy_t(self))));
         return NULL;
     }
-    return cgpy_inplace_via(py_float_power, self, args, nargs, kw);
+    return cgpy_inplace_via("float_power", py_float_power, self, args, nargs, kw);
 }
 
 /* ---------------------------------------------------------------- closeness and equality */

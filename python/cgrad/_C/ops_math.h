@@ -30,7 +30,7 @@ int cgpy_check_cast(cg_dtype from, cg_dtype to);
  * method `fn` on self (on a clone when autograd records, so the tensors the
  * op saves are never overwritten), then copy the result into self under
  * PyTorch's cast rule. */
-PyObject *cgpy_inplace_via(cgpy_fastkw_fn fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+PyObject *cgpy_inplace_via(const char *op, cgpy_fastkw_fn fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames);
 
 /* `o` (tensor, 0-d tensor or Python number) as a tensor with x's dtype and
