@@ -225,18 +225,27 @@ cg_tensor *cg_from_blob(void *data, int ndim, const int64_t *shape, const int64_
     int64_t numel;
     CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[from_blob] invalid dtype %d", (int)dt);
     if (cg_shape_check("from_blob", ndim, shape, cg_dtype_size(dt), &numel)) return NULL;
-    cg_storage *s = cg_storage_new(0, cg_cpu());
-    if (!s) return NULL;
-    /* extent of the strided region, so nbytes is meaningful */
+    /* extent of the strided region, so nbytes is meaningful (checked: the
+     * shape and strides come from foreign producers, Note [Checked sizes]) */
     int64_t extent = numel ? 1 : 0;
     int64_t cstr[CG_MAX_DIMS];
     if (!strides) {
         cg_contiguous_strides(ndim, shape, cstr);
         strides = cstr;
     }
-    for (int i = 0; numel && i < ndim; i++) extent += (shape[i] - 1) * (strides[i] < 0 ? -strides[i] : strides[i]);
+    size_t nbytes = 0;
+    bool ok = true;
+    for (int i = 0; ok && numel && i < ndim; i++) {
+        int64_t span;
+        ok = strides[i] != INT64_MIN && cg_mul_ok(shape[i] - 1, strides[i] < 0 ? -strides[i] : strides[i], &span) &&
+             cg_add_ok(extent, span, &extent);
+    }
+    CG_CHECK(ok && cg_bytes_ok(extent, cg_dtype_size(dt), &nbytes), CG_ERR_VALUE,
+             "[from_blob] the memory spanned by the shape and strides overflows int64");
+    cg_storage *s = cg_storage_new(0, cg_cpu());
+    if (!s) return NULL;
     s->data = data;
-    s->nbytes = (size_t)extent * cg_dtype_size(dt);
+    s->nbytes = nbytes;
     s->external = true;
     s->deleter = deleter;
     s->deleter_ctx = ctx;

@@ -322,7 +322,7 @@ def test_copy_and_deepcopy():
 
 # ---------------------------------------------------------------- DLPack capsules made by hand (hostile producers)
 
-def _capsule(data_ptr, shape, flags=0, versioned=True):
+def _capsule(data_ptr, shape, flags=0, versioned=True, strides=None):
     """A DLPack capsule over data_ptr (an int, 0 for NULL) of float32 `shape`, built with ctypes."""
     import ctypes
 
@@ -341,15 +341,16 @@ def _capsule(data_ptr, shape, flags=0, versioned=True):
         class Managed(ctypes.Structure):
             _fields_ = [("dl", DLTensor), ("ctx", ctypes.c_void_p), ("deleter", deleter_t)]
     shp = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    std = (ctypes.c_int64 * max(len(shape), 1))(*strides) if strides is not None else None
     m = Managed()
     if versioned:
         m.major, m.minor, m.flags = 1, 0, flags
-    m.dl = DLTensor(data_ptr or None, 1, 0, len(shape), 2, 32, 1, shp, None, 0)
+    m.dl = DLTensor(data_ptr or None, 1, 0, len(shape), 2, 32, 1, shp, std, 0)
     m.deleter = deleter_t(0)  # NULL: nothing to free (the test keeps m alive)
     new = ctypes.pythonapi.PyCapsule_New
     new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     cap = new(ctypes.addressof(m), b"dltensor_versioned" if versioned else b"dltensor", None)
-    return cap, (m, shp)
+    return cap, (m, shp, std)
 
 
 @pytest.mark.parametrize("versioned", [True, False])
@@ -371,3 +372,11 @@ def test_dlpack_read_only_flag_gives_a_read_only_tensor():
     with pytest.raises(RuntimeError, match="read-only"):
         t.add_(1)
     del t
+
+
+@pytest.mark.parametrize("strides", [(2**62, 1), (2**61, 2**61), (-(2**63) + 1, 1)])
+def test_dlpack_strides_spanning_more_than_int64_are_refused(strides):
+    buf = np.zeros(4, dtype=np.float32)
+    cap, keep = _capsule(buf.ctypes.data, (3, 2), strides=strides)
+    with pytest.raises((BufferError, ValueError, RuntimeError), match="overflow|negative"):
+        cgrad.from_dlpack(cap)
