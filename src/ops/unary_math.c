@@ -55,7 +55,8 @@ const cg_unary_op cg_op_isnan = {
     .arity = 1, .out_dtype = CG_DTYPE_BOOL,
     .cpu = {CG_FLOAT_TABLE(isnan), [CG_DTYPE_BOOL] = isnan_int, [CG_DTYPE_U8] = isnan_int,
             [CG_DTYPE_I8] = isnan_int, [CG_DTYPE_I16] = isnan_i16, [CG_DTYPE_I32] = isnan_i32,
-            [CG_DTYPE_I64] = isnan_i64},
+            [CG_DTYPE_I64] = isnan_i64, [CG_DTYPE_U16] = isnan_i16, [CG_DTYPE_U32] = isnan_i32,
+            [CG_DTYPE_U64] = isnan_i64},
     .backward = NULL,
 };
 cg_tensor *cg_isnan(cg_tensor *x) { return cg_unary_forward(&cg_op_isnan, x, NULL, 0); }
