@@ -47,11 +47,14 @@ CG_BINARY_LOOP(isclose_f32, float, float, uint8_t, CG_ID, CG_ST_BOOL, isclose_f(
 CG_BINARY_LOOP(isclose_f64, double, double, uint8_t, CG_ID, CG_ST_BOOL, isclose_d(a, b, p))
 CG_BINARY_LOOP(isclose_f16, cg_f16, float, uint8_t, CG_LD_F16, CG_ST_BOOL, isclose_f(a, b, p))
 CG_BINARY_LOOP(isclose_bf16, cg_bf16, float, uint8_t, CG_LD_BF16, CG_ST_BOOL, isclose_f(a, b, p))
+CG_BINARY_LOOP(isclose_u16, uint16_t, double, uint8_t, CG_ID, CG_ST_BOOL, isclose_d(a, b, p))
+CG_BINARY_LOOP(isclose_u32, uint32_t, double, uint8_t, CG_ID, CG_ST_BOOL, isclose_d(a, b, p))
+CG_BINARY_LOOP(isclose_u64, uint64_t, double, uint8_t, CG_ID, CG_ST_BOOL, isclose_d(a, b, p))
 
 const cg_binary_op cg_op_isclose = {
     .schema = {"isclose", "IscloseBackward0", 1, CG_AMP_KEEP, false, false, false},
     .arity = 2, .out_dtype = CG_DTYPE_BOOL,
-    .cpu = {CG_ALL_TABLE(isclose)},
+    .cpu = {CG_ALL_TABLE(isclose), CG_UINT_TABLE(isclose)},
     .backward = NULL,
 };
 

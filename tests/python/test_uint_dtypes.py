@@ -120,6 +120,16 @@ SUPPORTED = {
     "index_int": lambda L, x: x.reshape(-1)[0] if x.numel() else x.reshape(-1),
     "index_tensor": lambda L, x: x.reshape(-1)[L.tensor([0, 0])] if x.numel() else x.reshape(-1),
     "index_mask": lambda L, x: x[x == 7],
+    "floor": lambda L, x: x.floor(),
+    "ceil": lambda L, x: x.ceil(),
+    "round": lambda L, x: x.round(),
+    "trunc": lambda L, x: x.trunc(),
+    "nan_to_num": lambda L, x: x.nan_to_num(),
+    "isclose": lambda L, x: L.isclose(x, x * 1),
+    "allclose": lambda L, x: L.allclose(x, x.clone()),
+    "exp": lambda L, x: x.exp(),
+    "sqrt": lambda L, x: x.sqrt(),
+    "sigmoid": lambda L, x: x.sigmoid(),
 }
 
 
@@ -166,6 +176,7 @@ REFUSED = {
     "matmul": lambda L, x: x.reshape(2, 4) @ x.reshape(4, 2),
     "logical_not": lambda L, x: L.logical_not(x),
     "mean": lambda L, x: x.mean(),
+    "softmax": lambda L, x: x.softmax(0),
     "promote_int64": lambda L, x: x * L.tensor([1, 2, 3, 4, 5, 6, 7, 8]),
     "promote_uint8": lambda L, x: x == L.ones(8, dtype=L.uint8),
     "promote_bool": lambda L, x: x * L.ones(8, dtype=L.bool),
