@@ -44,6 +44,9 @@ typedef enum cg_dtype {
     CG_DTYPE_BF16,
     CG_DTYPE_F32,
     CG_DTYPE_F64,
+    CG_DTYPE_U16, /* the barebones unsigned dtypes (PyTorch's level of support: docs/engine.md) */
+    CG_DTYPE_U32,
+    CG_DTYPE_U64,
     CG_DTYPE_COUNT
 } cg_dtype;
 

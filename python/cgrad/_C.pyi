@@ -26,6 +26,9 @@ int16: dtype
 int32: dtype
 int64: dtype
 int8: dtype
+uint16: dtype
+uint32: dtype
+uint64: dtype
 uint8: dtype
 
 class _TensorBase:

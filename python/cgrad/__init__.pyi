@@ -292,6 +292,9 @@ from ._C import tril as tril
 from ._C import triu as triu
 from ._C import true_divide as true_divide
 from ._C import trunc as trunc
+from ._C import uint16 as uint16
+from ._C import uint32 as uint32
+from ._C import uint64 as uint64
 from ._C import uint8 as uint8
 from ._C import unbind as unbind
 from ._C import unflatten as unflatten

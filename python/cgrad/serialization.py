@@ -49,11 +49,14 @@ _DTYPES: Dict[str, Tuple[str, int]] = {
     "I16": ("int16", 2),
     "I8": ("int8", 1),
     "U8": ("uint8", 1),
+    "U16": ("uint16", 2),
+    "U32": ("uint32", 4),
+    "U64": ("uint64", 8),
     "BOOL": ("bool", 1),
 }
 _CODES = {v[0]: k for k, v in _DTYPES.items()}
 # dtypes of the safetensors format that cgrad has no tensor type for
-_UNSUPPORTED = {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"}
+_UNSUPPORTED = {"F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"}
 
 
 def _dtype_name(dt: Any) -> str:

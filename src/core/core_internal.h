@@ -18,6 +18,15 @@
  * CG_ASSERT is for internal invariants only: user input never reaches it. */
 
 /* cg_set_error(code, fmt, ...) is public (cgrad.h). */
+/* The error for an op without a loop for dt: CG_ERR_DTYPE, or for the
+ * barebones unsigned dtypes (uint16/32/64, which PyTorch supports only in a
+ * few ops) CG_ERR_NOT_IMPLEMENTED, PyTorch's NotImplementedError. */
+cg_status cg_dtype_unsupported(const char *op, cg_dtype dt);
+/* double -> uint64: exact in [2^63, 2^64) (beyond int64), modulo 2^64 above, through int64 below */
+uint64_t cg_f64_to_u64(double v);
+static inline bool cg_dtype_is_barebones(cg_dtype dt) {
+    return dt == CG_DTYPE_U16 || dt == CG_DTYPE_U32 || dt == CG_DTYPE_U64;
+}
 
 #define CG_ASSERT(cond)                                                                      \
     do {                                                                                     \
@@ -121,6 +130,7 @@ static inline size_t cg_itemsize(cg_dtype dt) {
     static const unsigned char size[CG_DTYPE_COUNT] = {
         [CG_DTYPE_BOOL] = 1, [CG_DTYPE_U8] = 1,  [CG_DTYPE_I8] = 1,   [CG_DTYPE_I16] = 2, [CG_DTYPE_I32] = 4,
         [CG_DTYPE_I64] = 8,  [CG_DTYPE_F16] = 2, [CG_DTYPE_BF16] = 2, [CG_DTYPE_F32] = 4, [CG_DTYPE_F64] = 8,
+        [CG_DTYPE_U16] = 2, [CG_DTYPE_U32] = 4,  [CG_DTYPE_U64] = 8,
     };
     return size[dt];
 }
@@ -215,6 +225,10 @@ void cg_prof_note_alloc(size_t nbytes);
 static inline const cg_tensor *cg_prof_out_tensor(const cg_tensor *t) { return t; }
 static inline const cg_tensor *cg_prof_out_status(cg_status s) { (void)s; return NULL; }
 #define CG_PROF_RESULT(r) _Generic((r), cg_tensor *: cg_prof_out_tensor, default: cg_prof_out_status)(r)
+/* Note [Barebones refusals]: an entry point whose op PyTorch does not run on
+ * uint16/32/64 (cg_barebones_refused's list, dtype.c) refuses such an input
+ * before its body runs, with PyTorch's NotImplementedError. */
+bool cg_barebones_refused(const char *op, int n, cg_tensor *const *in);
 #define CG_PROF_FNV(ret, fn, opname, params, args, count, array)                   \
     static ret fn##_body params;                                                   \
     static CG_PROF_COLD ret fn##_profiled params {                                 \
@@ -224,6 +238,8 @@ static inline const cg_tensor *cg_prof_out_status(cg_status s) { (void)s; return
         return prof_r_;                                                            \
     }                                                                              \
     ret fn params {                                                                \
+        if (cg_barebones_refused(opname, (count), (array)))                        \
+            return _Generic((ret){0}, cg_status: cg_last_error(), default: NULL);  \
         if (cg_prof_active()) return fn##_profiled args;                           \
         return fn##_body args;                                                     \
     }                                                                              \

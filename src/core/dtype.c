@@ -2,6 +2,7 @@
 #include "core_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 static const struct { const char *name; size_t size; bool fp, integral, sign; } k_dtypes[CG_DTYPE_COUNT] = {
     [CG_DTYPE_BOOL] = {"bool", 1, false, true, false},
@@ -14,6 +15,9 @@ static const struct { const char *name; size_t size; bool fp, integral, sign; } 
     [CG_DTYPE_BF16] = {"bfloat16", 2, true, false, true},
     [CG_DTYPE_F32] = {"float32", 4, true, false, true},
     [CG_DTYPE_F64] = {"float64", 8, true, false, true},
+    [CG_DTYPE_U16] = {"uint16", 2, false, true, false},
+    [CG_DTYPE_U32] = {"uint32", 4, false, true, false},
+    [CG_DTYPE_U64] = {"uint64", 8, false, true, false},
 };
 
 static bool valid(cg_dtype dt) { return dt >= 0 && dt < CG_DTYPE_COUNT; }
@@ -46,6 +50,9 @@ double cg_load_f64(const void *p, cg_dtype dt) {
     case CG_DTYPE_BF16: return cg_bf16_to_f32(*(const cg_bf16 *)p);
     case CG_DTYPE_F32: return *(const float *)p;
     case CG_DTYPE_F64: return *(const double *)p;
+    case CG_DTYPE_U16: return *(const uint16_t *)p;
+    case CG_DTYPE_U32: return *(const uint32_t *)p;
+    case CG_DTYPE_U64: return (double)*(const uint64_t *)p;
     default: CG_ASSERT(0); return 0;
     }
 }
@@ -60,6 +67,12 @@ static int64_t to_i64(double v) {
     return (int64_t)v;
 }
 
+uint64_t cg_f64_to_u64(double v) {
+    if (v >= 1.8446744073709552e19 && isfinite(v)) v = fmod(v, 1.8446744073709552e19);
+    if (v >= 9.2233720368547758e18) return (uint64_t)v;
+    return (uint64_t)to_i64(v);
+}
+
 void cg_store_f64(void *p, cg_dtype dt, double v) {
     switch (dt) {
     case CG_DTYPE_BOOL: *(uint8_t *)p = v != 0.0; break;
@@ -72,6 +85,37 @@ void cg_store_f64(void *p, cg_dtype dt, double v) {
     case CG_DTYPE_BF16: *(cg_bf16 *)p = cg_f32_to_bf16((float)v); break;
     case CG_DTYPE_F32: *(float *)p = (float)v; break;
     case CG_DTYPE_F64: *(double *)p = v; break;
+    case CG_DTYPE_U16: *(uint16_t *)p = (uint16_t)to_i64(v); break;
+    case CG_DTYPE_U32: *(uint32_t *)p = (uint32_t)to_i64(v); break;
+    case CG_DTYPE_U64: *(uint64_t *)p = cg_f64_to_u64(v); break;
     default: CG_ASSERT(0);
     }
+}
+
+cg_status cg_dtype_unsupported(const char *op, cg_dtype dt) {
+    if (cg_dtype_is_barebones(dt))
+        return cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] \"%s\" not implemented for '%s'", op, op,
+                            dt == CG_DTYPE_U16 ? "UInt16" : dt == CG_DTYPE_U32 ? "UInt32" : "UInt64");
+    return cg_set_error(CG_ERR_DTYPE, "[%s] not supported for dtype %s", op, cg_dtype_name(dt));
+}
+
+/* Note [Barebones refusals]: the entry points PyTorch 2.13 refuses for the
+ * barebones unsigned dtypes on CPU; the drivers' ops refuse through their
+ * loop tables (no uint16/32/64 loop: cg_dtype_unsupported). */
+static const char *const k_barebones_refused[] = {
+    "nonzero", "index_select", "take", "masked_fill", "masked_select", "masked_scatter", "flip", "tril", "triu",
+    "gather", "scatter", "scatter_add", "scatter_reduce", "cummax", "index_put", "index_put_", "one_hot", "einsum",
+};
+
+bool cg_barebones_refused(const char *op, int n, cg_tensor *const *in) {
+    for (int i = 0; i < n; i++) {
+        if (!in[i] || !cg_dtype_is_barebones(in[i]->dtype)) continue;
+        for (size_t k = 0; k < sizeof k_barebones_refused / sizeof *k_barebones_refused; k++)
+            if (!strcmp(op, k_barebones_refused[k])) {
+                cg_dtype_unsupported(op, in[i]->dtype);
+                return true;
+            }
+        return false;
+    }
+    return false;
 }

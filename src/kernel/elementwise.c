@@ -70,7 +70,7 @@ static cg_status validate(const cg_elementwise_op *op, int n, cg_tensor *const *
     }
     cg_dtype dt = data >= 0 ? in[data]->dtype : CG_DTYPE_BOOL;
     *loop = op->cpu[dt];
-    if (!*loop) return cg_set_error(CG_ERR_DTYPE, "[%s] not supported for dtype %s", name, cg_dtype_name(dt));
+    if (!*loop) return cg_dtype_unsupported(name, dt);
     *odt = op->out_dtype == CG_SAME_DTYPE ? dt : (cg_dtype)op->out_dtype;
     *ondim = in[0]->ndim;
     memcpy(oshape, in[0]->shape, sizeof(int64_t) * (size_t)in[0]->ndim);

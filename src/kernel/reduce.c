@@ -97,7 +97,7 @@ static cg_status reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t m
     int64_t R = 1;
     cg_tensor *xc = NULL, *xk = NULL, *o = NULL, *ix = NULL, *ok = NULL, *ixk = NULL;
     if (!loop) {
-        st = cg_set_error(CG_ERR_DTYPE, "[%s] not supported for dtype %s", name, cg_dtype_name(src->dtype));
+        st = cg_dtype_unsupported(name, src->dtype);
         goto done;
     }
     for (int d = 0; d < nd; d++) {

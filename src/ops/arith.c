@@ -50,6 +50,7 @@ const cg_binary_op cg_op_sub = {
 CG_BINARY_FLOAT_LOOPS(mul, a * b, a * b)
 CG_BINARY_WRAPPING_INT_LOOPS(mul, a * b)
 CG_BINARY_LOOP(mul_b, uint8_t, int, uint8_t, CG_LD_BOOL, CG_ST_BOOL, a && b)
+CG_BINARY_UINT_LOOPS(mul, a * b)
 
 static cg_status mul_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     for (int i = 0; i < 2; i++) {
@@ -66,7 +67,7 @@ static cg_status mul_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gi
 const cg_binary_op cg_op_mul = {
     .schema = {"mul", "MulBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(mul), CG_INT_TABLE(mul), [CG_DTYPE_BOOL] = mul_b},
+    .cpu = {CG_FLOAT_TABLE(mul), CG_INT_TABLE(mul), [CG_DTYPE_BOOL] = mul_b, CG_UINT_TABLE(mul)},
     .backward = mul_backward,
 };
 

@@ -2,22 +2,25 @@
  * out, not differentiable. NaN compares unequal (IEEE), as in PyTorch. */
 #include "../backend/cpu/loops.h"
 
-#define COMPARE_OP(name, OPX, NODE)                                                                \
+/* UINT: the table entries of the barebones unsigned dtypes (eq and ne only, as in PyTorch) */
+#define COMPARE_OP(name, OPX, NODE, UINT)                                                          \
     CG_BINARY_PRED_LOOPS(name, (a OPX b))                                                           \
     const cg_binary_op cg_op_##name = {                                                            \
         .schema = {#name, NODE, 1, CG_AMP_KEEP, false, false, false},                              \
         .arity = 2, .out_dtype = CG_DTYPE_BOOL,                                                    \
-        .cpu = {CG_ALL_TABLE(name)},                                                               \
+        .cpu = {CG_ALL_TABLE(name), UINT},                                                         \
         .backward = NULL,                                                                          \
     };                                                                                             \
     cg_tensor *cg_##name(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_##name, a, b, NULL, 0); }
 
-COMPARE_OP(eq, ==, "EqBackward0")
-COMPARE_OP(ne, !=, "NeBackward0")
-COMPARE_OP(lt, <, "LtBackward0")
-COMPARE_OP(le, <=, "LeBackward0")
-COMPARE_OP(gt, >, "GtBackward0")
-COMPARE_OP(ge, >=, "GeBackward0")
+CG_BINARY_UINT_PRED_LOOPS(eq, a == b)
+CG_BINARY_UINT_PRED_LOOPS(ne, a != b)
+COMPARE_OP(eq, ==, "EqBackward0", CG_UINT_TABLE(eq))
+COMPARE_OP(ne, !=, "NeBackward0", CG_UINT_TABLE(ne))
+COMPARE_OP(lt, <, "LtBackward0", )
+COMPARE_OP(le, <=, "LeBackward0", )
+COMPARE_OP(gt, >, "GtBackward0", )
+COMPARE_OP(ge, >=, "GeBackward0", )
 
 /* ---------------------------------------------------------------- isclose
  * |a - b| <= atol + |rtol * b| (finite error only), or a == b (equal
@@ -44,11 +47,14 @@ CG_BINARY_LOOP(isclose_f32, float, float, uint8_t, CG_ID, CG_ST_BOOL, isclose_f(
 CG_BINARY_LOOP(isclose_f64, double, double, uint8_t, CG_ID, CG_ST_BOOL, isclose_d(a, b, p))
 CG_BINARY_LOOP(isclose_f16, cg_f16, float, uint8_t, CG_LD_F16, CG_ST_BOOL, isclose_f(a, b, p))
 CG_BINARY_LOOP(isclose_bf16, cg_bf16, float, uint8_t, CG_LD_BF16, CG_ST_BOOL, isclose_f(a, b, p))
+CG_BINARY_LOOP(isclose_u16, uint16_t, double, uint8_t, CG_ID, CG_ST_BOOL, isclose_d(a, b, p))
+CG_BINARY_LOOP(isclose_u32, uint32_t, double, uint8_t, CG_ID, CG_ST_BOOL, isclose_d(a, b, p))
+CG_BINARY_LOOP(isclose_u64, uint64_t, double, uint8_t, CG_ID, CG_ST_BOOL, isclose_d(a, b, p))
 
 const cg_binary_op cg_op_isclose = {
     .schema = {"isclose", "IscloseBackward0", 1, CG_AMP_KEEP, false, false, false},
     .arity = 2, .out_dtype = CG_DTYPE_BOOL,
-    .cpu = {CG_ALL_TABLE(isclose)},
+    .cpu = {CG_ALL_TABLE(isclose), CG_UINT_TABLE(isclose)},
     .backward = NULL,
 };
 

@@ -24,6 +24,9 @@ static inline int64_t f2i(double v) {
 #define LDF_bf16(x) ((double)cg_bf16_to_f32(x))
 #define LDF_f32(x) ((double)(x))
 #define LDF_f64(x) (x)
+#define LDF_u16(x) ((double)(x))
+#define LDF_u32(x) ((double)(x))
+#define LDF_u64(x) ((double)(x))
 #define LDI_b(x) ((int64_t)((x) != 0))
 #define LDI_u8(x) ((int64_t)(x))
 #define LDI_i8(x) ((int64_t)(x))
@@ -34,6 +37,9 @@ static inline int64_t f2i(double v) {
 #define LDI_bf16(x) f2i(cg_bf16_to_f32(x))
 #define LDI_f32(x) f2i(x)
 #define LDI_f64(x) f2i(x)
+#define LDI_u16(x) ((int64_t)(x))
+#define LDI_u32(x) ((int64_t)(x))
+#define LDI_u64(x) ((int64_t)(x)) /* wraps: the integer stores keep the low bits */
 /* stores: each dst picks its path: P = F (through double) or I (through int64) */
 #define ST_b(v) ((uint8_t)((v) != 0))
 #define ST_u8(v) ((uint8_t)(v))
@@ -45,6 +51,9 @@ static inline int64_t f2i(double v) {
 #define ST_bf16(v) cg_f32_to_bf16((float)(v))
 #define ST_f32(v) ((float)(v))
 #define ST_f64(v) ((double)(v))
+#define ST_u16(v) ((uint16_t)(v))
+#define ST_u32(v) ((uint32_t)(v))
+#define ST_u64(v) ((uint64_t)(v))
 #define PATH_b F
 #define PATH_u8 I
 #define PATH_i8 I
@@ -55,6 +64,9 @@ static inline int64_t f2i(double v) {
 #define PATH_bf16 F
 #define PATH_f32 F
 #define PATH_f64 F
+#define PATH_u16 I
+#define PATH_u32 I
+#define PATH_u64 I
 /* float16 <-> float32 casts of contiguous runs use the block conversions
  * (Note [Half conversions]); the condition is a constant in each cast loop */
 #define DTY_b CG_DTYPE_BOOL
@@ -67,6 +79,9 @@ static inline int64_t f2i(double v) {
 #define DTY_bf16 CG_DTYPE_BF16
 #define DTY_f32 CG_DTYPE_F32
 #define DTY_f64 CG_DTYPE_F64
+#define DTY_u16 CG_DTYPE_U16
+#define DTY_u32 CG_DTYPE_U32
+#define DTY_u64 CG_DTYPE_U64
 #define HALF_CAST_FAST(dn, sn, O, I, n)                                                  \
     do {                                                                                 \
         if (DTY_##dn == CG_DTYPE_F16 && DTY_##sn == CG_DTYPE_F32) {                      \
@@ -102,7 +117,8 @@ static inline int64_t f2i(double v) {
     CAST_LOOP(dn, DT, b, uint8_t) CAST_LOOP(dn, DT, u8, uint8_t) CAST_LOOP(dn, DT, i8, int8_t) \
     CAST_LOOP(dn, DT, i16, int16_t) CAST_LOOP(dn, DT, i32, int32_t) CAST_LOOP(dn, DT, i64, int64_t) \
     CAST_LOOP(dn, DT, f16, cg_f16) CAST_LOOP(dn, DT, bf16, cg_bf16) CAST_LOOP(dn, DT, f32, float) \
-    CAST_LOOP(dn, DT, f64, double)
+    CAST_LOOP(dn, DT, f64, double) CAST_LOOP(dn, DT, u16, uint16_t) CAST_LOOP(dn, DT, u32, uint32_t) \
+    CAST_LOOP(dn, DT, u64, uint64_t)
 
 CAST_FROM_ALL(b, uint8_t)
 CAST_FROM_ALL(u8, uint8_t)
@@ -114,15 +130,20 @@ CAST_FROM_ALL(f16, cg_f16)
 CAST_FROM_ALL(bf16, cg_bf16)
 CAST_FROM_ALL(f32, float)
 CAST_FROM_ALL(f64, double)
+CAST_FROM_ALL(u16, uint16_t)
+CAST_FROM_ALL(u32, uint32_t)
+CAST_FROM_ALL(u64, uint64_t)
 
 #define CAST_ROW(dn) \
     {cast_##dn##_b, cast_##dn##_u8, cast_##dn##_i8, cast_##dn##_i16, cast_##dn##_i32, cast_##dn##_i64, \
-     cast_##dn##_f16, cast_##dn##_bf16, cast_##dn##_f32, cast_##dn##_f64}
+     cast_##dn##_f16, cast_##dn##_bf16, cast_##dn##_f32, cast_##dn##_f64, cast_##dn##_u16, cast_##dn##_u32, \
+     cast_##dn##_u64}
 
 /* k_cast[dst][src] */
 static const cg_loop_fn k_cast[CG_DTYPE_COUNT][CG_DTYPE_COUNT] = {
     CAST_ROW(b), CAST_ROW(u8), CAST_ROW(i8), CAST_ROW(i16), CAST_ROW(i32),
     CAST_ROW(i64), CAST_ROW(f16), CAST_ROW(bf16), CAST_ROW(f32), CAST_ROW(f64),
+    CAST_ROW(u16), CAST_ROW(u32), CAST_ROW(u64),
 };
 
 /* strided copy of n elements of a fixed size: the fixed-size memcpy compiles

@@ -70,6 +70,10 @@ static void arange_fill_ints(char *p, cg_dtype dt, int64_t n, int64_t start, int
 
 CG_PROF_FN0(cg_tensor *, cg_arange, "arange", (double start, double end, double step, cg_dtype dt, cg_device dev),
             (start, end, step, dt, dev)) {
+    if (cg_dtype_is_barebones(dt)) { /* PyTorch has no arange, linspace, logspace or eye for them */
+        cg_dtype_unsupported("arange", dt);
+        return NULL;
+    }
     CG_CHECK(step != 0, CG_ERR_VALUE, "[arange] step must be nonzero");
     CG_CHECK(isfinite(start) && isfinite(end), CG_ERR_VALUE, "[arange] unsupported range: %g -> %g", start, end);
     CG_CHECK((step > 0 && end >= start) || (step < 0 && end <= start), CG_ERR_VALUE,
@@ -127,6 +131,9 @@ static inline int64_t d2i(double v) {
 #define D_BF16(v) cg_f32_to_bf16((float)(v))
 #define D_F32(v) ((float)(v))
 #define D_F64(v) ((double)(v))
+#define D_U16(v) ((uint16_t)d2i(v))
+#define D_U32(v) ((uint32_t)d2i(v))
+#define D_U64(v) cg_f64_to_u64(v)
 
 void cg_store_doubles(char *dst, cg_dtype dt, const double *src, int64_t n) {
     switch (dt) {
@@ -140,6 +147,9 @@ void cg_store_doubles(char *dst, cg_dtype dt, const double *src, int64_t n) {
     case CG_DTYPE_BF16: CONVERT_LOOP(cg_bf16, D_BF16); break;
     case CG_DTYPE_F32: CONVERT_LOOP(float, D_F32); break;
     case CG_DTYPE_F64: CONVERT_LOOP(double, D_F64); break;
+    case CG_DTYPE_U16: CONVERT_LOOP(uint16_t, D_U16); break;
+    case CG_DTYPE_U32: CONVERT_LOOP(uint32_t, D_U32); break;
+    case CG_DTYPE_U64: CONVERT_LOOP(uint64_t, D_U64); break;
     default: CG_ASSERT(0);
     }
 }
@@ -156,6 +166,9 @@ void cg_store_ints(char *dst, cg_dtype dt, const int64_t *src, int64_t n) {
     case CG_DTYPE_BF16: CONVERT_LOOP(cg_bf16, D_BF16); break;
     case CG_DTYPE_F32: CONVERT_LOOP(float, D_F32); break;
     case CG_DTYPE_F64: CONVERT_LOOP(double, D_F64); break;
+    case CG_DTYPE_U16: CONVERT_LOOP(uint16_t, (uint16_t)); break;
+    case CG_DTYPE_U32: CONVERT_LOOP(uint32_t, (uint32_t)); break;
+    case CG_DTYPE_U64: CONVERT_LOOP(uint64_t, (uint64_t)); break;
     default: CG_ASSERT(0);
     }
 }
@@ -177,6 +190,9 @@ void cg_load_doubles(const char *src, cg_dtype dt, double *dst, int64_t n) {
     case CG_DTYPE_BF16: LOAD_LOOP(cg_bf16, cg_bf16_to_f32); break;
     case CG_DTYPE_F32: LOAD_LOOP(float, ); break;
     case CG_DTYPE_F64: LOAD_LOOP(double, ); break;
+    case CG_DTYPE_U16: LOAD_LOOP(uint16_t, ); break;
+    case CG_DTYPE_U32: LOAD_LOOP(uint32_t, ); break;
+    case CG_DTYPE_U64: LOAD_LOOP(uint64_t, ); break;
     default: CG_ASSERT(0);
     }
 }
@@ -263,11 +279,19 @@ static cg_tensor *space_impl(const char *op, double start, double end, int64_t s
 
 CG_PROF_FN0(cg_tensor *, cg_linspace, "linspace", (double start, double end, int64_t steps, cg_dtype dt, cg_device dev),
             (start, end, steps, dt, dev)) {
+    if (cg_dtype_is_barebones(dt)) {
+        cg_dtype_unsupported("linspace", dt);
+        return NULL;
+    }
     return space_impl("linspace", start, end, steps, false, 0.0, dt, dev);
 }
 
 CG_PROF_FN0(cg_tensor *, cg_logspace, "logspace", (double start, double end, int64_t steps, double base, cg_dtype dt,
             cg_device dev), (start, end, steps, base, dt, dev)) {
+    if (cg_dtype_is_barebones(dt)) {
+        cg_dtype_unsupported("logspace", dt);
+        return NULL;
+    }
     return space_impl("logspace", start, end, steps, true, base, dt, dev);
 }
 
@@ -276,6 +300,10 @@ CG_PROF_FN0(cg_tensor *, cg_logspace, "logspace", (double start, double end, int
 /* (n, m) with ones on the main diagonal; m < 0 means m = n. */
 CG_PROF_FN0(cg_tensor *, cg_eye, "eye", (int64_t n, int64_t m, cg_dtype dt, cg_device dev), (n, m, dt, dev)) {
     if (cg_check_factory("eye", dt, dev)) return NULL;
+    if (cg_dtype_is_barebones(dt)) {
+        cg_dtype_unsupported("eye", dt);
+        return NULL;
+    }
     CG_CHECK(n >= 0, CG_ERR_SHAPE, "[eye] n must be non-negative, got %lld", (long long)n);
     if (m < 0) m = n;
     int64_t shape[2] = {n, m};

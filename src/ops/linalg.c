@@ -240,6 +240,10 @@ static cg_tensor *prod_forward_body(const prod_op *op, cg_tensor *self, cg_tenso
     if (cg_check_same(name, n, args + off, cg_amp_cast_mask(&op->schema, n, args + off))) return NULL;
     cg_dtype dt = a->dtype;
     CG_CHECK(dt != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[%s] not supported for dtype bool", name);
+    if (cg_dtype_is_barebones(dt)) { /* no integer GEMM for them, as in PyTorch */
+        cg_dtype_unsupported(name, dt);
+        return NULL;
+    }
     if (!cg_dtype_is_floating(dt))
         CG_CHECK(alpha == trunc(alpha) && (!self || beta == trunc(beta)), CG_ERR_VALUE,
                  "[%s] for integer inputs, beta and alpha must be integers (got beta=%g, alpha=%g)", name, beta, alpha);

@@ -14,11 +14,12 @@
     CG_UNARY_LOOP(name##_i64, int64_t, int64_t, uint8_t, CG_ID, CG_ST_BOOL, EXPR_INT)             \
     CG_UNARY_FLOAT_PRED_LOOPS(name, EXPR_F, EXPR_D)
 
-#define PRED_OP(name, NODE)                                                                        \
+/* UINT: the table entries of the barebones unsigned dtypes, where PyTorch has them */
+#define PRED_OP(name, NODE, UINT)                                                                  \
     const cg_unary_op cg_op_##name = {                                                             \
         .schema = {#name, NODE, 1, CG_AMP_KEEP, false, false, false},                              \
         .arity = 1, .out_dtype = CG_DTYPE_BOOL,                                                    \
-        .cpu = {CG_ALL_TABLE(name)},                                                               \
+        .cpu = {CG_ALL_TABLE(name), UINT},                                                         \
         .backward = NULL,                                                                          \
     };                                                                                             \
     cg_tensor *cg_##name(cg_tensor *x) { return cg_unary_forward(&cg_op_##name, x, NULL, 0); }
@@ -39,22 +40,29 @@ LOGICAL_OP(logical_or, (a != 0) || (b != 0), "LogicalOrBackward0")
 LOGICAL_OP(logical_xor, (a != 0) != (b != 0), "LogicalXorBackward0")
 
 UNARY_PRED_ALL_LOOPS(logical_not, x == 0, x == 0, x == 0)
-PRED_OP(logical_not, "LogicalNotBackward0")
+PRED_OP(logical_not, "LogicalNotBackward0", )
 
 /* ---------------------------------------------------------------- isinf / isfinite (integers are finite) */
 UNARY_PRED_ALL_LOOPS(isinf, 0 * x, isinf(x), isinf(x))
-PRED_OP(isinf, "IsinfBackward0")
+#define UINT_PRED_LOOPS(name, EXPR)                                                  \
+    CG_UNARY_LOOP(name##_u16, uint16_t, int64_t, uint8_t, CG_ID, CG_ST_BOOL, EXPR)  \
+    CG_UNARY_LOOP(name##_u32, uint32_t, int64_t, uint8_t, CG_ID, CG_ST_BOOL, EXPR)  \
+    CG_UNARY_LOOP(name##_u64, uint64_t, int64_t, uint8_t, CG_ID, CG_ST_BOOL, EXPR)
+UINT_PRED_LOOPS(isinf, 0 * x)
+PRED_OP(isinf, "IsinfBackward0", CG_UINT_TABLE(isinf))
 UNARY_PRED_ALL_LOOPS(isfinite, 1 + 0 * x, isfinite(x), isfinite(x))
-PRED_OP(isfinite, "IsfiniteBackward0")
+UINT_PRED_LOOPS(isfinite, 1 + 0 * x)
+PRED_OP(isfinite, "IsfiniteBackward0", CG_UINT_TABLE(isfinite))
 
 /* ---------------------------------------------------------------- bitwise and / or / xor / not */
 #define BITWISE_OP(name, OPX, NODE)                                                                \
     CG_BINARY_INT_LOOPS(name, a OPX b)                                                             \
+    CG_BINARY_UINT_LOOPS(name, a OPX b)                                                            \
     CG_BINARY_LOOP(name##_b, uint8_t, int, uint8_t, CG_LD_BOOL, CG_ST_BOOL, a OPX b)               \
     const cg_binary_op cg_op_##name = {                                                            \
         .schema = {#name, NODE, 1, CG_AMP_KEEP, false, false, false},                              \
         .arity = 2, .out_dtype = CG_SAME_DTYPE,                                                    \
-        .cpu = {CG_INT_TABLE(name), [CG_DTYPE_BOOL] = name##_b},                                   \
+        .cpu = {CG_INT_TABLE(name), [CG_DTYPE_BOOL] = name##_b, CG_UINT_TABLE(name)},              \
         .backward = NULL,                                                                          \
     };                                                                                             \
     cg_tensor *cg_##name(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_##name, a, b, NULL, 0); }

@@ -45,7 +45,8 @@ const cg_nary_op cg_op_where = {
     .arity = 3, .bool_inputs = 1u, .out_dtype = CG_SAME_DTYPE,
     .cpu = {[CG_DTYPE_BOOL] = where_1, [CG_DTYPE_U8] = where_1, [CG_DTYPE_I8] = where_1,
             [CG_DTYPE_I16] = where_2, [CG_DTYPE_F16] = where_2, [CG_DTYPE_BF16] = where_2,
-            [CG_DTYPE_I32] = where_4, [CG_DTYPE_F32] = where_4, [CG_DTYPE_I64] = where_8, [CG_DTYPE_F64] = where_8},
+            [CG_DTYPE_I32] = where_4, [CG_DTYPE_F32] = where_4, [CG_DTYPE_I64] = where_8, [CG_DTYPE_F64] = where_8,
+            [CG_DTYPE_U16] = where_2, [CG_DTYPE_U32] = where_4, [CG_DTYPE_U64] = where_8},
     .backward = where_backward,
 };
 

@@ -118,6 +118,10 @@ static cg_tensor *linear_body(cg_tensor *input, cg_tensor *weight, cg_tensor *bi
     if (cg_check_same(op, bias ? 3 : 2, args, cg_amp_cast_mask(&k_linear, bias ? 3 : 2, args))) return NULL;
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR];
     CG_CHECK(input->dtype != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[%s] not supported for dtype bool", op);
+    if (cg_dtype_is_barebones(input->dtype)) {
+        cg_dtype_unsupported(op, input->dtype);
+        return NULL;
+    }
     CG_CHECK(input->ndim >= 1, CG_ERR_SHAPE, "[%s] input must be at least 1-D, got shape %s", op,
              cg_shape_str(s1, input->ndim, input->shape));
     CG_CHECK(weight->ndim == 2, CG_ERR_SHAPE, "[%s] weight must be 2-D (out_features, in_features), got shape %s", op,

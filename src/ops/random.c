@@ -186,7 +186,7 @@ static bool find_outside(const cg_tensor *c, double lo, double hi, double *bad) 
 /* ------------------------------------------------------------- rand, randn */
 
 static cg_status check_floating(const char *op, cg_dtype dt) {
-    if (!cg_dtype_is_floating(dt)) return cg_set_error(CG_ERR_DTYPE, "[%s] not supported for dtype %s", op, cg_dtype_name(dt));
+    if (!cg_dtype_is_floating(dt)) return cg_dtype_unsupported(op, dt);
     return CG_OK;
 }
 
@@ -241,6 +241,10 @@ CG_PROF_FN0(cg_tensor *, cg_randint, "randint", (int64_t low, int64_t high, int 
  * result never depends on the thread count. */
 CG_PROF_FN0(cg_tensor *, cg_randperm, "randperm", (int64_t n, cg_dtype dt, cg_device dev), (n, dt, dev)) {
     if (cg_check_factory("randperm", dt, dev)) return NULL;
+    if (cg_dtype_is_barebones(dt)) { /* as PyTorch */
+        cg_dtype_unsupported("randperm", dt);
+        return NULL;
+    }
     CG_CHECK(n >= 0, CG_ERR_SHAPE, "[randperm] n must be non-negative, got %lld", (long long)n);
     CG_CHECK(dt != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[randperm] not supported for dtype bool");
     int64_t lo, hi;

@@ -77,6 +77,10 @@ CG_REDUCE_LOOP(sum_i8, int8_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_
 CG_REDUCE_LOOP(sum_i16, int16_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(sum_i32, int32_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(sum_i64, int64_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+/* the barebones unsigned dtypes sum into int64 as PyTorch does (uint64 wraps modulo 2^64) */
+CG_REDUCE_LOOP(sum_u16, uint16_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+CG_REDUCE_LOOP(sum_u32, uint32_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+CG_REDUCE_LOOP(sum_u64, uint64_t, uint64_t, int64_t, CG_ID, CG_ID, 0u, SUM_STEP, SUM_FINAL)
 
 /* column folds (Note [Column reductions]) for every dtype sum takes; FIN as the loops' */
 #define SUM_COLS_LOOPS(name, FIN)                                                                              \
@@ -91,6 +95,9 @@ CG_REDUCE_COLS_LOOP(sum_cols_i8, int8_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_
 CG_REDUCE_COLS_LOOP(sum_cols_i16, int16_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_COLS_LOOP(sum_cols_i32, int32_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_COLS_LOOP(sum_cols_i64, int64_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(sum_cols_u16, uint16_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(sum_cols_u32, uint32_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(sum_cols_u64, uint64_t, uint64_t, int64_t, CG_ID, CG_ID, 0u, SUM_STEP, SUM_FINAL)
 
 /* ---------------------------------------------------------------- chunked double sums (reduce_internal.h) */
 typedef struct rd_chunk_job {
@@ -153,8 +160,8 @@ static cg_status sum_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gi
 static const cg_reduce_op k_sum = {
     .schema = {"sum", "SumBackward1", 1, CG_AMP_KEEP, false, false, false},
     .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(sum), CG_INT_TABLE(sum), [CG_DTYPE_BOOL] = sum_b},
-    .cols = {CG_FLOAT_TABLE(sum_cols), CG_INT_TABLE(sum_cols), [CG_DTYPE_BOOL] = sum_cols_b},
+    .cpu = {CG_FLOAT_TABLE(sum), CG_INT_TABLE(sum), [CG_DTYPE_BOOL] = sum_b, CG_UINT_TABLE(sum)},
+    .cols = {CG_FLOAT_TABLE(sum_cols), CG_INT_TABLE(sum_cols), [CG_DTYPE_BOOL] = sum_cols_b, CG_UINT_TABLE(sum_cols)},
     .full = sum_full,
     .chunked = true,
     .backward = sum_backward,
@@ -201,7 +208,10 @@ cg_tensor *cg_sum(cg_tensor *x, int ndims, const int64_t *dims, bool keepdim) {
     CG_REDUCE_LOOP(name##_f32, float, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)      \
     CG_REDUCE_LOOP(name##_f64, double, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)     \
     CG_REDUCE_LOOP(name##_f16, cg_f16, int, uint8_t, NZ_LD_F16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL) \
-    CG_REDUCE_LOOP(name##_bf16, cg_bf16, int, uint8_t, NZ_LD_BF16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)
+    CG_REDUCE_LOOP(name##_bf16, cg_bf16, int, uint8_t, NZ_LD_BF16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)    \
+    CG_REDUCE_LOOP(name##_u16, uint16_t, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)         \
+    CG_REDUCE_LOOP(name##_u32, uint32_t, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)         \
+    CG_REDUCE_LOOP(name##_u64, uint64_t, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)
 REDUCE_BOOL_LOOPS(any, 0, ANY_STEP)
 REDUCE_BOOL_LOOPS(all, 1, ALL_STEP)
 #define REDUCE_BOOL_COLS(name, INIT, STEP)                                                                   \
@@ -214,22 +224,25 @@ REDUCE_BOOL_LOOPS(all, 1, ALL_STEP)
     CG_REDUCE_COLS_LOOP(name##_cols_f32, float, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)      \
     CG_REDUCE_COLS_LOOP(name##_cols_f64, double, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)     \
     CG_REDUCE_COLS_LOOP(name##_cols_f16, cg_f16, int, uint8_t, NZ_LD_F16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL) \
-    CG_REDUCE_COLS_LOOP(name##_cols_bf16, cg_bf16, int, uint8_t, NZ_LD_BF16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)
+    CG_REDUCE_COLS_LOOP(name##_cols_bf16, cg_bf16, int, uint8_t, NZ_LD_BF16, CG_ST_BOOL, INIT, STEP, BOOL_FINAL) \
+    CG_REDUCE_COLS_LOOP(name##_cols_u16, uint16_t, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)      \
+    CG_REDUCE_COLS_LOOP(name##_cols_u32, uint32_t, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)      \
+    CG_REDUCE_COLS_LOOP(name##_cols_u64, uint64_t, int, uint8_t, NZ_LD, CG_ST_BOOL, INIT, STEP, BOOL_FINAL)
 REDUCE_BOOL_COLS(any, 0, ANY_STEP)
 REDUCE_BOOL_COLS(all, 1, ALL_STEP)
 
 static const cg_reduce_op k_any = {
     .schema = {"any", NULL, 1, CG_AMP_KEEP, false, false, false},
     .out_dtype = CG_DTYPE_BOOL,
-    .cpu = {CG_ALL_TABLE(any)},
-    .cols = {CG_ALL_TABLE(any_cols)},
+    .cpu = {CG_ALL_TABLE(any), CG_UINT_TABLE(any)},
+    .cols = {CG_ALL_TABLE(any_cols), CG_UINT_TABLE(any_cols)},
     .chunked = true,
 };
 static const cg_reduce_op k_all = {
     .schema = {"all", NULL, 1, CG_AMP_KEEP, false, false, false},
     .out_dtype = CG_DTYPE_BOOL,
-    .cpu = {CG_ALL_TABLE(all)},
-    .cols = {CG_ALL_TABLE(all_cols)},
+    .cpu = {CG_ALL_TABLE(all), CG_UINT_TABLE(all)},
+    .cols = {CG_ALL_TABLE(all_cols), CG_UINT_TABLE(all_cols)},
     .chunked = true,
 };
 
@@ -365,6 +378,9 @@ CG_REDUCE_LOOP(prod_i8, int8_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, 
 CG_REDUCE_LOOP(prod_i16, int16_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(prod_i32, int32_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
 CG_REDUCE_LOOP(prod_i64, int64_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_LOOP(prod_u16, uint16_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_LOOP(prod_u32, uint32_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_LOOP(prod_u64, uint64_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
 CG_REDUCE_COLS_LOOP(prod_cols_f32, float, double, float, CG_ID, CG_ID, 1.0, PROD_STEP, SUM_FINAL)
 CG_REDUCE_COLS_LOOP(prod_cols_f64, double, double, double, CG_ID, CG_ID, 1.0, PROD_STEP, SUM_FINAL)
 CG_REDUCE_COLS_LOOP(prod_cols_f16, cg_f16, double, cg_f16, CG_LD_F16, CG_ST_F16, 1.0, PROD_STEP, SUM_FINAL)
@@ -375,6 +391,9 @@ CG_REDUCE_COLS_LOOP(prod_cols_i8, int8_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, P
 CG_REDUCE_COLS_LOOP(prod_cols_i16, int16_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
 CG_REDUCE_COLS_LOOP(prod_cols_i32, int32_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
 CG_REDUCE_COLS_LOOP(prod_cols_i64, int64_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_u16, uint16_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_u32, uint32_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
+CG_REDUCE_COLS_LOOP(prod_cols_u64, uint64_t, uint64_t, int64_t, CG_ID, CG_ID, 1u, PROD_STEP, SUM_FINAL)
 
 static const cg_reduce_op k_prod;
 static cg_tensor *prod_mask(cg_tensor *x, uint32_t mask, bool keepdim) {
@@ -484,8 +503,8 @@ fail:
 static const cg_reduce_op k_prod = {
     .schema = {"prod", "ProdBackward1", 1, CG_AMP_FP32, false, true, true},
     .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(prod), CG_INT_TABLE(prod), [CG_DTYPE_BOOL] = prod_b},
-    .cols = {CG_FLOAT_TABLE(prod_cols), CG_INT_TABLE(prod_cols), [CG_DTYPE_BOOL] = prod_cols_b},
+    .cpu = {CG_FLOAT_TABLE(prod), CG_INT_TABLE(prod), [CG_DTYPE_BOOL] = prod_b, CG_UINT_TABLE(prod)},
+    .cols = {CG_FLOAT_TABLE(prod_cols), CG_INT_TABLE(prod_cols), [CG_DTYPE_BOOL] = prod_cols_b, CG_UINT_TABLE(prod_cols)},
     .chunked = true,
     .backward = prod_backward,
 };

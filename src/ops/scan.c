@@ -58,12 +58,15 @@ typedef void (*scan_line_fn)(const char *in, int64_t is, char *out, int64_t os, 
     SCAN_LINE(op##_i8, int8_t, uint64_t, int64_t, LD_U64, ST_I64, INIT, STEP)                   \
     SCAN_LINE(op##_i16, int16_t, uint64_t, int64_t, LD_U64, ST_I64, INIT, STEP)                 \
     SCAN_LINE(op##_i32, int32_t, uint64_t, int64_t, LD_U64, ST_I64, INIT, STEP)                 \
-    SCAN_LINE(op##_i64, int64_t, uint64_t, int64_t, LD_U64, ST_I64, INIT, STEP)
+    SCAN_LINE(op##_i64, int64_t, uint64_t, int64_t, LD_U64, ST_I64, INIT, STEP)                 \
+    SCAN_LINE(op##_u16, uint16_t, uint64_t, int64_t, CG_ID, ST_I64, INIT, STEP)                 \
+    SCAN_LINE(op##_u32, uint32_t, uint64_t, int64_t, CG_ID, ST_I64, INIT, STEP)                 \
+    SCAN_LINE(op##_u64, uint64_t, uint64_t, int64_t, CG_ID, ST_I64, INIT, STEP)
 SCAN_LINES(csum, 0, ADD)
 SCAN_LINES(cprod, 1, MUL)
 
-static const scan_line_fn k_csum[CG_DTYPE_COUNT] = {CG_ALL_TABLE(csum)};
-static const scan_line_fn k_cprod[CG_DTYPE_COUNT] = {CG_ALL_TABLE(cprod)};
+static const scan_line_fn k_csum[CG_DTYPE_COUNT] = {CG_ALL_TABLE(csum), CG_UINT_TABLE(csum)};
+static const scan_line_fn k_cprod[CG_DTYPE_COUNT] = {CG_ALL_TABLE(cprod), CG_UINT_TABLE(cprod)};
 
 typedef struct scan_job {
     cg_lines L; /* args: out, x */
@@ -88,7 +91,10 @@ static cg_tensor *scan_apply(const cg_op_schema *s, const scan_line_fn *table, c
     int64_t d;
     if (cg_wrap_dim(s->name, dim, x->ndim, &d) || guard(s, x)) return NULL;
     scan_line_fn fn = table[x->dtype];
-    CG_CHECK(fn, CG_ERR_DTYPE, "[%s] not supported for dtype %s", s->name, cg_dtype_name(x->dtype));
+    if (!fn) {
+        cg_dtype_unsupported(s->name, x->dtype);
+        return NULL;
+    }
     cg_dtype odt = cg_dtype_is_floating(x->dtype) ? x->dtype : CG_DTYPE_I64;
     cg_tensor *out = cg_new_output(s->name, x->ndim, x->shape, odt, x->device);
     if (!out) return NULL;

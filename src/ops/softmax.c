@@ -313,8 +313,10 @@ static cg_tensor *softmax_body(const cg_op_schema *sc, cg_backward_fn bw, cg_ten
     CG_CHECK(x, CG_ERR_VALUE, "[%s] argument is NULL", name);
     int64_t d;
     if (cg_wrap_dim(name, dim, x->ndim, &d)) return NULL;
-    CG_CHECK(cg_dtype_is_floating(x->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
-             cg_dtype_name(x->dtype));
+    if (!cg_dtype_is_floating(x->dtype)) {
+        cg_dtype_unsupported(name, x->dtype); /* NotImplementedError for uint16/32/64, as PyTorch */
+        return NULL;
+    }
     cg_tensor *in;
     bool owned;
     if (cg_schema_guard(sc, 1, &x, &in, &owned)) return NULL;

@@ -64,7 +64,12 @@ LOAD_KEYS(keys_f16, cg_f16, double, CG_LD_F16)
 LOAD_KEYS(keys_bf16, cg_bf16, double, CG_LD_BF16)
 LOAD_KEYS(keys_f32, float, double, CG_ID)
 LOAD_KEYS(keys_f64, double, double, CG_ID)
-static const load_keys_fn k_load_keys[CG_DTYPE_COUNT] = {CG_ALL_TABLE(keys)};
+LOAD_KEYS(keys_u16, uint16_t, int64_t, CG_ID)
+LOAD_KEYS(keys_u32, uint32_t, int64_t, CG_ID)
+/* uint64 keys with the top bit flipped: the int64 order of the results is the unsigned order */
+#define FLIP_TOP(x) ((int64_t)((x) ^ UINT64_C(0x8000000000000000)))
+LOAD_KEYS(keys_u64, uint64_t, int64_t, FLIP_TOP)
+static const load_keys_fn k_load_keys[CG_DTYPE_COUNT] = {CG_ALL_TABLE(keys), CG_UINT_TABLE(keys)};
 
 typedef struct sort_job {
     cg_lines L;          /* args: values, indices, x */
@@ -127,6 +132,7 @@ static cg_status sort_body(const cg_op_schema *s, cg_tensor *x, int64_t dim, int
     bool owned;
     if (cg_schema_guard(s, 1, &x, &o, &owned)) return cg_last_error();
     if (owned) cg_tensor_release(o); /* AMP_KEEP: never casts */
+    if (k_given && cg_dtype_is_barebones(x->dtype)) return cg_dtype_unsupported(op, x->dtype); /* topk, as PyTorch */
     int64_t n = x->ndim ? x->shape[d] : 1;
     if (!k_given) k = n;
     CG_CHECK_S(k >= 0 && k <= n, CG_ERR_INDEX, "[%s] selected index k out of range (k = %lld, size %lld along dim %lld)",

@@ -55,7 +55,8 @@ const cg_unary_op cg_op_isnan = {
     .arity = 1, .out_dtype = CG_DTYPE_BOOL,
     .cpu = {CG_FLOAT_TABLE(isnan), [CG_DTYPE_BOOL] = isnan_int, [CG_DTYPE_U8] = isnan_int,
             [CG_DTYPE_I8] = isnan_int, [CG_DTYPE_I16] = isnan_i16, [CG_DTYPE_I32] = isnan_i32,
-            [CG_DTYPE_I64] = isnan_i64},
+            [CG_DTYPE_I64] = isnan_i64, [CG_DTYPE_U16] = isnan_i16, [CG_DTYPE_U32] = isnan_i32,
+            [CG_DTYPE_U64] = isnan_i64},
     .backward = NULL,
 };
 cg_tensor *cg_isnan(cg_tensor *x) { return cg_unary_forward(&cg_op_isnan, x, NULL, 0); }
@@ -251,10 +252,17 @@ FLOAT_OP_Y(erfinv, "ErfinvBackward0", CG_AMP_KEEP)
 
 /* ---------------------------------------------------------------- rounding: zero gradient;
  * integer inputs are returned unchanged (as PyTorch does) */
+/* the barebones unsigned dtypes: copies (PyTorch runs rounding and nan_to_num on them) */
+#define UINT_COPY_LOOPS(name)                                                        \
+    CG_UNARY_LOOP(name##_u16, uint16_t, uint16_t, uint16_t, CG_ID, CG_ID, x)          \
+    CG_UNARY_LOOP(name##_u32, uint32_t, uint32_t, uint32_t, CG_ID, CG_ID, x)          \
+    CG_UNARY_LOOP(name##_u64, uint64_t, uint64_t, uint64_t, CG_ID, CG_ID, x)
 #define ROUNDING_OP(name, NODE, FF, FD)                                                          \
     CG_UNARY_FLOAT_LOOPS(name, FF(x), FD(x))                                                     \
     CG_UNARY_INT_LOOPS(name, x)                                                                  \
-    UNARY_OP(name, NODE, CG_AMP_KEEP, false, false, cg_zero_backward, CG_FLOAT_TABLE(name), CG_INT_TABLE(name))
+    UINT_COPY_LOOPS(name)                                                                        \
+    UNARY_OP(name, NODE, CG_AMP_KEEP, false, false, cg_zero_backward, CG_FLOAT_TABLE(name), CG_INT_TABLE(name), \
+             CG_UINT_TABLE(name))
 ROUNDING_OP(floor, "FloorBackward0", floorf, floor)
 ROUNDING_OP(ceil, "CeilBackward0", ceilf, ceil)
 ROUNDING_OP(round, "RoundBackward0", rintf, rint) /* rint: half to even in the default rounding mode */
@@ -279,11 +287,13 @@ UNARY_OP(frac, "FracBackward0", CG_AMP_KEEP, false, false, frac_backward, CG_FLO
 CG_UNARY_FLOAT_LOOPS(nan_to_num, NTN(x, float), NTN(x, double))
 CG_UNARY_INT_LOOPS(nan_to_num, x)
 CG_UNARY_LOOP(nan_to_num_b, uint8_t, uint8_t, uint8_t, CG_ID, CG_ID, x)
+UINT_COPY_LOOPS(nan_to_num)
 CG_GRAD(nan_to_num, TK(cg_grad_gate(CG_GATE_FINITE, g, s, 0, 0, 1, 0)))
 const cg_unary_op cg_op_nan_to_num = {
     .schema = {"nan_to_num", "NanToNumBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 1, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(nan_to_num), CG_INT_TABLE(nan_to_num), [CG_DTYPE_BOOL] = nan_to_num_b},
+    .cpu = {CG_FLOAT_TABLE(nan_to_num), CG_INT_TABLE(nan_to_num), [CG_DTYPE_BOOL] = nan_to_num_b,
+            CG_UINT_TABLE(nan_to_num)},
     .backward = nan_to_num_backward,
 };
 cg_tensor *cg_nan_to_num(cg_tensor *x, double nan, double posinf, double neginf) {

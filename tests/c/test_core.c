@@ -55,6 +55,8 @@ TEST(core_all_dtypes_store_and_cast) {
             CHECK_NN(c);
             CHECK(cg_tensor_dtype(c) == (cg_dtype)j);
             for (int k = 0; k < 4; k++) {
+                /* -3 wraps in the wide unsigned dtypes to values a double or a half cannot hold */
+                if ((dt == CG_DTYPE_U16 || dt == CG_DTYPE_U32 || dt == CG_DTYPE_U64) && v[k] < 0) continue;
                 double src = tt_get(t, k), got = tt_get(c, k);
                 double want = src;
                 int64_t w = (int64_t)trunc(src);
@@ -65,6 +67,9 @@ TEST(core_all_dtypes_store_and_cast) {
                 case CG_DTYPE_I16: want = (int16_t)w; break;
                 case CG_DTYPE_I32: want = (int32_t)w; break;
                 case CG_DTYPE_I64: want = (double)w; break;
+                case CG_DTYPE_U16: want = (uint16_t)w; break;
+                case CG_DTYPE_U32: want = (uint32_t)w; break;
+                case CG_DTYPE_U64: want = (double)(uint64_t)w; break;
                 default: break;
                 }
                 CHECK_MSG(got == want, "%s -> %s: %g became %g", cg_dtype_name((cg_dtype)dt), cg_dtype_name((cg_dtype)j), src, got);

@@ -223,7 +223,7 @@ MALFORMED = {
     "missing field": (build({"a": {"dtype": "F32", "shape": [2]}}, b"\0" * 8), "exactly dtype"),
     "unknown dtype": (build({"a": entry(dtype="F128")}, b"\0" * 8), "unknown dtype 'F128'"),
     "dtype not a string": (build({"a": entry(dtype=4)}, b"\0" * 8), "dtype must be a string"),
-    "unsupported dtype": (build({"a": entry(dtype="U32")}, b"\0" * 8), "U32 is not supported"),
+    "unsupported dtype": (build({"a": entry(dtype="C64")}, b"\0" * 8), "C64 is not supported"),
     "negative shape": (build({"a": entry(shape=(-2,))}, b"\0" * 8), "non-negative integers"),
     "float shape": (build({"a": entry(shape=(2.0,))}, b"\0" * 8), "non-negative integers"),
     "bool shape": (build({"a": entry(shape=(True,))}, b"\0" * 8), "non-negative integers"),

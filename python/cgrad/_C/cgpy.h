@@ -80,6 +80,10 @@ static inline int cgpy_is_scalar(PyObject *o) {
     return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o);
 }
 cg_dtype cgpy_promote_types(cg_dtype a, cg_dtype b);
+/* promote_types with PyTorch's refusal for the barebones unsigned dtypes: 0, or -1 raised */
+int cgpy_promote_checked(cg_dtype a, cg_dtype b, cg_dtype *out);
+/* full / fill_ of a Python int into a uint64 tensor, exact above 2^53: 0, or -1 raised */
+int cgpy_fill_exact(cg_tensor *t, PyObject *v);
 
 /* ------------------------------------------------------------- arguments */
 

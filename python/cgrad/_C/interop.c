@@ -71,7 +71,7 @@ static int typestr_dtype(const char *ts) {
     int size = atoi(ts + 2);
     switch (kind) {
     case 'b': return size == 1 ? CG_DTYPE_BOOL : -1;
-    case 'u': return size == 1 ? CG_DTYPE_U8 : -1;
+    case 'u': return size == 1 ? CG_DTYPE_U8 : size == 2 ? CG_DTYPE_U16 : size == 4 ? CG_DTYPE_U32 : size == 8 ? CG_DTYPE_U64 : -1;
     case 'i': return size == 1 ? CG_DTYPE_I8 : size == 2 ? CG_DTYPE_I16 : size == 4 ? CG_DTYPE_I32 : size == 8 ? CG_DTYPE_I64 : -1;
     case 'f': return size == 2 ? CG_DTYPE_F16 : size == 4 ? CG_DTYPE_F32 : size == 8 ? CG_DTYPE_F64 : -1;
     default: return -1;
@@ -89,6 +89,9 @@ static const char *dtype_typestr(cg_dtype dt) {
     case CG_DTYPE_F16: return "<f2";
     case CG_DTYPE_F32: return "<f4";
     case CG_DTYPE_F64: return "<f8";
+    case CG_DTYPE_U16: return "<u2";
+    case CG_DTYPE_U32: return "<u4";
+    case CG_DTYPE_U64: return "<u8";
     default: return NULL;
     }
 }
@@ -144,7 +147,7 @@ static cg_tensor *view_of_ndarray(PyObject *arr) {
         if (ds)
             PyErr_Format(PyExc_TypeError,
                          "can't convert np.ndarray of type numpy.%U. The only supported types are: float64, float32, "
-                         "float16, int64, int32, int16, int8, uint8, and bool.",
+                         "float16, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.",
                          ds);
         Py_XDECREF(d);
         Py_XDECREF(ds);
@@ -558,7 +561,7 @@ enum { kDLCPU = 1, kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool
 static DLDataType dl_dtype(cg_dtype dt) {
     DLDataType d = {kDLFloat, (uint8_t)(8 * cg_dtype_size(dt)), 1};
     if (dt == CG_DTYPE_BOOL) d.code = kDLBool;
-    else if (dt == CG_DTYPE_U8) d.code = kDLUInt;
+    else if (dt == CG_DTYPE_U8 || dt == CG_DTYPE_U16 || dt == CG_DTYPE_U32 || dt == CG_DTYPE_U64) d.code = kDLUInt;
     else if (dt == CG_DTYPE_BF16) d.code = kDLBfloat;
     else if (!cg_dtype_is_floating(dt)) d.code = kDLInt;
     return d;
@@ -567,7 +570,9 @@ static int dtype_of_dl(DLDataType d) {
     if (d.lanes != 1) return -1;
     switch (d.code) {
     case kDLBool: return d.bits == 8 ? CG_DTYPE_BOOL : -1;
-    case kDLUInt: return d.bits == 8 ? CG_DTYPE_U8 : -1;
+    case kDLUInt:
+        return d.bits == 8 ? CG_DTYPE_U8 : d.bits == 16 ? CG_DTYPE_U16 : d.bits == 32 ? CG_DTYPE_U32
+               : d.bits == 64 ? CG_DTYPE_U64 : -1;
     case kDLInt:
         return d.bits == 8 ? CG_DTYPE_I8 : d.bits == 16 ? CG_DTYPE_I16 : d.bits == 32 ? CG_DTYPE_I32
                : d.bits == 64 ? CG_DTYPE_I64 : -1;

@@ -101,6 +101,10 @@ static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
     if (fv && cgpy_check_fits(fv, d, true)) return NULL;
     cg_tensor *t = kind == 0 ? cg_zeros(nd, shape, d, dev) : kind == 1 ? cg_ones(nd, shape, d, dev)
                    : kind == 2 ? cg_empty(nd, shape, d, dev) : cg_full(nd, shape, fillv, d, dev);
+    if (fv && t && cgpy_fill_exact(t, fv)) {
+        cg_tensor_release(t);
+        return NULL;
+    }
     if (out) { /* Note [out= validation] (bind.h); requires_grad is ignored with out=, as in PyTorch */
         cgpy_out_rule rule = {names[kind], CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, CGPY_OUT_QUIET_RESIZE};
         return cgpy_out_finish(out, t, &rule, 0, NULL);
@@ -135,6 +139,10 @@ static PyObject *like(PyObject *args, PyObject *kw, int kind) {
     const int64_t *sh = cg_tensor_shape(t);
     cg_tensor *r = kind == 0 ? cg_zeros(nd, sh, d, dev) : kind == 1 ? cg_ones(nd, sh, d, dev)
                    : kind == 2 ? cg_empty(nd, sh, d, dev) : cg_full(nd, sh, v, d, dev);
+    if (fv && r && cgpy_fill_exact(r, fv)) {
+        cg_tensor_release(r);
+        return NULL;
+    }
     return finish(r, rg);
 }
 static PyObject *f_zeros_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 0); }
@@ -259,7 +267,9 @@ static PyObject *f_promote_types(PyObject *m, PyObject *args) {
     cg_dtype a = CG_DTYPE_COUNT, b = CG_DTYPE_COUNT;
     if (!PyArg_ParseTuple(args, "O&O&:promote_types", cgpy_dtype_conv, &a, cgpy_dtype_conv, &b)) return NULL;
     if (a == CG_DTYPE_COUNT || b == CG_DTYPE_COUNT) return PyErr_Format(PyExc_TypeError, "promote_types(): expected dtypes");
-    PyObject *d = cgpy_dtype(cgpy_promote_types(a, b));
+    cg_dtype r;
+    if (cgpy_promote_checked(a, b, &r)) return NULL;
+    PyObject *d = cgpy_dtype(r);
     Py_INCREF(d);
     return d;
 }

@@ -44,7 +44,8 @@ const char *cgpy_torch_type_name(cg_dtype dt) {
     static const char *names[CG_DTYPE_COUNT] = {
         [CG_DTYPE_BOOL] = "Bool", [CG_DTYPE_U8] = "Byte",   [CG_DTYPE_I8] = "Char",     [CG_DTYPE_I16] = "Short",
         [CG_DTYPE_I32] = "Int",   [CG_DTYPE_I64] = "Long",  [CG_DTYPE_F16] = "Half",    [CG_DTYPE_BF16] = "BFloat16",
-        [CG_DTYPE_F32] = "Float", [CG_DTYPE_F64] = "Double",
+        [CG_DTYPE_F32] = "Float", [CG_DTYPE_F64] = "Double", [CG_DTYPE_U16] = "UInt16", [CG_DTYPE_U32] = "UInt32",
+        [CG_DTYPE_U64] = "UInt64",
     };
     return (int)dt >= 0 && dt < CG_DTYPE_COUNT && names[dt] ? names[dt] : "Unknown";
 }

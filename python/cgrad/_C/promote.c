@@ -32,38 +32,66 @@ cg_dtype cgpy_promote_types(cg_dtype a, cg_dtype b) {
     return cg_dtype_size(a) >= cg_dtype_size(b) ? a : b;
 }
 
+/* Note [Barebones unsigned dtypes]: uint16, uint32 and uint64 promote only
+ * with themselves and with floating dtypes; any other pair raises PyTorch's
+ * RuntimeError (a Python scalar or a 0-d tensor of a lower category never
+ * promotes, so `u32 * 2` stays uint32). */
+static bool barebones(cg_dtype dt) { return dt == CG_DTYPE_U16 || dt == CG_DTYPE_U32 || dt == CG_DTYPE_U64; }
+extern const char *cgpy_torch_type_name(cg_dtype dt); /* number.c: PyTorch's ScalarType names */
+
+int cgpy_promote_checked(cg_dtype a, cg_dtype b, cg_dtype *out) {
+    if (a != b && (barebones(a) || barebones(b)) && !cg_dtype_is_floating(a) && !cg_dtype_is_floating(b)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote %s and %s",
+                     cgpy_torch_type_name(a), cgpy_torch_type_name(b));
+        return -1;
+    }
+    *out = cgpy_promote_types(a, b);
+    return 0;
+}
+
 #define UNDEF (-1)
-static int promote_opt(int acc, cg_dtype dt) { return acc == UNDEF ? (int)dt : (int)cgpy_promote_types((cg_dtype)acc, dt); }
+static int promote_opt(int *acc, cg_dtype dt) {
+    cg_dtype r = dt;
+    if (*acc != UNDEF && cgpy_promote_checked((cg_dtype)*acc, dt, &r)) return -1;
+    *acc = (int)r;
+    return 0;
+}
 
 /* higher-priority class wins unless the lower class is of a higher category */
-static int combine(int higher, int lower) {
-    if (higher == UNDEF) return lower;
-    if (lower == UNDEF) return higher;
-    if (cg_dtype_is_floating((cg_dtype)higher)) return higher;
-    if (higher == CG_DTYPE_BOOL || cg_dtype_is_floating((cg_dtype)lower)) return (int)cgpy_promote_types((cg_dtype)higher, (cg_dtype)lower);
-    return higher;
+static int combine(int higher, int lower, int *out) {
+    *out = higher;
+    if (higher == UNDEF) *out = lower;
+    else if (lower == UNDEF || cg_dtype_is_floating((cg_dtype)higher)) *out = higher;
+    else if (higher == CG_DTYPE_BOOL || cg_dtype_is_floating((cg_dtype)lower)) {
+        cg_dtype r;
+        if (cgpy_promote_checked((cg_dtype)higher, (cg_dtype)lower, &r)) return -1;
+        *out = (int)r;
+    }
+    return 0;
 }
 
 int cgpy_result_type(int n, PyObject *const *ops, cg_dtype *out) {
-    int dim = UNDEF, zero = UNDEF, wrapped = UNDEF;
-    for (int i = 0; i < n; i++) {
+    int dim = UNDEF, zero = UNDEF, wrapped = UNDEF, e = 0;
+    for (int i = 0; i < n && !e; i++) {
         PyObject *o = ops[i];
         if (cgpy_is_tensor(o)) {
             cg_tensor *t = cgpy_t(o);
-            if (cg_tensor_ndim(t) > 0) dim = promote_opt(dim, cg_tensor_dtype(t));
-            else zero = promote_opt(zero, cg_tensor_dtype(t));
+            if (cg_tensor_ndim(t) > 0) e = promote_opt(&dim, cg_tensor_dtype(t));
+            else e = promote_opt(&zero, cg_tensor_dtype(t));
         } else if (PyBool_Check(o)) {
-            wrapped = promote_opt(wrapped, CG_DTYPE_BOOL);
+            e = promote_opt(&wrapped, CG_DTYPE_BOOL);
         } else if (PyLong_Check(o)) {
-            wrapped = promote_opt(wrapped, CG_DTYPE_I64);
+            e = promote_opt(&wrapped, CG_DTYPE_I64);
         } else if (PyFloat_Check(o)) {
-            wrapped = promote_opt(wrapped, cgpy_default_dtype);
+            e = promote_opt(&wrapped, cgpy_default_dtype);
         } else {
             PyErr_Format(PyExc_TypeError, "expected a Tensor or a Python number, got %.100s", Py_TYPE(o)->tp_name);
             return -1;
         }
     }
-    int r = combine(dim, combine(zero, wrapped));
+    int zw, r;
+    if (e || combine(zero, wrapped, &zw) || combine(dim, zw, &r)) return -1;
     *out = r == UNDEF ? cgpy_default_dtype : (cg_dtype)r;
     return 0;
 }
@@ -80,14 +108,19 @@ cg_tensor *cgpy_as_tensor(PyObject *o, cg_dtype dt, cg_device dev) {
     else if (PyLong_Check(o)) {
         int overflow = 0;
         long long ll = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow > 0 && dt == CG_DTYPE_U64) { /* [2^63, 2^64): exact */
+            unsigned long long u = PyLong_AsUnsignedLongLong(o);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) PyErr_Clear();
+            else ll = (long long)u, overflow = 0; /* the bits; from_data below takes them as uint64 */
+        }
         if (overflow) {
             PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow", cg_dtype_name(dt));
             return NULL;
         }
         if (ll == -1 && PyErr_Occurred()) return NULL;
-        if (dt == CG_DTYPE_I64) { /* exact, beyond 2^53 */
+        if (dt == CG_DTYPE_I64 || dt == CG_DTYPE_U64) { /* exact, beyond 2^53 (uint64: the int64 wraps) */
             int64_t x = ll;
-            cg_tensor *t = cg_from_data(&x, 0, NULL, CG_DTYPE_I64);
+            cg_tensor *t = cg_from_data(&x, 0, NULL, dt);
             if (!t) cgpy_raise();
             if (t && dev.type != CG_DEVICE_CPU) {
                 cg_tensor *m = cg_to_device(t, dev);
@@ -143,11 +176,39 @@ int cgpy_check_fits(PyObject *o, cg_dtype dt, bool check_float) {
     bool integral = !cg_dtype_is_floating(dt); /* bool included */
     if ((dt == CG_DTYPE_BOOL || !integral) && !check_float) return 0;
     long long v = 0;
+    if (dt == CG_DTYPE_U64 && PyLong_Check(o)) { /* uint64 takes [-2^63, 2^64); negatives wrap */
+        int overflow;
+        v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (v == -1 && PyErr_Occurred()) return -1;
+        if (overflow > 0) {
+            unsigned long long u = PyLong_AsUnsignedLongLong(o);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                overflow = -1;
+            } else
+                overflow = 0;
+        }
+        if (overflow) {
+            PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+            return -1;
+        }
+        return 0;
+    }
     if (PyLong_Check(o)) { /* Python ints are taken as int64 first */
         int overflow;
         v = PyLong_AsLongLongAndOverflow(o, &overflow);
         if (v == -1 && PyErr_Occurred()) return -1;
         if (overflow) {
+            if (overflow > 0 && check_float) { /* [2^63, 2^64): PyTorch takes it as a uint64, then checks */
+                unsigned long long u = PyLong_AsUnsignedLongLong(o);
+                if (!(u == (unsigned long long)-1 && PyErr_Occurred())) {
+                    if (dt == CG_DTYPE_BOOL || !integral) return 0;
+                    PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow",
+                                 cg_dtype_name(dt));
+                    return -1;
+                }
+                PyErr_Clear();
+            }
             PyErr_SetString(PyExc_OverflowError, "int too big to convert"); /* as PyTorch */
             return -1;
         }
@@ -160,12 +221,16 @@ int cgpy_check_fits(PyObject *o, cg_dtype dt, bool check_float) {
     case CG_DTYPE_I16: lo = INT16_MIN, hi = INT16_MAX; break;
     case CG_DTYPE_I32: lo = INT32_MIN, hi = INT32_MAX; break;
     case CG_DTYPE_I64: lo = (double)INT64_MIN, hi = (double)INT64_MAX; break;
+    case CG_DTYPE_U16: lo = 0, hi = UINT16_MAX; break;
+    case CG_DTYPE_U32: lo = 0, hi = UINT32_MAX; break;
+    case CG_DTYPE_U64: lo = 0, hi = 18446744073709551616.0; break;
     default: lo = -FLT_MAX, hi = FLT_MAX; break;
     }
     bool ok;
     if (PyLong_Check(o)) {
         if (!integral || dt == CG_DTYPE_I64) ok = true;
         else if (dt == CG_DTYPE_U8) ok = v <= UINT8_MAX && v >= -(long long)UINT8_MAX;
+        else if (dt == CG_DTYPE_U16 || dt == CG_DTYPE_U32) ok = v <= (long long)hi && v >= -(long long)hi;
         else ok = v >= (long long)lo && v <= (long long)hi;
     } else {
         double f = PyFloat_AsDouble(o);
@@ -175,4 +240,16 @@ int cgpy_check_fits(PyObject *o, cg_dtype dt, bool check_float) {
     if (ok) return 0;
     PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow", cg_dtype_name(dt));
     return -1;
+}
+
+/* A Python int that full / fill_ write into a uint64 tensor, exactly (their
+ * double rounds values above 2^53): t gets a copy of the uint64 scalar.
+ * 0 (also when this is not such a case), or -1 raised. */
+int cgpy_fill_exact(cg_tensor *t, PyObject *v) {
+    if (!t || cg_tensor_dtype(t) != CG_DTYPE_U64 || !PyLong_Check(v) || PyBool_Check(v)) return 0;
+    cg_tensor *s = cgpy_as_tensor(v, CG_DTYPE_U64, cg_tensor_device(t));
+    if (!s) return -1;
+    cg_status st = cg_copy_(t, s);
+    cg_tensor_release(s);
+    return cgpy_check(st) ? -1 : 0;
 }

@@ -337,14 +337,35 @@ static int infer(PyObject *o, int depth, infer_state *st) {
 static int fill_leaf(PyObject *o, char **p, cg_dtype dt, cg_dtype target) {
     double v;
     if (cgpy_is_scalar(o) && cgpy_check_fits(o, target, false)) {
-        if (PyErr_ExceptionMatches(PyExc_OverflowError)) { /* a ValueError, as PyTorch's parser raises */
+        /* a ValueError, as PyTorch's parser raises (which reads uint64 data as unsigned: OverflowError) */
+        if (target != CG_DTYPE_U64 && PyErr_ExceptionMatches(PyExc_OverflowError)) {
             PyErr_Clear();
             PyErr_Format(PyExc_ValueError, "Overflow when unpacking long long: %R does not fit in int64", o);
         }
         return -1;
     }
-    if (cgpy_is_tensor(o) && dt == CG_DTYPE_I64) { /* exact int64 staging */
-        if (cgpy_check(cg_tensor_copy_to_buffer(cgpy_t(o), *p, CG_DTYPE_I64))) return -1;
+    if (cgpy_is_tensor(o) && (dt == CG_DTYPE_I64 || dt == CG_DTYPE_U64)) { /* exact 64-bit integer staging */
+        if (cgpy_check(cg_tensor_copy_to_buffer(cgpy_t(o), *p, dt))) return -1;
+        *p += 8;
+        return 0;
+    }
+    if (dt == CG_DTYPE_U64 && PyLong_Check(o)) { /* the unsigned dtypes: exact up to 2^64 - 1, negatives wrap */
+        uint64_t x;
+        int overflow = 0;
+        long long sv = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (sv == -1 && PyErr_Occurred()) return -1;
+        if (overflow < 0 || (!overflow && sv < 0)) {
+            if (target == CG_DTYPE_U64) { /* as PyTorch's argument parser */
+                PyErr_SetString(PyExc_OverflowError, "can't convert negative int to unsigned");
+                return -1;
+            }
+            x = (uint64_t)sv; /* in int64: checked above */
+        } else {
+            unsigned long long u = PyLong_AsUnsignedLongLong(o);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+            x = u;
+        }
+        memcpy(*p, &x, 8);
         *p += 8;
         return 0;
     }
@@ -424,7 +445,12 @@ cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev) {
     int64_t numel = 1;
     for (int i = 0; i < ndim; i++) numel *= st.shape[i];
     /* staging buffer in float64 (or int64 when all values are ints, to stay exact) */
-    cg_dtype stage = (st.kind <= 1 && (dt == CG_DTYPE_I64)) ? CG_DTYPE_I64 : CG_DTYPE_F64;
+    bool unsigned_wide = dt == CG_DTYPE_U16 || dt == CG_DTYPE_U32 || dt == CG_DTYPE_U64;
+    if (dt == CG_DTYPE_U64 && st.kind == 2) { /* PyTorch parses uint64 data as integers only */
+        PyErr_SetString(PyExc_TypeError, "an integer is required");
+        return NULL;
+    }
+    cg_dtype stage = st.kind > 1 ? CG_DTYPE_F64 : dt == CG_DTYPE_I64 ? CG_DTYPE_I64 : unsigned_wide ? CG_DTYPE_U64 : CG_DTYPE_F64;
     void *buf = PyMem_Malloc((size_t)(numel > 0 ? numel : 1) * 8);
     if (!buf) return (cg_tensor *)PyErr_NoMemory();
     char *p = buf;

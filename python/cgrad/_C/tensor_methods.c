@@ -87,6 +87,7 @@ static PyObject *m_detach_(PyObject *self, PyObject *u) {
 static PyObject *scalar_of(cg_dtype dt, double v, const void *raw) {
     if (dt == CG_DTYPE_BOOL) return PyBool_FromLong(v != 0);
     if (dt == CG_DTYPE_I64 && raw) return PyLong_FromLongLong(*(const int64_t *)raw);
+    if (dt == CG_DTYPE_U64 && raw) return PyLong_FromUnsignedLongLong(*(const uint64_t *)raw); /* exact above 2^63 */
     if (!cg_dtype_is_floating(dt)) return PyLong_FromLongLong((long long)v);
     return PyFloat_FromDouble(v);
 }
@@ -101,8 +102,10 @@ static PyObject *m_item(PyObject *self, PyObject *u) {
     double v;
     if (cgpy_check(cg_tensor_item(t, &v))) return NULL;
     int64_t raw = 0;
-    if (cg_tensor_dtype(t) == CG_DTYPE_I64 && cgpy_check(cg_tensor_copy_to_buffer(t, &raw, CG_DTYPE_I64))) return NULL;
-    return scalar_of(cg_tensor_dtype(t), v, cg_tensor_dtype(t) == CG_DTYPE_I64 ? &raw : NULL);
+    cg_dtype dt = cg_tensor_dtype(t);
+    bool exact = dt == CG_DTYPE_I64 || dt == CG_DTYPE_U64; /* 64-bit integers do not go through double */
+    if (exact && cgpy_check(cg_tensor_copy_to_buffer(t, &raw, dt))) return NULL;
+    return scalar_of(dt, v, exact ? &raw : NULL);
 }
 
 static PyObject *tolist_rec(cg_tensor *t, const double *f, const int64_t *iv, int d, int64_t *pos) {
@@ -129,10 +132,11 @@ static PyObject *m_tolist(PyObject *self, PyObject *u) {
     (void)u;
     cg_tensor *t = T_OF(self);
     int64_t n = cg_tensor_numel(t);
-    bool ints = cg_tensor_dtype(t) == CG_DTYPE_I64;
+    cg_dtype dt = cg_tensor_dtype(t);
+    bool ints = dt == CG_DTYPE_I64 || dt == CG_DTYPE_U64; /* exact: staged in their own dtype */
     void *buf = PyMem_Malloc((size_t)(n ? n : 1) * 8);
     if (!buf) return PyErr_NoMemory();
-    if (cgpy_check(cg_tensor_copy_to_buffer(t, buf, ints ? CG_DTYPE_I64 : CG_DTYPE_F64))) {
+    if (cgpy_check(cg_tensor_copy_to_buffer(t, buf, ints ? dt : CG_DTYPE_F64))) {
         PyMem_Free(buf);
         return NULL;
     }
@@ -365,7 +369,11 @@ static PyObject *m_fill_(PyObject *self, PyObject *v) {
         x = PyFloat_AsDouble(v);
         if ((x == -1.0 && PyErr_Occurred()) || cgpy_check_fits(v, cg_tensor_dtype(T_OF(self)), true)) return NULL;
     }
-    if (cgpy_check(cg_fill_(T_OF(self), x))) return NULL;
+    if (cg_tensor_dtype(T_OF(self)) == CG_DTYPE_U64 && PyLong_Check(v) && !PyBool_Check(v)) {
+        if (cgpy_fill_exact(T_OF(self), v)) return NULL;
+    } else if (cgpy_check(cg_fill_(T_OF(self), x))) {
+        return NULL;
+    }
     Py_INCREF(self);
     return self;
 }
@@ -657,6 +665,10 @@ static PyObject *new_factory(PyObject *self, PyObject *args, PyObject *kw, int k
                    : kind == NEW_ONES ? cg_ones(nd, shape, dt, dev)
                    : kind == NEW_EMPTY ? cg_empty(nd, shape, dt, dev)
                    : cg_full(nd, shape, fill, dt, dev);
+    if (fv && t && cgpy_fill_exact(t, fv)) {
+        cg_tensor_release(t);
+        return NULL;
+    }
     return new_result(t, rg);
 fail:
     Py_XDECREF(size);
@@ -690,7 +702,7 @@ static PyObject *m_is_floating_point(PyObject *self, PyObject *u) {
 static PyObject *m_is_signed(PyObject *self, PyObject *u) {
     (void)u;
     cg_dtype dt = cg_tensor_dtype(T_OF(self));
-    return PyBool_FromLong(dt != CG_DTYPE_BOOL && dt != CG_DTYPE_U8);
+    return PyBool_FromLong(cg_dtype_is_signed(dt));
 }
 static PyObject *m_data_ptr(PyObject *self, PyObject *u) {
     (void)u;

@@ -156,6 +156,8 @@ static inline void cg_bool_copy_n(uint8_t *restrict y, const uint8_t *restrict x
 #define CG_INT_TABLE(name) \
     [CG_DTYPE_U8] = name##_u8, [CG_DTYPE_I8] = name##_i8, [CG_DTYPE_I16] = name##_i16, [CG_DTYPE_I32] = name##_i32, \
     [CG_DTYPE_I64] = name##_i64
+/* the barebones unsigned dtypes (uint16/32/64): only the few ops PyTorch runs on them */
+#define CG_UINT_TABLE(name) [CG_DTYPE_U16] = name##_u16, [CG_DTYPE_U32] = name##_u32, [CG_DTYPE_U64] = name##_u64
 
 /* ---------------------------------------------------------------- binary
  * EXPR computes from `a` and `b` (compute type CT). Fast paths: both
@@ -232,6 +234,16 @@ static inline void cg_bool_copy_n(uint8_t *restrict y, const uint8_t *restrict x
     CG_BINARY_LOOP(name##_f64, double, double, uint8_t, CG_ID, CG_ST_BOOL, EXPR)          \
     CG_BINARY_LOOP_F16(name##_f16, uint8_t, CG_HALF_TO_BOOL, EXPR)                        \
     CG_BINARY_LOOP(name##_bf16, cg_bf16, float, uint8_t, CG_LD_BF16, CG_ST_BOOL, EXPR)
+
+/* the barebones unsigned dtypes, computed in unsigned arithmetic (wrapping) */
+#define CG_BINARY_UINT_LOOPS(name, EXPR)                                           \
+    CG_BINARY_LOOP(name##_u16, uint16_t, uint32_t, uint16_t, CG_ID, CG_ID, EXPR)    \
+    CG_BINARY_LOOP(name##_u32, uint32_t, uint32_t, uint32_t, CG_ID, CG_ID, EXPR)    \
+    CG_BINARY_LOOP(name##_u64, uint64_t, uint64_t, uint64_t, CG_ID, CG_ID, EXPR)
+#define CG_BINARY_UINT_PRED_LOOPS(name, EXPR)                                       \
+    CG_BINARY_LOOP(name##_u16, uint16_t, uint16_t, uint8_t, CG_ID, CG_ST_BOOL, EXPR) \
+    CG_BINARY_LOOP(name##_u32, uint32_t, uint32_t, uint8_t, CG_ID, CG_ST_BOOL, EXPR) \
+    CG_BINARY_LOOP(name##_u64, uint64_t, uint64_t, uint8_t, CG_ID, CG_ST_BOOL, EXPR)
 
 #define CG_ALL_TABLE(name) [CG_DTYPE_BOOL] = name##_b, CG_INT_TABLE(name), CG_FLOAT_TABLE(name)
 
