@@ -8,13 +8,11 @@ signal or failed to report."""
 import gc
 import json
 import os
-import select
-import signal
 import sys
-import time
 import warnings
 
 import cgrad
+from forked import run_forked
 from hostile_cases import BY_NAME
 
 
@@ -42,47 +40,12 @@ def _run_case(c):
     return out
 
 
-def _in_child(c, timeout):
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child never returns into the server loop
-        code = 0
-        try:
-            os.close(r)
-            os.write(w, json.dumps(_run_case(c)).encode())
-        except BaseException:  # noqa: BLE001
-            code = 3
-        finally:
-            os._exit(code)
-    os.close(w)
-    chunks, deadline = [], time.monotonic() + timeout
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return {"hang": True}
-            chunk = os.read(r, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        return {"signal": signal.Signals(os.WTERMSIG(status)).name}
-    if not chunks:
-        return {"exit": os.WEXITSTATUS(status)}
-    return json.loads(b"".join(chunks))
-
-
 def main():
     timeout = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
     gc.freeze()  # the children's gc.collect() leaves the server's objects (and their pages) alone
     for line in sys.stdin:
         name = line.strip()
-        rep = _in_child(BY_NAME[name], timeout) if name in BY_NAME else {"unknown": True}
+        rep = run_forked(lambda: _run_case(BY_NAME[name]), timeout) if name in BY_NAME else {"unknown": True}
         sys.stdout.write(json.dumps(rep) + "\n")
         sys.stdout.flush()
 

@@ -34,6 +34,13 @@ def race(make_loss, meddle, threads=3, n=20):
     return errors
 """
 
+# a small model and its optimizer, for the zero_grad cases
+MODEL = """
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+inp = torch.randn(4, 8)
+"""
+
 CASES = {
     "grad_set_to_none": """
 x = torch.ones(64, requires_grad=True)
@@ -54,17 +61,11 @@ for _ in range(RUNS):
     race(lambda: (x * 2).sum(), meddle)
     assert x.grad is not None and float(x.grad[0]) == 2 * 3 * 20, x.grad
 """,
-    "zero_grad_set_to_none": """
-model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
-inp = torch.randn(4, 8)
+    "zero_grad_set_to_none": MODEL + """
 for _ in range(RUNS):
     race(lambda: model(inp).sum(), opt.zero_grad)
 """,
-    "zero_grad_in_place": """
-model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
-inp = torch.randn(4, 8)
+    "zero_grad_in_place": MODEL + """
 for _ in range(RUNS):
     race(lambda: model(inp).sum(), lambda: opt.zero_grad(set_to_none=False))
 """,

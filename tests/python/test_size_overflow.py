@@ -9,14 +9,13 @@ names the case. Run as a script (`--serve cgrad|torch`) it is the fork server.""
 import json
 import os
 import resource
-import select
-import signal
 import subprocess
 import sys
-import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
+
+from forked import run_forked
 
 VALUES: List[int] = [2**31, 2**32, 2**61, 2**62, 2**63 - 1, -1, -2**31, -2**63]
 CHILD_TIMEOUT_S = 120  # the machine is shared: be generous
@@ -143,40 +142,12 @@ def _vm_bytes() -> int:
 
 
 def _in_child(lib: str, op: str, values: List[int]) -> Dict[str, Any]:
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 0
-        try:
-            os.close(r)
-            if not os.environ.get("CGRAD_SANITIZED"):  # ASan reserves huge address space: it limits malloc instead
-                limit = _vm_bytes() + HEADROOM
-                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            os.write(w, json.dumps({"cases": _run_values(lib, op, values)}).encode())
-        except BaseException:  # noqa: BLE001
-            code = 3
-        finally:
-            os._exit(code)
-    os.close(w)
-    chunks, deadline = [], time.monotonic() + CHILD_TIMEOUT_S
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([r], [], [], left)[0]:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(r)
-            return {"hang": True}
-        b = os.read(r, 1 << 16)
-        if not b:
-            break
-        chunks.append(b)
-    os.close(r)
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        return {"signal": signal.Signals(os.WTERMSIG(status)).name}
-    if os.WEXITSTATUS(status) or not chunks:
-        return {"exit": os.WEXITSTATUS(status)}
-    return json.loads(b"".join(chunks))
+    def child() -> Dict[str, Any]:
+        if not os.environ.get("CGRAD_SANITIZED"):  # ASan reserves huge address space: it limits malloc instead
+            limit = _vm_bytes() + HEADROOM
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        return {"cases": _run_values(lib, op, values)}
+    return run_forked(child, CHILD_TIMEOUT_S)
 
 
 def _serve(lib: str) -> None:
