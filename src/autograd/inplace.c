@@ -2,7 +2,7 @@
  * (Note [In-place]): the data goes into self's storage; self takes the
  * result's history, or, when self is a view, its base gets a CopySlices node
  * so gradients reach both the untouched part of the base and the new values. */
-#include "../kernel/kernel_internal.h"
+#include "autograd_internal.h"
 
 #include <string.h>
 

@@ -210,3 +210,16 @@ cg_status cg_check_no_overlap(const char *op, const cg_tensor *out, const cg_ten
     cg_overlap s = cg_tensor_overlap(out, in);
     return s == CG_OVERLAP_PARTIAL || s == CG_OVERLAP_FULL ? overlap_error(op) : CG_OK;
 }
+
+/* the retain_grad hook of t (output of n) goes with t (cg_tensor_release) */
+void cg_node_drop_retain_hook(cg_node *n, const cg_tensor *t) {
+    for (cg_node_hook **pp = &n->hooks; *pp;) {
+        cg_node_hook *h = *pp;
+        if (h->retain_target == t) {
+            *pp = h->next;
+            free(h);
+        } else {
+            pp = &h->next;
+        }
+    }
+}

@@ -157,6 +157,14 @@ cg_tensor *cg_tensor_alias(const cg_tensor *t);
 /* Alias of t with new geometry (a view); no autograd history. */
 cg_tensor *cg_tensor_view_of(const cg_tensor *t, int ndim, const int64_t *shape,
                              const int64_t *strides, int64_t offset);
+/* Release ts[0..n) (NULL entries allowed). */
+static inline void cg_release_all(int n, cg_tensor **ts) {
+    for (int i = 0; i < n; i++) cg_tensor_release(ts[i]);
+}
+/* Drop the retain_grad hook that output t holds on its node n, when t is
+ * released. The node's hooks are the autograd layer's: defined there
+ * (src/autograd/tensor_autograd.c), called from cg_tensor_release. */
+void cg_node_drop_retain_hook(cg_node *n, const cg_tensor *t);
 static inline char *cg_tensor_ptr(const cg_tensor *t) {
     return t->storage->data ? (char *)t->storage->data + t->offset * (int64_t)cg_itemsize(t->dtype) : NULL;
 }
@@ -249,15 +257,8 @@ bool cg_barebones_refused(const char *op, int n, cg_tensor *const *in);
                 ((cg_tensor *const[]){__VA_ARGS__}))
 #define CG_PROF_FN0(ret, fn, opname, params, args) CG_PROF_FNV(ret, fn, opname, params, args, 0, NULL)
 
-/* ------------------------------------------------------------- threads
- * Note [Threads]: cg_parallel_for splits [0, n) in contiguous chunks; the
- * split depends only on n, grain and the thread count, so elementwise results
- * never depend on it and reductions are deterministic for a given count. */
-
-typedef void (*cg_range_fn)(int64_t begin, int64_t end, void *ctx);
-void cg_parallel_for(int64_t n, int64_t grain, cg_range_fn fn, void *ctx);
-bool cg_in_parallel_region(void);
-/* OpenBLAS's thread count, set capped by OPENBLAS_NUM_THREADS (Note [BLAS
+/* ------------------------------------------------------------- BLAS threads
+ * OpenBLAS's thread count, set capped by OPENBLAS_NUM_THREADS (Note [BLAS
  * thread cap] in threads.c); cg_blas_thread_cap: the cap a value of that
  * variable sets, 0 for none (unset, empty, not a positive integer) */
 void cg_blas_set_num_threads(int n);

@@ -1,7 +1,6 @@
 /* tensor.c — the tensor struct: creation over storage, refcounting, metadata
  * accessors and host-side element access. */
 #include "core_internal.h"
-#include "../autograd/autograd_internal.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -70,22 +69,9 @@ static bool is_own_block_storage(const cg_tensor *t, const cg_storage *s) {
 
 void cg_tensor_retain(cg_tensor *t) { atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed); }
 
-static void drop_retain_hook(cg_tensor *t) {
-    cg_node *n = t->grad_fn;
-    for (cg_node_hook **pp = &n->hooks; *pp;) {
-        cg_node_hook *h = *pp;
-        if (h->retain_target == t) {
-            *pp = h->next;
-            free(h);
-        } else {
-            pp = &h->next;
-        }
-    }
-}
-
 void cg_tensor_release(cg_tensor *t) {
     if (!t || atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) return;
-    if (t->retains_grad && t->grad_fn) drop_retain_hook(t);
+    if (t->retains_grad && t->grad_fn) cg_node_drop_retain_hook(t->grad_fn, t);
     for (cg_hook *h = t->hooks; h;) {
         cg_hook *n = h->next;
         if (h->ctx_free) h->ctx_free(h->ctx);

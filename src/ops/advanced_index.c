@@ -3,6 +3,7 @@
  * and cg_index_put_ (in place). Both build one plan (Note [Index plan]) and
  * run a gather or a sequential put over element offsets. Each is the other's
  * backward, so indexing is differentiable to any order. */
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 #include <string.h>

@@ -1,6 +1,7 @@
 /* arith.c — arithmetic binary ops: add, sub, mul, div, floor_divide,
  * remainder, fmod, pow, atan2, maximum, minimum, hypot, logaddexp (descriptor,
  * loops and backward formula side by side), and their in-place forms. */
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 #include <stdatomic.h>

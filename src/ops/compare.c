@@ -1,5 +1,6 @@
 /* compare.c — comparison ops (eq, ne, lt, le, gt, ge, isclose): every dtype in, bool
  * out, not differentiable. NaN compares unequal (IEEE), as in PyTorch. */
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 /* UINT: the table entries of the barebones unsigned dtypes (eq and ne only, as in PyTorch) */

@@ -1,6 +1,7 @@
 /* copy.c — copy and conversion: the dtype-cast loops, copy_ (broadcast +
  * conversion into an existing storage), contiguous, clone, to(dtype/device),
  * fill_ and zero_. */
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 #include <string.h>

@@ -4,7 +4,7 @@
 #ifndef CG_CREATION_INTERNAL_H
 #define CG_CREATION_INTERNAL_H
 
-#include "../kernel/kernel_internal.h"
+#include "../dispatch/dispatch_internal.h"
 
 /* dst: n contiguous elements of dt <- src: n doubles (integers truncate toward
  * zero; NaN -> 0, out-of-range saturates through int64; bool: nonzero). */

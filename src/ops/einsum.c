@@ -2,7 +2,7 @@
  * implicit output, '...' ellipsis, repeated subscripts as diagonals) and
  * evaluates it with differentiable cg ops only: diagonal / permute / reshape
  * views, sum, and bmm for each pairwise contraction (Note [Einsum plan]). */
-#include "../kernel/kernel_internal.h"
+#include "../dispatch/dispatch_internal.h"
 
 #include <string.h>
 

@@ -10,6 +10,7 @@
  *
  * Backward formulas use these same ops (gather <-> scatter_add, scatter with
  * zeros for overwritten slots), so every op differentiates to any order. */
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 #include <string.h>

@@ -3,6 +3,7 @@
  * nonzero kernel. Each forward runs with grad mode off and records its own
  * node; the backward formulas are cg ops (index_put, masked_scatter, where,
  * ...), so every op is differentiable to any order. */
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 #include <string.h>

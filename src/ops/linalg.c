@@ -4,7 +4,7 @@
  * backward is written with cg ops (matmul, transpose, reduce_to_shape), so
  * every product is differentiable to any order. */
 #include "../backend/cpu/blas_internal.h"
-#include "../kernel/kernel_internal.h"
+#include "../dispatch/dispatch_internal.h"
 
 #include <math.h>
 #include <string.h>

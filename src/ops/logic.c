@@ -2,6 +2,7 @@
  * out), bitwise ops (and/or/xor/not on integers and bool, left/right shifts
  * on integers) and the float predicates isinf / isfinite. None is
  * differentiable. */
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 /* unary loops for every dtype -> bool; bool loads as 0/1 */

@@ -1,6 +1,7 @@
 /* nary.c — fixed-arity (>= 3) elementwise ops through the n-ary driver:
  * where(cond, a, b), lerp, addcmul, addcdiv and clamp with tensor bounds (whose
  * one-bound forms are the binary ops clamp_min / clamp_max). */
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 #include <string.h>

@@ -4,7 +4,7 @@
  * gradient — whose backwards are each other (Note [Conv backward]), so
  * convolutions support gradients of any order. Kernels: conv_gemm.c. */
 #include "../backend/cpu/conv_internal.h"
-#include "../kernel/kernel_internal.h"
+#include "../dispatch/dispatch_internal.h"
 
 #include <limits.h>
 #include <string.h>

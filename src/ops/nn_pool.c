@@ -4,7 +4,7 @@
  * backward scatters g to the argmax with scatter_add (differentiable: its
  * backward gathers); avg pool and its backward are a pair of linear ops,
  * each the other's backward, so every pool has gradients of any order. */
-#include "../kernel/kernel_internal.h"
+#include "../dispatch/dispatch_internal.h"
 
 #include <math.h>
 #include <string.h>

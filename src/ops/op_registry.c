@@ -1,7 +1,7 @@
 /* op_registry.c — lookup of elementwise op descriptors by name, generated
  * from the op lists (unary_ops.def, binary_ops.def), for the generic in-place
  * entry points and the Python binding. */
-#include "../kernel/kernel_internal.h"
+#include "../dispatch/dispatch_internal.h"
 
 #include <string.h>
 

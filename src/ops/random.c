@@ -16,6 +16,7 @@
  * computed in double and rounded to the dtype (float16 / bfloat16 included);
  * uniforms carry as many random bits as the dtype's significand, so rand is
  * strictly below 1 in every floating dtype. */
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 #include "creation_internal.h"
 

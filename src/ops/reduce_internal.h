@@ -6,6 +6,7 @@
 #ifndef CG_REDUCE_INTERNAL_H
 #define CG_REDUCE_INTERNAL_H
 
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 /* Inside a cg_reduce_loop (arguments in, n, s): run BODY for each of the n

@@ -6,6 +6,7 @@
  * dtype); floating inputs accumulate in double. Lines run in parallel and are
  * each computed sequentially, so results do not depend on the thread count. */
 #include "scan_internal.h"
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 static const cg_op_schema k_cumsum = {"cumsum", "CumsumBackward0", 1, CG_AMP_KEEP, false, false, false};

@@ -4,7 +4,7 @@
 #ifndef CG_SCAN_INTERNAL_H
 #define CG_SCAN_INTERNAL_H
 
-#include "../kernel/kernel_internal.h"
+#include "../dispatch/dispatch_internal.h"
 
 #define CG_LINES_MAX_ARGS 4
 

@@ -6,6 +6,7 @@
  * int64. Backward of the values scatters the gradient into zeros at the
  * indices with scatter_add, so it differentiates to any order. */
 #include "scan_internal.h"
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 
 #include <string.h>

@@ -6,6 +6,7 @@
 #ifndef CG_UNARY_INTERNAL_H
 #define CG_UNARY_INTERNAL_H
 
+#include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 #include "../backend/cpu/vmath.h"
 

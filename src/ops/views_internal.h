@@ -2,7 +2,7 @@
 #ifndef CG_VIEWS_INTERNAL_H
 #define CG_VIEWS_INTERNAL_H
 
-#include "../kernel/kernel_internal.h"
+#include "../dispatch/dispatch_internal.h"
 
 /* Create a view of x with the given geometry and, when x requires grad, a node
  * named node_name whose backward is `backward` (iattr copied to node->iattr). */

@@ -10,7 +10,7 @@
  * and the contiguous state created for it) is staged: copied to a contiguous
  * temporary before the kernel and, when the kernel writes it, copied back
  * afterwards. Both copies run with grad mode off; they are the rare path. */
-#include "../core/core_internal.h"
+#include "../backend/backend.h"
 
 #include <math.h>
 #include <string.h>

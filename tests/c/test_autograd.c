@@ -2,7 +2,7 @@
  * order, hooks, retain_grad, anomaly mode, saved-tensor version checks, a
  * 100 000-op chain, in-place rules, and the checker catching a wrong backward. */
 #include "test.h"
-#include "kernel/kernel_internal.h"
+#include "dispatch/dispatch_internal.h"
 
 #include <string.h>
 

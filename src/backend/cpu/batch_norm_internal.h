@@ -5,7 +5,7 @@
 #ifndef CG_BATCH_NORM_INTERNAL_H
 #define CG_BATCH_NORM_INTERNAL_H
 
-#include "../../core/core_internal.h"
+#include "../backend.h"
 
 /* Training forward: mean / biased var (outputs, C) of each channel of x, and
  * y = (x - mean) / sqrt(var + eps) * w + b (w, b (C) or NULL: 1 and 0). */

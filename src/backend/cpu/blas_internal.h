@@ -5,7 +5,7 @@
 #ifndef CG_BLAS_INTERNAL_H
 #define CG_BLAS_INTERNAL_H
 
-#include "../../core/core_internal.h"
+#include "../backend.h"
 
 #include "cblas_names.h"
 

@@ -4,7 +4,7 @@
 #ifndef CG_CONV_INTERNAL_H
 #define CG_CONV_INTERNAL_H
 
-#include "../../core/core_internal.h"
+#include "../backend.h"
 
 /* Note [Conv geometry]: every convolution is described as the forward conv
  *   x (N, cin, in...) * w (cout, cin/groups, k...) -> y (N, cout, out...)

@@ -11,7 +11,7 @@
 #ifndef CG_CPU_LOOPS_H
 #define CG_CPU_LOOPS_H
 
-#include "../../kernel/kernel_internal.h"
+#include "../backend.h"
 
 #include <math.h>
 

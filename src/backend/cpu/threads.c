@@ -15,7 +15,7 @@
  * variable. One region runs at a time; a caller that finds the pool busy (or
  * that is itself inside a region) runs the whole range on its own thread,
  * which gives the same results because kernels never depend on the split. */
-#include "../../core/core_internal.h"
+#include "../backend.h"
 
 #include "cblas_names.h"
 #include <limits.h>

@@ -3,7 +3,7 @@
  * counts dependencies, and runs each node once all its gradient contributions
  * are summed, highest sequence number first. Serves backward() (accumulate
  * into leaves) and grad() (return gradients, accumulate nothing). */
-#include "../kernel/kernel_internal.h"
+#include "../autograd/autograd_internal.h"
 
 #include <math.h>
 #include <string.h>

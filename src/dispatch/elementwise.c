@@ -1,7 +1,7 @@
 /* elementwise.c — the elementwise driver behind unary, binary and n-ary ops
  * (Note [Drivers]), its in-place form (Note [In-place]) and the backward
  * trampoline that reduces each gradient to its input's shape. */
-#include "kernel_internal.h"
+#include "dispatch_internal.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* variadic.c — the variadic driver behind cat and stack (Note [Variadic
- * driver] in kernel_internal.h) and the same-dtype strided copy the shape ops
+ * driver] in dispatch_internal.h) and the same-dtype strided copy the shape ops
  * use to move data between layouts. */
-#include "kernel_internal.h"
+#include "dispatch_internal.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* schema.c — the schema guard every driver runs (determinism check, AMP
  * effective dtype) and the validation helpers shared by the drivers. */
-#include "kernel_internal.h"
+#include "dispatch_internal.h"
 
 cg_status cg_check_same(const char *op, int n, cg_tensor *const *ts, unsigned skip_mask) {
     int first = -1;
@@ -16,10 +16,6 @@ cg_status cg_check_same(const char *op, int n, cg_tensor *const *ts, unsigned sk
                                 cg_dtype_name(ts[first]->dtype), cg_dtype_name(ts[i]->dtype));
     }
     return CG_OK;
-}
-
-void cg_release_all(int n, cg_tensor **ts) {
-    for (int i = 0; i < n; i++) cg_tensor_release(ts[i]);
 }
 
 /* Note [Autocast casts]: as in PyTorch, autocast casts floating inputs other

@@ -1,10 +1,11 @@
-/* kernel_internal.h — internal: the op schema, the strided iterator and the
+/* dispatch_internal.h — internal: the op schema, the strided iterator and the
  * op-family drivers (elementwise: unary / binary / n-ary; reduction). Every op
  * is a const descriptor handed to one of these drivers (Note [Drivers]). */
 #ifndef CG_KERNEL_INTERNAL_H
 #define CG_KERNEL_INTERNAL_H
 
 #include "../autograd/autograd_internal.h"
+#include "../backend/backend.h"
 
 /* Note [Drivers]: a driver owns, in order: null / dtype / device validation;
  * the schema guard (determinism, AMP effective dtype); broadcast inference;
@@ -36,48 +37,17 @@ cg_dtype cg_amp_target(const cg_op_schema *s);
 /* Bit i set: the guard will cast input i (autocast on, policy not KEEP), so
  * a dtype check before the guard skips it (cg_check_same's skip_mask). */
 unsigned cg_amp_cast_mask(const cg_op_schema *s, int n, cg_tensor *const *in);
-void cg_release_all(int n, cg_tensor **ts);
 
-/* ------------------------------------------------------------- iterator */
+/* ------------------------------------------------------------- iterator plan */
 
-#define CG_ITER_MAX_ARGS 6
-
-/* NumPy-style inner loop: args[0] is the output, args[1..] the inputs; steps
- * are byte strides along the loop; n elements. params: op parameters. */
-typedef void (*cg_loop_fn)(char **args, const int64_t *steps, int64_t n, const void *params);
-
-typedef struct cg_iter {
-    int ndim;                          /* after coalescing; dim 0 innermost */
-    int nargs;
-    int64_t numel;
-    int64_t shape[CG_MAX_DIMS];
-    char *ptr[CG_ITER_MAX_ARGS];
-    int64_t strides[CG_ITER_MAX_ARGS][CG_MAX_DIMS]; /* bytes */
-} cg_iter;
-
-/* args[k] must broadcast to (ndim, shape); broadcast dims get stride 0. */
+/* Build the plan (cg_iter, src/backend/backend.h) for args[0..nargs): each
+ * must broadcast to (ndim, shape); broadcast dims get stride 0; dims are
+ * ordered innermost-fastest and coalesced where they merge. */
 void cg_iter_init(cg_iter *it, int nargs, cg_tensor *const *args, int ndim, const int64_t *shape);
-/* Run fn over every element; split across threads when numel >= grain. */
-void cg_iter_run(const cg_iter *it, cg_loop_fn fn, const void *params, int64_t grain);
-#define CG_GRAIN 32768
 
 /* ------------------------------------------------------------- elementwise ops */
 
-#define CG_EW_MAX_PARAMS 4
 #define CG_SAME_DTYPE (-1)
-
-/* Note [Loop errors]: elementwise loops receive a pointer to this struct as
- * `params` (its first member, so loops read their doubles as `const double *`).
- * A loop that meets an input it cannot compute (integer division by zero)
- * stores its result, sets `error` and carries on; the driver then fails the
- * call with CG_ERR_VALUE and the op's `loop_error` message. */
-typedef struct cg_loop_params {
-    double p[CG_EW_MAX_PARAMS];
-    atomic_int error;
-} cg_loop_params;
-static inline void cg_loop_flag_error(const void *params) {
-    atomic_store_explicit(&((cg_loop_params *)(uintptr_t)params)->error, 1, memory_order_relaxed);
-}
 
 typedef struct cg_elementwise_op {
     cg_op_schema schema;
@@ -114,22 +84,6 @@ const cg_elementwise_op *cg_find_unary_op(const char *name);
 const cg_elementwise_op *cg_find_binary_op(const char *name);
 
 /* ------------------------------------------------------------- reductions */
-
-/* Reduce n elements of `in` (byte stride `stride`) into *out (and *out2, the
- * int64 index, for ops with indices). */
-typedef void (*cg_reduce_loop)(char *out, char *out2, const char *in, int64_t n, int64_t stride,
-                               const double *params);
-
-/* Reduce `rows` rows (byte stride rs) of m contiguous columns into m contiguous
- * outputs, each column folded in row order (Note [Column reductions]). */
-typedef void (*cg_reduce_cols_loop)(char *out, const char *in, int64_t rows, int64_t rs, int64_t m,
-                                    const double *params);
-/* One whole reduction of n elements (byte stride s, input dtype dt) into
- * *out, split across threads in fixed chunks (Note [Chunked reductions]);
- * false = not done (a dtype it does not cover, or no memory): the driver then
- * tries `chunked`, then the plain loop. */
-typedef bool (*cg_reduce_full_fn)(cg_dtype dt, char *out, const char *in, int64_t n, int64_t s,
-                                  const double *params);
 
 typedef struct cg_reduce_op {
     cg_op_schema schema;

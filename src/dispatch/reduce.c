@@ -2,7 +2,7 @@
  * a layout where the reduced dims form one strided run (a contiguous copy
  * only when they cannot), the per-output loop split across threads, and
  * graph wiring; plus reduce_to_shape and the gradient-expansion helpers. */
-#include "kernel_internal.h"
+#include "dispatch_internal.h"
 
 #include <string.h>
 

@@ -1,0 +1,78 @@
+/* backend.h — internal: what the drivers hand a backend and what its loops
+ * receive, device-independent: the inner-loop signatures (elementwise and
+ * reduction), the loop parameter block, the iterator plan (shapes, byte
+ * strides, data pointers after broadcast and coalescing) and the thread pool's
+ * range runner. Knows nothing of autograd or op descriptors. */
+#ifndef CG_BACKEND_H
+#define CG_BACKEND_H
+
+#include "../core/core_internal.h"
+
+/* ------------------------------------------------------------- threads (src/backend/cpu/threads.c)
+ * Note [Threads]: cg_parallel_for splits [0, n) in contiguous chunks; the
+ * split depends only on n, grain and the thread count, so elementwise results
+ * never depend on it and reductions are deterministic for a given count. */
+
+typedef void (*cg_range_fn)(int64_t begin, int64_t end, void *ctx);
+void cg_parallel_for(int64_t n, int64_t grain, cg_range_fn fn, void *ctx);
+bool cg_in_parallel_region(void);
+
+/* ------------------------------------------------------------- the iterator plan */
+
+#define CG_ITER_MAX_ARGS 6
+
+/* NumPy-style inner loop: args[0] is the output, args[1..] the inputs; steps
+ * are byte strides along the loop; n elements. params: op parameters. */
+typedef void (*cg_loop_fn)(char **args, const int64_t *steps, int64_t n, const void *params);
+
+typedef struct cg_iter {
+    int ndim;                          /* after coalescing; dim 0 innermost */
+    int nargs;
+    int64_t numel;
+    int64_t shape[CG_MAX_DIMS];
+    char *ptr[CG_ITER_MAX_ARGS];
+    int64_t strides[CG_ITER_MAX_ARGS][CG_MAX_DIMS]; /* bytes */
+} cg_iter;
+
+/* The plan is built by the drivers (cg_iter_init, src/dispatch/iter.c) and
+ * run by the backend. CPU: run fn over every element, split across threads
+ * when numel >= grain (src/backend/cpu/iter_run.c). */
+void cg_iter_run(const cg_iter *it, cg_loop_fn fn, const void *params, int64_t grain);
+#define CG_GRAIN 32768
+
+/* ------------------------------------------------------------- loop parameters */
+
+#define CG_EW_MAX_PARAMS 4
+
+/* Note [Loop errors]: elementwise loops receive a pointer to this struct as
+ * `params` (its first member, so loops read their doubles as `const double *`).
+ * A loop that meets an input it cannot compute (integer division by zero)
+ * stores its result, sets `error` and carries on; the driver then fails the
+ * call with CG_ERR_VALUE and the op's `loop_error` message. */
+typedef struct cg_loop_params {
+    double p[CG_EW_MAX_PARAMS];
+    atomic_int error;
+} cg_loop_params;
+static inline void cg_loop_flag_error(const void *params) {
+    atomic_store_explicit(&((cg_loop_params *)(uintptr_t)params)->error, 1, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------- reduction loops */
+
+/* Reduce n elements of `in` (byte stride `stride`) into *out (and *out2, the
+ * int64 index, for ops with indices). */
+typedef void (*cg_reduce_loop)(char *out, char *out2, const char *in, int64_t n, int64_t stride,
+                               const double *params);
+
+/* Reduce `rows` rows (byte stride rs) of m contiguous columns into m contiguous
+ * outputs, each column folded in row order (Note [Column reductions]). */
+typedef void (*cg_reduce_cols_loop)(char *out, const char *in, int64_t rows, int64_t rs, int64_t m,
+                                    const double *params);
+/* One whole reduction of n elements (byte stride s, input dtype dt) into
+ * *out, split across threads in fixed chunks (Note [Chunked reductions]);
+ * false = not done (a dtype it does not cover, or no memory): the driver then
+ * tries `chunked`, then the plain loop. */
+typedef bool (*cg_reduce_full_fn)(cg_dtype dt, char *out, const char *in, int64_t n, int64_t s,
+                                  const double *params);
+
+#endif
