@@ -12,7 +12,7 @@
  * Python thread can observe or draw from the swapped-in state. The default
  * generator (cgrad.default_generator) is a Generator object that reads and
  * writes the global state itself. */
-#include "opargs.h"
+#include "bind.h"
 
 #define DEFAULT_GENERATOR_SEED UINT64_C(67280421310721) /* PyTorch's default seed */
 
@@ -27,7 +27,7 @@ static PyObject *creation_raise(void) {
         cg_clear_error();
         return NULL;
     }
-    return opargs_raise(false);
+    return cgpy_raise_rt(false);
 }
 
 /* ------------------------------------------------------------- Generator */
@@ -77,6 +77,9 @@ static int gen_conv(PyObject *o, void *out) {
     *(PyObject **)out = o;
     return 1;
 }
+
+/* generator=, keyword-only: None or a Generator (.ptr) */
+#define GENERATOR_ARG CGPY_ARG("generator", CGPY_A_CONV, CGPY_KWONLY, 0, 0, gen_conv)
 
 /* a non-deterministic 63-bit seed from the OS (os.urandom) */
 static int os_seed(uint64_t *out) {
@@ -593,11 +596,11 @@ static PyObject *py_normal(PyObject *mod, PyObject *args, PyObject *kw) {
 
 /* bernoulli(input, p=None, *, generator, out): p None -> input holds the
  * probabilities; p a float -> input's shape and dtype with probability p */
-static PyObject *py_bernoulli(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", "p", "generator", "out", NULL};
-    PyObject *x, *p = Py_None, *gen = NULL, *out = NULL;
-    if (!opargs_parse(self, args, kw, "O!|O$O&O:bernoulli", kwlist, &CgTensorBase_Type, &x, &p, gen_conv, &gen, &out))
-        return NULL;
+static PyObject *py_bernoulli(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("bernoulli", CGPY_INPUT_ARG, CGPY_ARG("p", CGPY_A_OBJ), GENERATOR_ARG, CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *p = v[1].o ? v[1].o : Py_None, *gen = v[2].ptr, *out = v[3].o;
     cg_tensor *t = cgpy_t(x), *r;
     gen_scope g;
     if (p == Py_None) {
@@ -623,14 +626,14 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *args, PyObject *kw) {
     return cgpy_out_finish(out, r, &rule, 1, &t);
 }
 
-static PyObject *py_multinomial(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", "num_samples", "replacement", "generator", "out", NULL};
-    PyObject *x, *gen = NULL, *out = NULL;
-    Py_ssize_t n;
-    int repl = 0;
-    if (!opargs_parse(self, args, kw, "O!n|p$O&O:multinomial", kwlist, &CgTensorBase_Type, &x, &n, &repl, gen_conv, &gen,
-                      &out))
-        return NULL;
+static PyObject *py_multinomial(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("multinomial", CGPY_INPUT_ARG, CGPY_ARG("num_samples", CGPY_A_INT, CGPY_REQ), CGPY_ARG("replacement", CGPY_A_BOOL),
+                                             GENERATOR_ARG, CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
+    cgpy_val v[5];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *gen = v[3].ptr, *out = v[4].o;
+    int64_t n = v[1].i;
+    int repl = v[2].b;
     cg_tensor *t = cgpy_t(x);
     int nd = cg_tensor_ndim(t);
     if (nd < 1 || nd > 2) {
@@ -656,7 +659,7 @@ static PyObject *py_multinomial(PyObject *self, PyObject *args, PyObject *kw) {
 
 /* ------------------------------------------------------------- in-place samplers */
 
-static int inplace_ok(cg_tensor *x, const char *op) { return opargs_check_leaf(x, op); }
+static int inplace_ok(cg_tensor *x, const char *op) { return cgpy_check_leaf(x, op); }
 
 /* uniform_(from=0, to=1) / normal_(mean=0, std=1), both with `generator=` */
 static PyObject *two_param_sampler_(PyObject *self, PyObject *args, PyObject *kw, const char *fmt, char **kwlist,
@@ -795,8 +798,8 @@ static PyObject *py_set_rng_state(PyObject *mod, PyObject *arg) {
 /* ------------------------------------------------------------- tables */
 
 PyMethodDef cgpy_creation_methods[] = {
-    CGPY_KW("bernoulli", py_bernoulli),
-    CGPY_KW("multinomial", py_multinomial),
+    CGPY_FASTKW("bernoulli", py_bernoulli),
+    CGPY_FASTKW("multinomial", py_multinomial),
     CGPY_KW("uniform_", py_uniform_),
     CGPY_KW("normal_", py_normal_),
     CGPY_KW("bernoulli_", py_bernoulli_),
@@ -815,8 +818,8 @@ PyMethodDef cgpy_creation_functions[] = {
     CGPY_KW("randn_like", py_randn_like),
     CGPY_KW("randint_like", py_randint_like),
     CGPY_KW("normal", py_normal),
-    CGPY_KW("bernoulli", py_bernoulli),
-    CGPY_KW("multinomial", py_multinomial),
+    CGPY_FASTKW("bernoulli", py_bernoulli),
+    CGPY_FASTKW("multinomial", py_multinomial),
     {"seed", py_seed, METH_NOARGS, NULL},
     {"get_rng_state", py_get_rng_state, METH_NOARGS, NULL},
     {"set_rng_state", py_set_rng_state, METH_O, NULL},

@@ -7,7 +7,6 @@
  * private `_<name>` functions that cgrad.nn.functional calls. Module
  * functions only: torch has no Tensor methods for these. */
 #include "ops_math.h"
-#include "opargs.h"
 
 #include <string.h>
 
@@ -18,8 +17,8 @@
 
 /* Engine errors as torch raises them here: value / dtype problems are
  * RuntimeErrors; index errors (embedding) stay IndexError. */
-static PyObject *result(cg_tensor *r) { return opargs_result(r, true); }
-static PyObject *raise_engine(void) { return PyErr_Occurred() ? NULL : opargs_raise(true); }
+static PyObject *result(cg_tensor *r) { return cgpy_result_rt(r, true); }
+static PyObject *raise_engine(void) { return PyErr_Occurred() ? NULL : cgpy_raise_rt(true); }
 
 /* ================================================================ arguments */
 
@@ -399,7 +398,7 @@ static PyObject *dropout_common(FASTKW_ARGS, dropout_fn fn, bool inplace, const 
     cg_tensor *x = cgpy_t(v[0]);
     if (!inplace) return result(fn(x, p, train));
     cg_tensor *xin;
-    if (opargs_inplace_begin(x, false, fname, &xin)) return NULL;
+    if (cgpy_inplace_begin(x, false, fname, &xin)) return NULL;
     cg_tensor *r = fn(xin, p, train);
     if (r == xin) { /* not training or p == 0: nothing to write */
         cg_tensor_release(r);
@@ -407,7 +406,7 @@ static PyObject *dropout_common(FASTKW_ARGS, dropout_fn fn, bool inplace, const 
         Py_INCREF(v[0]);
         return v[0];
     }
-    return opargs_inplace_end(v[0], xin, r, true);
+    return cgpy_inplace_end(v[0], xin, r, true);
 }
 static PyObject *f_dropout(FASTKW_ARGS) { return dropout_common(self, args, nargs, kw, cg_dropout, false, "dropout"); }
 static PyObject *f_dropout_(FASTKW_ARGS) { return dropout_common(self, args, nargs, kw, cg_dropout, true, "dropout_"); }
@@ -455,7 +454,7 @@ static PyObject *f_embedding_renorm_(FASTKW_ARGS) {
         cgpy_parse_double(v[2], &max_norm, "max_norm") || cgpy_parse_double(v[3], &norm_type, "norm_type"))
         return NULL;
     cg_tensor *w = cgpy_t(v[0]);
-    if (opargs_check_leaf(w, "embedding_renorm_")) return NULL;
+    if (cgpy_check_leaf(w, "embedding_renorm_")) return NULL;
     if (cg_embedding_renorm_(w, cgpy_t(v[1]), max_norm, norm_type) != CG_OK) return raise_engine();
     Py_INCREF(v[0]);
     return v[0];
