@@ -269,64 +269,103 @@ static void set_default(const cgpy_param *p, cgpy_val *v) {
     }
 }
 
-int cgpy_args_parse(cgpy_spec *s, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                    cgpy_val *v) {
-    if (!s->ready) spec_init(s);
-    int n = s->n, npos = s->npos;
-    const cgpy_param *p = s->p;
-    int first = 0;
-    bool method = (p[0].flags & CGPY_SELF) && self && cgpy_is_tensor(self);
-    for (int j = 0; j < n; j++) v[j].o = NULL;
+/* The step both entry points share: the positional and keyword arguments
+ * into the parameters' slots (slot j at base + j * stride bytes, NULL when
+ * absent), refusing too many positional arguments, unknown or repeated
+ * keywords and missing required arguments. A spec (p) or a name list
+ * (names, with npos / nreq) describes the parameters; parameter 0 is the
+ * input when self_param (self in a method call, then not a keyword). A size
+ * spread over `spread` positional arguments (Note [Argument specs]) fills
+ * slot ks with its first and is converted by the caller. *first: 1 in a
+ * method call. 0 or -1 (raised). */
+typedef struct {
+    const char *fname;
+    const cgpy_param *p;
+    const char *const *names;
+    int n, npos, nreq;
+    bool self_param;
+} bind_sig;
+#define SLOT(j) (*(PyObject **)((char *)base + (size_t)(j) * stride))
+#define NAME(j) (g->p ? g->p[j].name : g->names[j])
+
+static int bind(const bind_sig *g, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                void *base, size_t stride, int ks, Py_ssize_t spread, int *first_out) {
+    int n = g->n, npos = g->npos, first = 0;
+    bool method = g->self_param && self && cgpy_is_tensor(self);
+    for (int j = 0; j < n; j++) SLOT(j) = NULL;
     if (method) {
-        v[0].o = self;
-        v[0].t = cgpy_t(self);
+        SLOT(0) = self;
         first = 1;
     }
-    /* `x.view(2, 3)`: a size spread over the positional arguments. ks: its
-     * parameter; a0: where it starts among the positional arguments */
-    int ks = (p[0].flags & CGPY_SELF) ? 1 : 0;
-    Py_ssize_t a0 = ks - first, spread = 0;
-    if (ks < npos && p[ks].kind == CGPY_A_SIZE && nargs > a0 &&
-        (nargs - a0 > 1 || PyLong_Check(args[a0]) || (PyIndex_Check(args[a0]) && !PySequence_Check(args[a0]))))
-        spread = nargs - a0;
+    *first_out = first;
     if (spread) {
-        for (Py_ssize_t i = 0; i < a0; i++) v[first + i].o = args[i];
-        v[ks].o = args[a0];
-        if (cgpy_parse_shape_items(args + a0, spread, &v[ks].n, v[ks].v)) {
-            v[ks].o = NULL;
-            return -1;
-        }
+        Py_ssize_t a0 = ks - first;
+        for (Py_ssize_t i = 0; i < a0; i++) SLOT(first + i) = args[i];
+        SLOT(ks) = args[a0];
     } else {
         if (nargs > npos - first) {
             int most = npos - first;
-            PyErr_Format(PyExc_TypeError, "%s() takes %s%d positional argument%s but %zd were given", s->fname,
-                         s->nreq - first < most ? "at most " : "", most, most == 1 ? "" : "s", nargs);
+            PyErr_Format(PyExc_TypeError, "%s() takes %s%d positional argument%s but %zd were given", g->fname,
+                         g->nreq - first < most ? "at most " : "", most, most == 1 ? "" : "s", nargs);
             return -1;
         }
-        for (Py_ssize_t i = 0; i < nargs; i++) v[first + i].o = args[i];
+        for (Py_ssize_t i = 0; i < nargs; i++) SLOT(first + i) = args[i];
     }
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, k);
         int j = first;
-        while (j < n && PyUnicode_CompareWithASCIIString(key, p[j].name) != 0) j++;
-        if (j == n || (method && (p[j].flags & CGPY_FUNC_ONLY))) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", s->fname, key);
+        while (j < n && PyUnicode_CompareWithASCIIString(key, NAME(j)) != 0) j++;
+        if (j == n || (method && g->p && (g->p[j].flags & CGPY_FUNC_ONLY))) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", g->fname, key);
             return -1;
         }
-        if (v[j].o) {
-            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", s->fname, p[j].name);
+        if (SLOT(j)) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", g->fname, NAME(j));
             return -1;
         }
-        v[j].o = args[nargs + k];
+        SLOT(j) = args[nargs + k];
+    }
+    for (int j = first; j < g->nreq; j++)
+        if (!SLOT(j) && (!g->p || (g->p[j].flags & (CGPY_REQ | CGPY_SELF)))) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", g->fname, NAME(j));
+            return -1;
+        }
+    return 0;
+}
+#undef SLOT
+#undef NAME
+
+int cgpy_parse_fastkw(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *fname,
+                      const char *const *names, int npos, int nreq, PyObject **vals) {
+    int n = 0, first;
+    while (names[n]) n++;
+    bind_sig g = {fname, NULL, names, n, npos, nreq, true};
+    return bind(&g, self, args, nargs, kwnames, vals, sizeof *vals, 0, 0, &first);
+}
+
+int cgpy_args_parse(cgpy_spec *s, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                    cgpy_val *v) {
+    if (!s->ready) spec_init(s);
+    int n = s->n, npos = s->npos, first;
+    const cgpy_param *p = s->p;
+    bool self_param = (p[0].flags & CGPY_SELF) != 0, method = self_param && self && cgpy_is_tensor(self);
+    /* `x.view(2, 3)`: a size spread over the positional arguments. ks: its
+     * parameter; a0: where it starts among the positional arguments */
+    int ks = self_param ? 1 : 0;
+    Py_ssize_t a0 = ks - (method ? 1 : 0), spread = 0;
+    if (ks < npos && p[ks].kind == CGPY_A_SIZE && nargs > a0 &&
+        (nargs - a0 > 1 || PyLong_Check(args[a0]) || (PyIndex_Check(args[a0]) && !PySequence_Check(args[a0]))))
+        spread = nargs - a0;
+    bind_sig g = {s->fname, p, NULL, n, npos, s->nreq, self_param};
+    if (bind(&g, self, args, nargs, kwnames, &v[0].o, sizeof *v, ks, spread, &first)) return -1;
+    if (first) v[0].t = cgpy_t(self);
+    if (spread && cgpy_parse_shape_items(args + a0, spread, &v[ks].n, v[ks].v)) {
+        v[ks].o = NULL;
+        return -1;
     }
     for (int j = first; j < n; j++) {
-        PyObject *o = v[j].o;
-        if (!o) {
-            if (j < s->nreq && (p[j].flags & (CGPY_REQ | CGPY_SELF))) {
-                PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", s->fname, p[j].name);
-                return -1;
-            }
+        if (!v[j].o) {
             set_default(&p[j], &v[j]);
             continue;
         }
@@ -338,4 +377,31 @@ int cgpy_args_parse(cgpy_spec *s, PyObject *self, PyObject *const *args, Py_ssiz
         }
     }
     return 0;
+}
+
+int cgpy_args_parse_tuple(cgpy_spec *s, PyObject *self, PyObject *args, PyObject *kw, cgpy_val *v) {
+    Py_ssize_t na = PyTuple_GET_SIZE(args), nk = kw ? PyDict_GET_SIZE(kw) : 0;
+    PyObject *stack[2 * CGPY_MAX_PARAMS] = {NULL};
+    if (na + nk > 2 * CGPY_MAX_PARAMS) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", s->fname, CGPY_MAX_PARAMS, na + nk);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < na; i++) stack[i] = PyTuple_GET_ITEM(args, i);
+    PyObject *kwnames = nk ? PyTuple_New(nk) : NULL;
+    if (nk && !kwnames) return -1;
+    PyObject *key, *val;
+    Py_ssize_t pos = 0, k = 0;
+    while (nk && PyDict_Next(kw, &pos, &key, &val)) {
+        if (!PyUnicode_Check(key)) {
+            Py_DECREF(kwnames);
+            PyErr_Format(PyExc_TypeError, "%s() keywords must be strings", s->fname);
+            return -1;
+        }
+        Py_INCREF(key);
+        PyTuple_SET_ITEM(kwnames, k, key);
+        stack[na + k++] = val; /* borrowed from kw, which outlives the call */
+    }
+    int r = cgpy_args_parse(s, self, stack, na, kwnames, v);
+    Py_XDECREF(kwnames);
+    return r;
 }

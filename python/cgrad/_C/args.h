@@ -102,6 +102,19 @@ typedef struct cgpy_val {
 int cgpy_args_parse(cgpy_spec *spec, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                     cgpy_val *v);
 
+/* The same for a (tuple, dict) call: type slots (tp_new / tp_init) that
+ * CPython calls that way. */
+int cgpy_args_parse_tuple(cgpy_spec *spec, PyObject *self, PyObject *args, PyObject *kw, cgpy_val *v);
+
+/* The name-list entry of the same parser, for bindings that convert their
+ * arguments themselves (the elementwise and nn bindings): names is
+ * NULL-terminated, names[0] the input (self in a method call, then not
+ * accepted as a keyword); the first npos may be given by position, the rest
+ * only by keyword; the first nreq are required. vals[i] receives a borrowed
+ * reference or NULL when absent. 0 or -1 (raised). */
+int cgpy_parse_fastkw(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *fname,
+                      const char *const *names, int npos, int nreq, PyObject **vals);
+
 /* v's object, NULL when absent or None (for out=, optional objects). */
 static inline PyObject *cgpy_opt(const cgpy_val *v) { return v->o == Py_None ? NULL : v->o; }
 /* Was the argument given, and not as None? */

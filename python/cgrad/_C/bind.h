@@ -18,7 +18,6 @@ CGPY_OP_FAMILIES(CGPY_DECLARE_TABLES)
 #undef CGPY_DECLARE_TABLES
 
 #define CGPY_FAST(pyname, cfn) {pyname, (PyCFunction)(void (*)(void))(cfn), METH_FASTCALL, NULL}
-#define CGPY_KW(pyname, cfn) {pyname, (PyCFunction)(void (*)(void))(cfn), METH_VARARGS | METH_KEYWORDS, NULL}
 #define CGPY_FASTKW(pyname, cfn) {pyname, (PyCFunction)(void (*)(void))(cfn), METH_FASTCALL | METH_KEYWORDS, NULL}
 #define CGPY_TABLE_END {NULL, NULL, 0, NULL}
 
