@@ -254,12 +254,14 @@ static int convert(const cgpy_spec *s, const cgpy_param *p, int pos, cgpy_val *v
 }
 
 static void set_default(const cgpy_param *p, cgpy_val *v) {
-    v->o = NULL;
-    v->n = 0;
-    switch (p->kind) {
+    switch (p->kind) { /* v->o is NULL already */
+    case CGPY_A_OBJ: break;
+    case CGPY_A_INTLIST:
+    case CGPY_A_SIZE:
+    case CGPY_A_DIMS: v->n = 0; break;
     case CGPY_A_FLOAT: v->f = p->fdef; break;
     case CGPY_A_DTYPE: v->dtype = (cg_dtype)-1; break;
-    case CGPY_A_DEVICE: v->dev = cg_cpu(); break;
+    case CGPY_A_DEVICE: v->dev = (cg_device){CG_DEVICE_CPU, 0}; break;
     case CGPY_A_BOOL: v->b = (int)p->def; break;
     case CGPY_A_TENSOR:
     case CGPY_A_OPT_TENSOR: v->t = NULL; break;
