@@ -305,10 +305,14 @@ static int bind(const bind_sig *g, PyObject *self, PyObject *const *args, Py_ssi
         for (Py_ssize_t i = 0; i < a0; i++) SLOT(first + i) = args[i];
         SLOT(ks) = args[a0];
     } else {
-        if (nargs > npos - first) {
-            int most = npos - first;
-            PyErr_Format(PyExc_TypeError, "%s() takes %s%d positional argument%s but %zd were given", g->fname,
-                         g->nreq - first < most ? "at most " : "", most, most == 1 ? "" : "s", nargs);
+        if (nargs > npos - first) { /* Python's words for it */
+            int most = npos - first, least = (g->nreq < npos ? g->nreq : npos) - first;
+            if (least < most)
+                PyErr_Format(PyExc_TypeError, "%s() takes from %d to %d positional arguments but %zd were given", g->fname,
+                             least, most, nargs);
+            else
+                PyErr_Format(PyExc_TypeError, "%s() takes %d positional argument%s but %zd were given", g->fname, most,
+                             most == 1 ? "" : "s", nargs);
             return -1;
         }
         for (Py_ssize_t i = 0; i < nargs; i++) SLOT(first + i) = args[i];

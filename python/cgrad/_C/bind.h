@@ -38,7 +38,7 @@ static inline int cgpy_self_or_arg(PyObject *self, PyObject *const **args, Py_ss
     (*nargs)--;
     return 0;
 }
-/* For a VARARGS|KEYWORDS function: is this a method call? */
+/* For a function serving as Tensor method and module function: is this a method call? */
 static inline int cgpy_is_method(PyObject *self) { return self && cgpy_is_tensor(self); }
 
 /* Result of an engine call: wrap or raise. */
