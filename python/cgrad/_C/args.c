@@ -148,7 +148,8 @@ int cgpy_arg_int(PyObject *o, const char *fname, const char *arg, int64_t *v) {
 }
 
 static int arg_intlist_at(PyObject *o, const char *fname, const char *arg, int pos, int *n, int64_t *v) {
-    if (!PyIndex_Check(o) && !PySequence_Check(o) && !PyFloat_Check(o)) return type_error(fname, arg, pos, "tuple of ints", o);
+    if (!PyIndex_Check(o) && !PySequence_Check(o) && !PyFloat_Check(o)) return type_error(fname, arg, pos,
+        "tuple of ints", o);
     return cgpy_parse_shape_items(&o, 1, n, v);
 }
 
@@ -308,7 +309,8 @@ static int bind(const bind_sig *g, PyObject *self, PyObject *const *args, Py_ssi
         if (nargs > npos - first) { /* Python's words for it */
             int most = npos - first, least = (g->nreq < npos ? g->nreq : npos) - first;
             if (least < most)
-                PyErr_Format(PyExc_TypeError, "%s() takes from %d to %d positional arguments but %zd were given", g->fname,
+                PyErr_Format(PyExc_TypeError, "%s() takes from %d to %d positional arguments but %zd were given",
+                    g->fname,
                              least, most, nargs);
             else
                 PyErr_Format(PyExc_TypeError, "%s() takes %d positional argument%s but %zd were given", g->fname, most,
@@ -389,7 +391,8 @@ int cgpy_args_parse_tuple(cgpy_spec *s, PyObject *self, PyObject *args, PyObject
     Py_ssize_t na = PyTuple_GET_SIZE(args), nk = kw ? PyDict_GET_SIZE(kw) : 0;
     PyObject *stack[2 * CGPY_MAX_PARAMS] = {NULL};
     if (na + nk > 2 * CGPY_MAX_PARAMS) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", s->fname, CGPY_MAX_PARAMS, na + nk);
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", s->fname, CGPY_MAX_PARAMS,
+            na + nk);
         return -1;
     }
     for (Py_ssize_t i = 0; i < na; i++) stack[i] = PyTuple_GET_ITEM(args, i);

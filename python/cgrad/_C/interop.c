@@ -306,8 +306,10 @@ fail:
 
 /* frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) */
 static PyObject *f_frombuffer(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("frombuffer", CGPY_ARG("buffer", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY),
-                                      CGPY_ARG("count", CGPY_A_INT, CGPY_KWONLY, -1), CGPY_ARG("offset", CGPY_A_INT, CGPY_KWONLY),
+    static cgpy_spec spec = CGPY_SPEC("frombuffer", CGPY_ARG("buffer", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype",
+                                      CGPY_A_DTYPE, CGPY_KWONLY),
+                                      CGPY_ARG("count", CGPY_A_INT, CGPY_KWONLY, -1), CGPY_ARG("offset", CGPY_A_INT,
+                                          CGPY_KWONLY),
                                       CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY));
     cgpy_val v[5];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -467,7 +469,8 @@ static PyObject *f_from_dlpack_impl(PyObject *ext);
 
 /* as_tensor(data, dtype=None, device=None): shares memory when possible */
 static PyObject *f_as_tensor(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("as_tensor", CGPY_ARG("data", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype", CGPY_A_DTYPE),
+    static cgpy_spec spec = CGPY_SPEC("as_tensor", CGPY_ARG("data", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype",
+                                      CGPY_A_DTYPE),
                                       CGPY_ARG("device", CGPY_A_DEVICE));
     cgpy_val v[3];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -483,8 +486,10 @@ static PyObject *f_as_tensor(CGPY_FASTKW_ARGS) {
 
 /* asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) */
 static PyObject *f_asarray(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("asarray", CGPY_ARG("obj", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY),
-                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY), CGPY_ARG("copy", CGPY_A_OBJ, CGPY_KWONLY),
+    static cgpy_spec spec = CGPY_SPEC("asarray", CGPY_ARG("obj", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype", CGPY_A_DTYPE,
+                                      CGPY_KWONLY),
+                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY), CGPY_ARG("copy", CGPY_A_OBJ,
+                                          CGPY_KWONLY),
                                       CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY));
     cgpy_val v[5];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -613,8 +618,10 @@ static void capsule_versioned_destructor(PyObject *cap) {
 
 /* __dlpack__(stream=None, *, max_version=None, dl_device=None, copy=None) */
 static PyObject *m_dlpack(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("__dlpack__", CGPY_ARG("stream", CGPY_A_OBJ), CGPY_ARG("max_version", CGPY_A_OBJ, CGPY_KWONLY),
-                                      CGPY_ARG("dl_device", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("copy", CGPY_A_OBJ, CGPY_KWONLY));
+    static cgpy_spec spec = CGPY_SPEC("__dlpack__", CGPY_ARG("stream", CGPY_A_OBJ), CGPY_ARG("max_version", CGPY_A_OBJ,
+                                      CGPY_KWONLY),
+                                      CGPY_ARG("dl_device", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("copy", CGPY_A_OBJ,
+                                          CGPY_KWONLY));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *stream = v[0].o ? v[0].o : Py_None, *max_version = v[1].o ? v[1].o : Py_None;
@@ -839,7 +846,8 @@ static PyObject *f_from_dlpack_impl(PyObject *ext) {
 
 static PyObject *f_from_dlpack(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("from_dlpack", CGPY_ARG("ext_tensor", CGPY_A_OBJ, CGPY_REQ),
-                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY), CGPY_ARG("copy", CGPY_A_OBJ, CGPY_KWONLY));
+                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY), CGPY_ARG("copy", CGPY_A_OBJ,
+                                          CGPY_KWONLY));
     cgpy_val v[3];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *ext = v[0].o, *devo = v[1].o ? v[1].o : Py_None, *copyo = v[2].o ? v[2].o : Py_None;

@@ -27,8 +27,10 @@ static PyObject *finish(cg_tensor *t, int requires_grad) {
 }
 
 static PyObject *f_tensor(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("tensor", CGPY_ARG("data", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY),
-                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY), CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY),
+    static cgpy_spec spec = CGPY_SPEC("tensor", CGPY_ARG("data", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype", CGPY_A_DTYPE,
+                                      CGPY_KWONLY),
+                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY), CGPY_ARG("requires_grad",
+                                          CGPY_A_BOOL, CGPY_KWONLY),
                                       CGPY_ARG("pin_memory", CGPY_A_BOOL, CGPY_KWONLY));
     cgpy_val v[5];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -51,7 +53,8 @@ static PyObject *factory(CGPY_FASTKW_ARGS, int kind) {
     static const char *const names[] = {"zeros", "ones", "empty", "full"};
     cgpy_val v[9];
     if (cgpy_args_parse(&specs[kind], self, args, nargs, kwnames, v)) return NULL;
-    const cgpy_val *kw = v + (kind == 3 ? 2 : 1); /* dtype, device, requires_grad, layout, pin_memory, memory_format, out */
+    const cgpy_val *kw = v + (kind == 3 ? 2 : 1); /* dtype, device, requires_grad, layout, pin_memory, memory_format,
+        out */
     int nd = v[0].n, rg = kw[2].b, dt = -1;
     const int64_t *shape = v[0].v;
     cg_device dev = kw[1].dev;

@@ -300,7 +300,8 @@ static PyObject *clamp_common(FASTKW_ARGS, int which, const char *fname) {
     }
     if (PARSE(fname, which == 1 ? n1 : n2, 2, 2, v)) return NULL;
     int rule = is_tensor_arg(v[1]) ? CGPY_OUT_CAST : CGPY_OUT_EXACT;
-    return cgpy_elementwise_out(v[2], which == 1 ? clamp_apply(v[0], v[1], NULL, fname) : clamp_apply(v[0], NULL, v[1], fname), fname,
+    return cgpy_elementwise_out(v[2], which == 1 ? clamp_apply(v[0], v[1], NULL, fname) : clamp_apply(v[0], NULL, v[1],
+        fname), fname,
                   rule, 2, v);
 }
 PyObject *cgpy_act_clamp(FASTKW_ARGS) { return clamp_common(self, args, nargs, kw, 0, "clamp"); }

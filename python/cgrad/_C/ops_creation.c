@@ -321,10 +321,13 @@ static int parse_number(PyObject *o, double *v, const char *what) {
 }
 
 static PyObject *space_common(CGPY_FASTKW_ARGS, bool log) {
-    static cgpy_spec lin = CGPY_SPEC("linspace", CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("end", CGPY_A_OBJ, CGPY_REQ),
+    static cgpy_spec lin = CGPY_SPEC("linspace", CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("end", CGPY_A_OBJ,
+                                     CGPY_REQ),
                                      CGPY_ARG("steps", CGPY_A_INT, CGPY_REQ), FKW_PARAMS);
-    static cgpy_spec logs = CGPY_SPEC("logspace", CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("end", CGPY_A_OBJ, CGPY_REQ),
-                                      CGPY_ARG("steps", CGPY_A_INT, CGPY_REQ), CGPY_ARG("base", CGPY_A_FLOAT, 0, 0, 10.0), FKW_PARAMS);
+    static cgpy_spec logs = CGPY_SPEC("logspace", CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("end", CGPY_A_OBJ,
+                                      CGPY_REQ),
+                                      CGPY_ARG("steps", CGPY_A_INT, CGPY_REQ), CGPY_ARG("base", CGPY_A_FLOAT, 0, 0,
+                                          10.0), FKW_PARAMS);
     cgpy_val v[4 + FKW_N];
     if (cgpy_args_parse(log ? &logs : &lin, self, args, nargs, kwnames, v)) return NULL;
     PyObject *a = v[0].o, *b = v[1].o;
@@ -349,7 +352,8 @@ static PyObject *py_linspace(CGPY_FASTKW_ARGS) { return space_common(self, args,
 static PyObject *py_logspace(CGPY_FASTKW_ARGS) { return space_common(self, args, nargs, kwnames, true); }
 
 static PyObject *py_eye(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("eye", CGPY_ARG("n", CGPY_A_INT, CGPY_REQ), CGPY_ARG("m", CGPY_A_OBJ), FKW_PARAMS);
+    static cgpy_spec spec = CGPY_SPEC("eye", CGPY_ARG("n", CGPY_A_INT, CGPY_REQ), CGPY_ARG("m", CGPY_A_OBJ),
+                                      FKW_PARAMS);
     cgpy_val v[2 + FKW_N];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     int64_t n = v[0].i, m = n;
@@ -357,7 +361,8 @@ static PyObject *py_eye(CGPY_FASTKW_ARGS) {
     if (fkw_check(&f, "eye")) return NULL;
     if (cgpy_given(&v[1]) && cgpy_parse_int(v[1].o, &m, "m")) return NULL;
     if (n < 0 || m < 0) {
-        PyErr_Format(PyExc_RuntimeError, "n and m must be greater or equal to 0, got n=%lld, m=%lld", (long long)n, (long long)m);
+        PyErr_Format(PyExc_RuntimeError, "n and m must be greater or equal to 0, got n=%lld, m=%lld", (long long)n,
+            (long long)m);
         return NULL;
     }
     cg_dtype dt = fkw_dtype(&f, cgpy_default_dtype);
@@ -390,7 +395,8 @@ static PyObject *py_randn(CGPY_FASTKW_ARGS) { return rand_common(self, args, nar
 
 /* randint(low=0, high, size, *, generator, dtype=int64, ...) */
 static PyObject *py_randint(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("randint", CGPY_ARG("low", CGPY_A_OBJ), CGPY_ARG("high", CGPY_A_OBJ), CGPY_ARG("size", CGPY_A_OBJ),
+    static cgpy_spec spec = CGPY_SPEC("randint", CGPY_ARG("low", CGPY_A_OBJ), CGPY_ARG("high", CGPY_A_OBJ),
+                                      CGPY_ARG("size", CGPY_A_OBJ),
                                       GENERATOR_ARG, FKW_PARAMS);
     cgpy_val v[4 + FKW_N];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -452,7 +458,8 @@ typedef enum { LIKE_RAND, LIKE_RANDN, LIKE_RANDINT } like_kind;
 static PyObject *like_common(CGPY_FASTKW_ARGS, like_kind kind) {
     static cgpy_spec specs[3] = {
         LIKE_SPEC("rand_like"), LIKE_SPEC("randn_like"),
-        CGPY_SPEC("randint_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("low", CGPY_A_OBJ), CGPY_ARG("high", CGPY_A_OBJ),
+        CGPY_SPEC("randint_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("low", CGPY_A_OBJ),
+                  CGPY_ARG("high", CGPY_A_OBJ),
                   GENERATOR_ARG, CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY), FKW_PARAMS)};
     cgpy_val v[6 + FKW_N];
     if (cgpy_args_parse(&specs[kind], self, args, nargs, kwnames, v)) return NULL;
@@ -583,7 +590,8 @@ static PyObject *py_normal(CGPY_FASTKW_ARGS) {
 /* bernoulli(input, p=None, *, generator, out): p None -> input holds the
  * probabilities; p a float -> input's shape and dtype with probability p */
 static PyObject *py_bernoulli(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("bernoulli", CGPY_INPUT_ARG, CGPY_ARG("p", CGPY_A_OBJ), GENERATOR_ARG, CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
+    static cgpy_spec spec = CGPY_SPEC("bernoulli", CGPY_INPUT_ARG, CGPY_ARG("p", CGPY_A_OBJ), GENERATOR_ARG,
+                                      CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *x = v[0].o, *p = v[1].o ? v[1].o : Py_None, *gen = v[2].ptr, *out = v[3].o;
@@ -613,7 +621,8 @@ static PyObject *py_bernoulli(CGPY_FASTKW_ARGS) {
 }
 
 static PyObject *py_multinomial(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("multinomial", CGPY_INPUT_ARG, CGPY_ARG("num_samples", CGPY_A_INT, CGPY_REQ), CGPY_ARG("replacement", CGPY_A_BOOL),
+    static cgpy_spec spec = CGPY_SPEC("multinomial", CGPY_INPUT_ARG, CGPY_ARG("num_samples", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("replacement", CGPY_A_BOOL),
                                              GENERATOR_ARG, CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
     cgpy_val v[5];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -667,13 +676,15 @@ static PyObject *two_param_sampler_(CGPY_FASTKW_ARGS, cgpy_spec *spec, cg_status
 
 static PyObject *py_uniform_(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec =
-        CGPY_SPEC("uniform_", CGPY_ARG("from", CGPY_A_FLOAT, 0, 0, 0.0), CGPY_ARG("to", CGPY_A_FLOAT, 0, 0, 1.0), GENERATOR_ARG);
+        CGPY_SPEC("uniform_", CGPY_ARG("from", CGPY_A_FLOAT, 0, 0, 0.0), CGPY_ARG("to", CGPY_A_FLOAT, 0, 0, 1.0),
+                  GENERATOR_ARG);
     return two_param_sampler_(self, args, nargs, kwnames, &spec, cg_uniform_);
 }
 
 static PyObject *py_normal_(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec =
-        CGPY_SPEC("normal_", CGPY_ARG("mean", CGPY_A_FLOAT, 0, 0, 0.0), CGPY_ARG("std", CGPY_A_FLOAT, 0, 0, 1.0), GENERATOR_ARG);
+        CGPY_SPEC("normal_", CGPY_ARG("mean", CGPY_A_FLOAT, 0, 0, 0.0), CGPY_ARG("std", CGPY_A_FLOAT, 0, 0, 1.0),
+                  GENERATOR_ARG);
     return two_param_sampler_(self, args, nargs, kwnames, &spec, cg_normal_);
 }
 
@@ -731,7 +742,8 @@ static int64_t random_default_to(cg_dtype dt) {
 
 /* random_(from=0, to=None, *, generator): integers in [from, to) stored in self's dtype */
 static PyObject *py_random_(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("random_", CGPY_ARG("from", CGPY_A_OBJ), CGPY_ARG("to", CGPY_A_OBJ), GENERATOR_ARG);
+    static cgpy_spec spec = CGPY_SPEC("random_", CGPY_ARG("from", CGPY_A_OBJ), CGPY_ARG("to", CGPY_A_OBJ),
+                                      GENERATOR_ARG);
     cgpy_val v[3];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *a = v[0].o, *b = v[1].o ? v[1].o : Py_None, *gen = v[2].ptr;

@@ -44,8 +44,10 @@ static int same_dtype(cg_tensor *x, cg_tensor *src, const char *op, const char *
 /* ------------------------------------------------------------- gather */
 
 static PyObject *py_gather(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("gather", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ),
-                                        CGPY_ARG("sparse_grad", CGPY_A_BOOL, CGPY_KWONLY), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
+    static cgpy_spec spec = CGPY_SPEC("gather", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ),
+                                      CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ),
+                                        CGPY_ARG("sparse_grad", CGPY_A_BOOL, CGPY_KWONLY), CGPY_ARG("out", CGPY_A_OBJ,
+                                            CGPY_KWONLY));
     cgpy_val v[5];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *x = v[0].o, *dim_o = v[1].o, *index_o = v[2].o, *out = v[4].o;
@@ -179,7 +181,8 @@ SCFN(py_scatter_reduce_, SC_REDUCE, true)
 
 static PyObject *py_index_select(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("index_select", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ),
-                                              CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
+                                              CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("out", CGPY_A_OBJ,
+                                                  CGPY_KWONLY));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *x = v[0].o, *dim_o = v[1].o, *index_o = v[2].o, *out = v[3].o;
@@ -205,7 +208,8 @@ static PyObject *py_index_select(CGPY_FASTKW_ARGS) {
 }
 
 static PyObject *py_take(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("take", CGPY_INPUT_ARG, CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
+    static cgpy_spec spec = CGPY_SPEC("take", CGPY_INPUT_ARG, CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("out",
+                                      CGPY_A_OBJ, CGPY_KWONLY));
     cgpy_val v[3];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *x = v[0].o, *index_o = v[1].o, *out = v[2].o;
@@ -556,7 +560,8 @@ static PyObject *py_masked_fill(CGPY_FASTKW_ARGS) { return masked_fill_common(se
 static PyObject *py_masked_fill_(CGPY_FASTKW_ARGS) { return masked_fill_common(self, args, nargs, kwnames, true); }
 
 static PyObject *py_masked_select(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("masked_select", CGPY_INPUT_ARG, CGPY_ARG("mask", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
+    static cgpy_spec spec = CGPY_SPEC("masked_select", CGPY_INPUT_ARG, CGPY_ARG("mask", CGPY_A_TENSOR, CGPY_REQ),
+                                      CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
     cgpy_val v[3];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *x = v[0].o, *mask = v[1].o, *out = v[2].o;
@@ -589,13 +594,16 @@ static PyObject *masked_scatter_common(CGPY_FASTKW_ARGS, bool inplace) {
     if (cgpy_inplace_begin(xt, cg_tensor_requires_grad(st), "masked_scatter_", &xin)) return NULL;
     return cgpy_inplace_end(x, xin, cg_masked_scatter(xin, cgpy_t(mask), st), false);
 }
-static PyObject *py_masked_scatter(CGPY_FASTKW_ARGS) { return masked_scatter_common(self, args, nargs, kwnames, false); }
-static PyObject *py_masked_scatter_(CGPY_FASTKW_ARGS) { return masked_scatter_common(self, args, nargs, kwnames, true); }
+static PyObject *py_masked_scatter(CGPY_FASTKW_ARGS) { return masked_scatter_common(self, args, nargs, kwnames,
+    false); }
+static PyObject *py_masked_scatter_(CGPY_FASTKW_ARGS) { return masked_scatter_common(self, args, nargs, kwnames,
+    true); }
 
 /* ------------------------------------------------------------- nonzero, argwhere */
 
 static PyObject *py_nonzero(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("nonzero", CGPY_INPUT_ARG, CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("as_tuple", CGPY_A_BOOL, CGPY_KWONLY));
+    static cgpy_spec spec = CGPY_SPEC("nonzero", CGPY_INPUT_ARG, CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY),
+                                      CGPY_ARG("as_tuple", CGPY_A_BOOL, CGPY_KWONLY));
     cgpy_val v[3];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *x = v[0].o, *out = v[1].o;

@@ -134,7 +134,8 @@ typedef cg_tensor *(*addprod_fn)(cg_tensor *, cg_tensor *, cg_tensor *, double, 
             CGPY_ARG("alpha", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY))
 static PyObject *addprod(CGPY_FASTKW_ARGS, addprod_fn fn, const char *name, bool inplace) {
     static cgpy_spec specs[4] = {ADDPROD_SPEC("addmm", "mat1", "mat2"), ADDPROD_SPEC("addmm_", "mat1", "mat2"),
-                                 ADDPROD_SPEC("baddbmm", "batch1", "batch2"), ADDPROD_SPEC("baddbmm_", "batch1", "batch2")};
+                                 ADDPROD_SPEC("baddbmm", "batch1", "batch2"), ADDPROD_SPEC("baddbmm_", "batch1",
+                                     "batch2")};
     cgpy_val v[6];
     if (cgpy_args_parse(&specs[(fn == cg_addmm ? 0 : 2) + inplace], self, args, nargs, kwnames, v)) return NULL;
     PyObject *x = v[0].o, *beta_o = v[3].o, *alpha_o = v[4].o, *out = v[5].o;
@@ -160,8 +161,10 @@ static PyObject *addprod(CGPY_FASTKW_ARGS, addprod_fn fn, const char *name, bool
 }
 static PyObject *py_addmm(CGPY_FASTKW_ARGS) { return addprod(self, args, nargs, kwnames, cg_addmm, "addmm", false); }
 static PyObject *py_addmm_(CGPY_FASTKW_ARGS) { return addprod(self, args, nargs, kwnames, cg_addmm, "addmm", true); }
-static PyObject *py_baddbmm(CGPY_FASTKW_ARGS) { return addprod(self, args, nargs, kwnames, cg_baddbmm, "baddbmm", false); }
-static PyObject *py_baddbmm_(CGPY_FASTKW_ARGS) { return addprod(self, args, nargs, kwnames, cg_baddbmm, "baddbmm", true); }
+static PyObject *py_baddbmm(CGPY_FASTKW_ARGS) { return addprod(self, args, nargs, kwnames, cg_baddbmm, "baddbmm",
+    false); }
+static PyObject *py_baddbmm_(CGPY_FASTKW_ARGS) { return addprod(self, args, nargs, kwnames, cg_baddbmm, "baddbmm",
+    true); }
 
 /* einsum(equation, *operands) or einsum(equation, [operands]) */
 static PyObject *py_einsum(PyObject *mod, PyObject *args) {
@@ -239,18 +242,21 @@ static cg_tensor *linear_vector_weight(cg_tensor *x, cg_tensor *w, cg_tensor *b)
 
 /* _linear(input, weight, bias=None): nn.functional.linear, one engine call.
  * The positional form is parsed without building a keyword table (the hot path). */
-static PyObject *py_linear(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
-    static const char *const names[] = {"input", "weight", "bias", NULL};
+static PyObject *py_linear(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("linear", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ),
+                                      CGPY_ARG("weight", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("bias", CGPY_A_OPT_TENSOR));
+    cgpy_val a[3];
     PyObject *v[3];
-    if (!kw && nargs >= 2 && nargs <= 3) {
-        v[0] = args[0], v[1] = args[1], v[2] = nargs == 3 ? args[2] : NULL;
-    } else if (cgpy_parse_fastkw(self, args, nargs, kw, "linear", names, 3, 2, v)) {
-        return NULL;
-    }
     cg_tensor *b;
-    if (cgpy_need_tensor(v[0], "linear", "input") || cgpy_need_tensor(v[1], "linear", "weight") ||
-        opt_tensor(v[2], "linear", "bias", &b))
-        return NULL;
+    if (!kwnames && nargs >= 2 && nargs <= 3) { /* the hot path: positional */
+        v[0] = args[0], v[1] = args[1], v[2] = nargs == 3 ? args[2] : NULL;
+        if (cgpy_need_tensor(v[0], "linear", "input") || cgpy_need_tensor(v[1], "linear", "weight") ||
+            opt_tensor(v[2], "linear", "bias", &b))
+            return NULL;
+    } else {
+        if (cgpy_args_parse(&spec, self, args, nargs, kwnames, a)) return NULL;
+        v[0] = a[0].o, v[1] = a[1].o, b = a[2].t;
+    }
     cg_tensor *ts[3] = {cgpy_t(v[0]), cgpy_t(v[1]), b};
     if (same_dtype("linear", b ? 3 : 2, ts)) return NULL;
     cg_tensor *r;
@@ -264,23 +270,25 @@ static PyObject *py_linear(PyObject *self, PyObject *const *args, Py_ssize_t nar
 }
 
 /* bilinear(input1, input2, weight, bias=None) */
-static PyObject *py_bilinear(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
-    static const char *const names[] = {"input1", "input2", "weight", "bias", NULL};
-    PyObject *v[4];
-    cg_tensor *b;
-    if (cgpy_parse_fastkw(self, args, nargs, kw, "bilinear", names, 4, 3, v) ||
-        cgpy_need_tensor(v[0], "bilinear", "input1") || cgpy_need_tensor(v[1], "bilinear", "input2") ||
-        cgpy_need_tensor(v[2], "bilinear", "weight") || opt_tensor(v[3], "bilinear", "bias", &b))
-        return NULL;
+static PyObject *py_bilinear(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("bilinear", CGPY_ARG("input1", CGPY_A_TENSOR, CGPY_REQ),
+                                      CGPY_ARG("input2", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("weight", CGPY_A_TENSOR,
+                                          CGPY_REQ),
+                                      CGPY_ARG("bias", CGPY_A_OPT_TENSOR));
+    cgpy_val a[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, a)) return NULL;
+    PyObject *v[3] = {a[0].o, a[1].o, a[2].o};
+    cg_tensor *b = a[3].t;
     cg_tensor *ts[4] = {cgpy_t(v[0]), cgpy_t(v[1]), cgpy_t(v[2]), b};
     if (same_dtype("bilinear", b ? 4 : 3, ts)) return NULL;
     return cgpy_result_rt(cg_bilinear(ts[0], ts[1], ts[2], b), false);
 }
 
-#define LINALG_ENTRIES                                                                                            \
-    CGPY_FASTKW("matmul", py_matmul), CGPY_FASTKW("mm", py_mm), CGPY_FASTKW("bmm", py_bmm), CGPY_FASTKW("mv", py_mv),             \
-        CGPY_FASTKW("dot", py_dot), CGPY_FASTKW("vdot", py_vdot), CGPY_FASTKW("inner", py_inner), CGPY_FASTKW("outer", py_outer), \
-        CGPY_FASTKW("ger", py_ger), CGPY_FASTKW("addmm", py_addmm), CGPY_FASTKW("baddbmm", py_baddbmm)
+#define LINALG_ENTRIES                                                                                       \
+    CGPY_FASTKW("matmul", py_matmul), CGPY_FASTKW("mm", py_mm), CGPY_FASTKW("bmm", py_bmm),                   \
+        CGPY_FASTKW("mv", py_mv), CGPY_FASTKW("dot", py_dot), CGPY_FASTKW("vdot", py_vdot),                    \
+        CGPY_FASTKW("inner", py_inner), CGPY_FASTKW("outer", py_outer), CGPY_FASTKW("ger", py_ger),            \
+        CGPY_FASTKW("addmm", py_addmm), CGPY_FASTKW("baddbmm", py_baddbmm)
 
 PyMethodDef cgpy_linalg_methods[] = {
     LINALG_ENTRIES,

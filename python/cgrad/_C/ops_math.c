@@ -92,7 +92,8 @@ PyObject *cgpy_inplace_via(const char *op, cgpy_fastkw_fn fn, PyObject *self, Py
     return cgpy_inplace_result(self, st);
 }
 
-PyObject *cgpy_elementwise_out(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, int n, PyObject *const *operands) {
+PyObject *cgpy_elementwise_out(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, int n,
+    PyObject *const *operands) {
     cgpy_out_rule rule = {op, (unsigned char)dtype_rule, CGPY_OUT_NO_PARTIAL, 0};
     cg_tensor *ins[3] = {NULL, NULL, NULL};
     for (int i = 0; i < n && i < 3; i++) ins[i] = cgpy_tensor_or_null(operands[i]);

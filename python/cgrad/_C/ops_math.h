@@ -17,7 +17,8 @@ typedef PyObject *(*cgpy_fastkw_fn)(PyObject *self, PyObject *const *args, Py_ss
  * bind.h): the n operands (tensors or numbers, n <= 3) may be out itself,
  * not part of it; dtype_rule: PyTorch's cast rule, or an exact dtype for the
  * ops that ask for one. */
-PyObject *cgpy_elementwise_out(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, int n, PyObject *const *operands);
+PyObject *cgpy_elementwise_out(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, int n,
+    PyObject *const *operands);
 
 /* PyTorch's rule for writing a result of dtype `from` into a tensor of dtype
  * `to` (in-place ops, out=): no float into an integer, nothing but bool into

@@ -126,7 +126,8 @@ static PyObject *conv_common(FASTKW_ARGS, int nsp, conv_fn fn, conv_same_fn same
     bool same = false;
     if (PARSE(fname, names, 7, 2, v) || cgpy_need_tensor(v[1], fname, "weight") || opt_tensor(v[2], &bias, fname, "bias") ||
         int_list(v[3], nsp, stride, 1, false, fname, "stride") < 0 ||
-        int_list(v[5], nsp, dil, 1, false, fname, "dilation") < 0 || (v[6] && cgpy_arg_int(v[6], fname, "groups", &groups)))
+        int_list(v[5], nsp, dil, 1, false, fname, "dilation") < 0 || (v[6] && cgpy_arg_int(v[6], fname, "groups",
+            &groups)))
         return NULL;
     if (v[4] && PyUnicode_Check(v[4])) {
         if (!PyUnicode_CompareWithASCIIString(v[4], "same")) same = true;
@@ -160,7 +161,8 @@ static PyObject *convt_common(FASTKW_ARGS, int nsp, convt_fn fn, const char *fna
         int_list(v[3], nsp, stride, 1, false, fname, "stride") < 0 ||
         int_list(v[4], nsp, pad, 0, false, fname, "padding") < 0 ||
         int_list(v[5], nsp, opad, 0, false, fname, "output_padding") < 0 ||
-        (v[6] && cgpy_arg_int(v[6], fname, "groups", &groups)) || int_list(v[7], nsp, dil, 1, false, fname, "dilation") < 0)
+        (v[6] && cgpy_arg_int(v[6], fname, "groups", &groups)) || int_list(v[7], nsp, dil, 1, false, fname,
+            "dilation") < 0)
         return NULL;
     cg_tensor *x = cgpy_t(v[0]), *r;
     CGPY_NOGIL_IF(NUMEL(x), r = fn(x, cgpy_t(v[1]), bias, stride, pad, opad, groups, dil));
@@ -420,7 +422,8 @@ static PyObject *f_embedding(FASTKW_ARGS) {
     int64_t pad = -1;
     bool by_freq = false, sparse = false;
     if (PARSE("embedding", names, 5, 2, v) || cgpy_need_tensor(v[1], "embedding", "indices") ||
-        (v[2] && cgpy_arg_int(v[2], "embedding", "padding_idx", &pad)) || opt_bool(v[3], &by_freq) || opt_bool(v[4], &sparse))
+        (v[2] && cgpy_arg_int(v[2], "embedding", "padding_idx", &pad)) || opt_bool(v[3], &by_freq) || opt_bool(v[4],
+            &sparse))
         return NULL;
     if (by_freq || sparse) {
         PyErr_Format(PyExc_NotImplementedError, "embedding(): %s=True is not supported by cgrad",

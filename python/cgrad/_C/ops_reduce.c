@@ -230,7 +230,8 @@ static PyObject *py_nanmean(CGPY_FASTKW_ARGS) {
 
 /* prod(input, *, dtype=None) / prod(input, dim, keepdim=False, *, dtype=None) */
 static PyObject *py_prod(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("prod", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OPT_INT), CGPY_ARG("keepdim", CGPY_A_BOOL),
+    static cgpy_spec spec = CGPY_SPEC("prod", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OPT_INT), CGPY_ARG("keepdim",
+                                      CGPY_A_BOOL),
                                       CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_OUT_ARG);
     cgpy_val v[5];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -261,7 +262,8 @@ static PyObject *minmax(CGPY_FASTKW_ARGS, bool is_max, cgpy_spec *spec) {
             return NULL;
         }
         if (!cgpy_is_tensor(other)) {
-            PyErr_Format(PyExc_TypeError, "%s(): argument 'other' must be Tensor, not %.100s", name, Py_TYPE(other)->tp_name);
+            PyErr_Format(PyExc_TypeError, "%s(): argument 'other' must be Tensor, not %.100s", name,
+                Py_TYPE(other)->tp_name);
             return NULL;
         }
         PyObject *ops[2] = {x, other};
@@ -363,7 +365,8 @@ static PyObject *py_argmin(CGPY_FASTKW_ARGS) {
             CGPY_ARG("correction", CGPY_A_OBJ, CGPY_KWONLY), __VA_ARGS__)
 #define VAR_UNBIASED_SPEC(name) CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("unbiased", CGPY_A_OBJ, CGPY_REQ))
 static PyObject *var_std(CGPY_FASTKW_ARGS, int mode) {
-    static cgpy_spec specs[4] = {VAR_SPEC("var", CGPY_OUT_ARG), VAR_SPEC("std", CGPY_OUT_ARG), VAR_SPEC("var_mean", CGPY_NO_ARG),
+    static cgpy_spec specs[4] = {VAR_SPEC("var", CGPY_OUT_ARG), VAR_SPEC("std", CGPY_OUT_ARG), VAR_SPEC("var_mean",
+        CGPY_NO_ARG),
                                  VAR_SPEC("std_mean", CGPY_NO_ARG)};
     static cgpy_spec unbiased_specs[4] = {VAR_UNBIASED_SPEC("var"), VAR_UNBIASED_SPEC("std"),
                                           VAR_UNBIASED_SPEC("var_mean"), VAR_UNBIASED_SPEC("std_mean")};
@@ -427,7 +430,8 @@ static PyObject *py_std_mean(CGPY_FASTKW_ARGS) { return var_std(self, args, narg
 
 /* logsumexp(input, dim, keepdim=False): integer inputs compute in the default float dtype */
 static PyObject *py_logsumexp(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("logsumexp", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_DIMS, CGPY_REQ), CGPY_ARG("keepdim", CGPY_A_BOOL),
+    static cgpy_spec spec = CGPY_SPEC("logsumexp", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_DIMS, CGPY_REQ),
+                                      CGPY_ARG("keepdim", CGPY_A_BOOL),
                                            CGPY_OUT_ARG);
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -442,7 +446,8 @@ static PyObject *py_logsumexp(CGPY_FASTKW_ARGS) {
 
 /* norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None) */
 static PyObject *py_norm(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("norm", CGPY_INPUT_ARG, CGPY_ARG("p", CGPY_A_OBJ), CGPY_ARG("dim", CGPY_A_DIMS), CGPY_ARG("keepdim", CGPY_A_BOOL),
+    static cgpy_spec spec = CGPY_SPEC("norm", CGPY_INPUT_ARG, CGPY_ARG("p", CGPY_A_OBJ), CGPY_ARG("dim", CGPY_A_DIMS),
+                                      CGPY_ARG("keepdim", CGPY_A_BOOL),
                                       CGPY_ARG("dtype", CGPY_A_DTYPE), CGPY_OUT_ARG);
     cgpy_val v[6];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -548,7 +553,8 @@ static PyObject *py_cummax(CGPY_FASTKW_ARGS) {
 
 /* sort(input, dim=-1, descending=False, *, stable=False) -> (values, indices) */
 static PyObject *py_sort(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("sort", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, 0, -1), CGPY_ARG("descending", CGPY_A_BOOL),
+    static cgpy_spec spec = CGPY_SPEC("sort", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, 0, -1),
+                                      CGPY_ARG("descending", CGPY_A_BOOL),
                                       CGPY_ARG("stable", CGPY_A_BOOL, CGPY_KWONLY), CGPY_OUT_ARG);
     cgpy_val v[5];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -571,7 +577,8 @@ static PyObject *py_msort(CGPY_FASTKW_ARGS) {
 
 /* argsort(input, dim=-1, descending=False, stable=False) */
 static PyObject *py_argsort(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("argsort", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, 0, -1), CGPY_ARG("descending", CGPY_A_BOOL),
+    static cgpy_spec spec = CGPY_SPEC("argsort", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, 0, -1),
+                                      CGPY_ARG("descending", CGPY_A_BOOL),
                                          CGPY_ARG("stable", CGPY_A_BOOL), CGPY_OUT_ARG);
     cgpy_val v[5];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -583,8 +590,10 @@ static PyObject *py_argsort(CGPY_FASTKW_ARGS) {
 
 /* topk(input, k, dim=-1, largest=True, sorted=True) -> (values, indices) */
 static PyObject *py_topk(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("topk", CGPY_INPUT_ARG, CGPY_ARG("k", CGPY_A_INT, CGPY_REQ), CGPY_ARG("dim", CGPY_A_INT, 0, -1),
-                                      CGPY_ARG("largest", CGPY_A_BOOL, 0, 1), CGPY_ARG("sorted", CGPY_A_BOOL, 0, 1), CGPY_OUT_ARG);
+    static cgpy_spec spec = CGPY_SPEC("topk", CGPY_INPUT_ARG, CGPY_ARG("k", CGPY_A_INT, CGPY_REQ), CGPY_ARG("dim",
+                                      CGPY_A_INT, 0, -1),
+                                      CGPY_ARG("largest", CGPY_A_BOOL, 0, 1), CGPY_ARG("sorted", CGPY_A_BOOL, 0, 1),
+                                          CGPY_OUT_ARG);
     cgpy_val v[6];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *x = v[0].o;

@@ -285,7 +285,8 @@ static PyObject *py_flatten(CGPY_FASTKW_ARGS) {
 
 /* unflatten(input, dim, sizes) */
 static PyObject *py_unflatten(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("unflatten", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ), CGPY_ARG("sizes", CGPY_A_INTLIST, CGPY_REQ));
+    static cgpy_spec spec = CGPY_SPEC("unflatten", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("sizes", CGPY_A_INTLIST, CGPY_REQ));
     cgpy_val v[3];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     return cgpy_result(cg_unflatten(v[0].t, v[1].i, v[2].n, v[2].v));
@@ -295,7 +296,8 @@ static PyObject *py_unflatten(CGPY_FASTKW_ARGS) {
 
 /* narrow(input, dim, start, length) */
 static PyObject *py_narrow(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("narrow", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ), CGPY_ARG("start", CGPY_A_INT, CGPY_REQ),
+    static cgpy_spec spec = CGPY_SPEC("narrow", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("start", CGPY_A_INT, CGPY_REQ),
                                         CGPY_ARG("length", CGPY_A_INT, CGPY_REQ));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -304,7 +306,8 @@ static PyObject *py_narrow(CGPY_FASTKW_ARGS) {
 
 /* select(input, dim, index) */
 static PyObject *py_select(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("select", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ), CGPY_ARG("index", CGPY_A_INT, CGPY_REQ));
+    static cgpy_spec spec = CGPY_SPEC("select", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("index", CGPY_A_INT, CGPY_REQ));
     cgpy_val v[3];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     return cgpy_result(cg_select(v[0].t, v[1].i, v[2].i));
@@ -313,7 +316,8 @@ static PyObject *py_select(CGPY_FASTKW_ARGS) {
 /* diagonal(input, offset=0, dim1=0, dim2=1) */
 static PyObject *py_diagonal(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("diagonal", CGPY_INPUT_ARG, CGPY_ARG("offset", CGPY_A_INT, CGPY_NONE_OK, 0),
-                                          CGPY_ARG("dim1", CGPY_A_INT, CGPY_NONE_OK, 0), CGPY_ARG("dim2", CGPY_A_INT, CGPY_NONE_OK, 1));
+                                          CGPY_ARG("dim1", CGPY_A_INT, CGPY_NONE_OK, 0), CGPY_ARG("dim2", CGPY_A_INT,
+                                              CGPY_NONE_OK, 1));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     return cgpy_result(cg_diagonal(v[0].t, v[1].i, v[2].i, v[3].i));
@@ -322,7 +326,8 @@ static PyObject *py_diagonal(CGPY_FASTKW_ARGS) {
 /* as_strided(input, size, stride, storage_offset=None) */
 static PyObject *py_as_strided(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("as_strided", CGPY_INPUT_ARG, CGPY_ARG("size", CGPY_A_INTLIST, CGPY_REQ),
-                                            CGPY_ARG("stride", CGPY_A_INTLIST, CGPY_REQ), CGPY_ARG("storage_offset", CGPY_A_OPT_INT));
+                                            CGPY_ARG("stride", CGPY_A_INTLIST, CGPY_REQ), CGPY_ARG("storage_offset",
+                                                CGPY_A_OPT_INT));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     int n1 = v[1].n, n2 = v[2].n;
@@ -336,7 +341,8 @@ static PyObject *py_as_strided(CGPY_FASTKW_ARGS) {
 
 /* x.unfold(dimension, size, step) */
 static PyObject *py_unfold(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("unfold", CGPY_INPUT_ARG, CGPY_ARG("dimension", CGPY_A_INT, CGPY_REQ), CGPY_ARG("size", CGPY_A_INT, CGPY_REQ),
+    static cgpy_spec spec = CGPY_SPEC("unfold", CGPY_INPUT_ARG, CGPY_ARG("dimension", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("size", CGPY_A_INT, CGPY_REQ),
                                         CGPY_ARG("step", CGPY_A_INT, CGPY_REQ));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -529,8 +535,10 @@ done:
 
 /* split(tensor, split_size_or_sections, dim=0); split_size_or_sections is torch.split's name */
 static PyObject *py_split(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("split", CGPY_ARG("tensor", CGPY_A_TENSOR, CGPY_SELF), CGPY_ARG("split_size", CGPY_A_OBJ),
-                                       CGPY_ARG("dim", CGPY_A_INT), CGPY_ARG("split_size_or_sections", CGPY_A_OBJ, CGPY_KWONLY));
+    static cgpy_spec spec = CGPY_SPEC("split", CGPY_ARG("tensor", CGPY_A_TENSOR, CGPY_SELF), CGPY_ARG("split_size",
+                                      CGPY_A_OBJ),
+                                       CGPY_ARG("dim", CGPY_A_INT), CGPY_ARG("split_size_or_sections", CGPY_A_OBJ,
+                                           CGPY_KWONLY));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *x = v[0].o, *sp = v[1].o ? v[1].o : v[3].o;
@@ -588,7 +596,8 @@ static PyObject *py_split(CGPY_FASTKW_ARGS) {
 
 /* chunk(input, chunks, dim=0) */
 static PyObject *py_chunk(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("chunk", CGPY_INPUT_ARG, CGPY_ARG("chunks", CGPY_A_INT, CGPY_REQ), CGPY_ARG("dim", CGPY_A_INT, CGPY_NONE_OK));
+    static cgpy_spec spec = CGPY_SPEC("chunk", CGPY_INPUT_ARG, CGPY_ARG("chunks", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("dim", CGPY_A_INT, CGPY_NONE_OK));
     cgpy_val a[3];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, a)) return NULL;
     PyObject *x = a[0].o;
@@ -651,7 +660,8 @@ static PyObject *py_flipud(CGPY_FASTKW_ARGS) { return flip_lr_ud(self, args, nar
 
 /* roll(input, shifts, dims=None) */
 static PyObject *py_roll(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("roll", CGPY_INPUT_ARG, CGPY_ARG("shifts", CGPY_A_DIMS, CGPY_REQ), CGPY_ARG("dims", CGPY_A_DIMS));
+    static cgpy_spec spec = CGPY_SPEC("roll", CGPY_INPUT_ARG, CGPY_ARG("shifts", CGPY_A_DIMS, CGPY_REQ),
+                                      CGPY_ARG("dims", CGPY_A_DIMS));
     cgpy_val v[3];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *x = v[0].o, *dims = cgpy_given(&v[2]) ? v[2].o : Py_None;
@@ -672,7 +682,8 @@ static PyObject *py_roll(CGPY_FASTKW_ARGS) {
 
 #define TRI_SPEC(name, ...) CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("diagonal", CGPY_A_INT, CGPY_NONE_OK), __VA_ARGS__)
 static PyObject *tri_op(CGPY_FASTKW_ARGS, bool upper, bool inplace) {
-    static cgpy_spec specs[4] = {TRI_SPEC("tril", CGPY_OUT_ARG), TRI_SPEC("triu", CGPY_OUT_ARG), TRI_SPEC("tril_", CGPY_NO_ARG),
+    static cgpy_spec specs[4] = {TRI_SPEC("tril", CGPY_OUT_ARG), TRI_SPEC("triu", CGPY_OUT_ARG), TRI_SPEC("tril_",
+        CGPY_NO_ARG),
                                  TRI_SPEC("triu_", CGPY_NO_ARG)};
     cgpy_spec *spec = &specs[upper + 2 * inplace];
     const char *name = spec->fname;

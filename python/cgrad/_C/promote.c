@@ -151,7 +151,8 @@ bool cgpy_can_cast(cg_dtype from, cg_dtype to) {
 
 /* cgrad.can_cast(from_, to) */
 PyObject *cgpy_f_can_cast(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("can_cast", CGPY_ARG("from_", CGPY_A_DTYPE, CGPY_REQ), CGPY_ARG("to", CGPY_A_DTYPE, CGPY_REQ));
+    static cgpy_spec spec = CGPY_SPEC("can_cast", CGPY_ARG("from_", CGPY_A_DTYPE, CGPY_REQ), CGPY_ARG("to",
+                                      CGPY_A_DTYPE, CGPY_REQ));
     cgpy_val v[2];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     cg_dtype a = v[0].dtype, b = v[1].dtype;

@@ -294,11 +294,13 @@ static int seq_of_tensors(PyObject *o, Py_ssize_t *n, cg_tensor ***out, const ch
 }
 
 static PyObject *m_backward(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("backward", CGPY_ARG("gradient", CGPY_A_OBJ), CGPY_ARG("retain_graph", CGPY_A_OBJ),
+    static cgpy_spec spec = CGPY_SPEC("backward", CGPY_ARG("gradient", CGPY_A_OBJ), CGPY_ARG("retain_graph",
+                                      CGPY_A_OBJ),
                                       CGPY_ARG("create_graph", CGPY_A_BOOL), CGPY_ARG("inputs", CGPY_A_OBJ));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
-    PyObject *gradient = v[0].o ? v[0].o : Py_None, *retain = v[1].o ? v[1].o : Py_None, *inputs = v[3].o ? v[3].o : Py_None;
+    PyObject *gradient = v[0].o ? v[0].o : Py_None, *retain = v[1].o ? v[1].o : Py_None,
+        *inputs = v[3].o ? v[3].o : Py_None;
     int create_graph = v[2].b;
     if (gradient != Py_None && !cgpy_is_tensor(gradient)) {
         PyErr_SetString(PyExc_TypeError, "backward: gradient must be a Tensor or None");
@@ -317,7 +319,8 @@ static PyObject *m_backward(CGPY_FASTKW_ARGS) {
 }
 
 PyObject *cgpy_autograd_grad(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("grad", CGPY_ARG("outputs", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("inputs", CGPY_A_OBJ, CGPY_REQ),
+    static cgpy_spec spec = CGPY_SPEC("grad", CGPY_ARG("outputs", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("inputs", CGPY_A_OBJ,
+                                      CGPY_REQ),
                                       CGPY_ARG("grad_outputs", CGPY_A_OBJ), CGPY_ARG("retain_graph", CGPY_A_OBJ),
                                       CGPY_ARG("create_graph", CGPY_A_BOOL), CGPY_ARG("allow_unused", CGPY_A_BOOL));
     cgpy_val v[6];
@@ -381,7 +384,8 @@ static PyObject *m_fill_(PyObject *self, PyObject *v) {
     return self;
 }
 static PyObject *m_copy_(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("copy_", CGPY_ARG("src", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("non_blocking", CGPY_A_BOOL));
+    static cgpy_spec spec = CGPY_SPEC("copy_", CGPY_ARG("src", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("non_blocking",
+                                      CGPY_A_BOOL));
     cgpy_val v[2];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *src = v[0].o; /* non_blocking: copies are synchronous on the cpu */
@@ -611,7 +615,8 @@ static PyObject *new_factory(CGPY_FASTKW_ARGS, int kind) {
         [NEW_ZEROS] = CGPY_SPEC("new_zeros", CGPY_ARG("size", CGPY_A_SIZE), NEW_KW),
         [NEW_ONES] = CGPY_SPEC("new_ones", CGPY_ARG("size", CGPY_A_SIZE), NEW_KW),
         [NEW_EMPTY] = CGPY_SPEC("new_empty", CGPY_ARG("size", CGPY_A_SIZE), NEW_KW),
-        [NEW_FULL] = CGPY_SPEC("new_full", CGPY_ARG("size", CGPY_A_INTLIST, CGPY_REQ), CGPY_ARG("fill_value", CGPY_A_OBJ, CGPY_REQ),
+        [NEW_FULL] = CGPY_SPEC("new_full", CGPY_ARG("size", CGPY_A_INTLIST, CGPY_REQ), CGPY_ARG("fill_value",
+                               CGPY_A_OBJ, CGPY_REQ),
                                NEW_KW),
     };
     cgpy_val v[2 + NEW_KW_N];
