@@ -133,23 +133,3 @@ int cgpy_out_dtype(PyObject *out, int *dtype, const char *factory_op) {
     return 0;
 }
 
-int cgpy_parse_int(PyObject *o, int64_t *v, const char *what) {
-    PyObject *i = PyNumber_Index(o);
-    if (!i) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what, Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    *v = PyLong_AsLongLong(i);
-    Py_DECREF(i);
-    return (*v == -1 && PyErr_Occurred()) ? -1 : 0;
-}
-
-int cgpy_parse_double(PyObject *o, double *v, const char *what) {
-    if (cgpy_is_tensor(o)) return cgpy_check(cg_tensor_item(cgpy_t(o), v));
-    *v = PyFloat_AsDouble(o);
-    if (*v == -1.0 && PyErr_Occurred()) {
-        PyErr_Format(PyExc_TypeError, "%s must be a number, not %.100s", what, Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    return 0;
-}

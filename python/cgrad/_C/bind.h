@@ -1,7 +1,8 @@
 /* bind.h — internal: helpers shared by the op-binding files (ops_*.c): the
- * method/function table registry, PyTorch-style argument handling for the
- * common op shapes, type promotion of op operands, and the one out= path
- * (Note [out= validation]). */
+ * method/function table registry, type promotion of op operands, the one
+ * out= path (Note [out= validation]), engine errors raised as PyTorch raises
+ * them, index tensors, in-place ops computed out of place, and casts.
+ * Arguments are parsed by cgpy_args_parse (args.h). */
 #ifndef CGPY_BIND_H
 #define CGPY_BIND_H
 
@@ -17,7 +18,6 @@ CGPY_OP_FAMILIES(CGPY_DECLARE_TABLES)
 #undef CGPY_DECLARE_TABLES
 
 #define CGPY_FAST(pyname, cfn) {pyname, (PyCFunction)(void (*)(void))(cfn), METH_FASTCALL, NULL}
-#define CGPY_KW(pyname, cfn) {pyname, (PyCFunction)(void (*)(void))(cfn), METH_VARARGS | METH_KEYWORDS, NULL}
 #define CGPY_FASTKW(pyname, cfn) {pyname, (PyCFunction)(void (*)(void))(cfn), METH_FASTCALL | METH_KEYWORDS, NULL}
 #define CGPY_TABLE_END {NULL, NULL, 0, NULL}
 
@@ -38,7 +38,7 @@ static inline int cgpy_self_or_arg(PyObject *self, PyObject *const **args, Py_ss
     (*nargs)--;
     return 0;
 }
-/* For a VARARGS|KEYWORDS function: is this a method call? */
+/* For a function serving as Tensor method and module function: is this a method call? */
 static inline int cgpy_is_method(PyObject *self) { return self && cgpy_is_tensor(self); }
 
 /* Result of an engine call: wrap or raise. */
@@ -144,9 +144,119 @@ static inline bool cgpy_overlap_refused(cg_tensor *out, cg_tensor *in, bool any)
  * PyTorch, when they differ. 0 or -1 (raised). */
 int cgpy_out_dtype(PyObject *out, int *dtype, const char *factory_op);
 
-/* A dim argument: int (wrapped by the engine); returns 0 or -1. */
-int cgpy_parse_int(PyObject *o, int64_t *v, const char *what);
-/* Python number or one-element tensor as double. */
-int cgpy_parse_double(PyObject *o, double *v, const char *what);
+/* ------------------------------------------------------------- results, index arguments, casts */
+
+/* Raise the engine's error the way PyTorch does for these ops: index, value
+ * and dtype errors are RuntimeErrors there (cgpy_raise would give IndexError /
+ * ValueError / DtypeMismatch). Shape, device, memory and not-implemented
+ * errors keep cgpy_raise's mapping. keep_index: IndexError stays (PyTorch
+ * raises IndexError for index_select and take). */
+static inline PyObject *cgpy_raise_rt(bool keep_index) {
+    cg_status st = cg_last_error();
+    if (st == CG_ERR_VALUE || st == CG_ERR_DTYPE || (st == CG_ERR_INDEX && !keep_index)) {
+        PyErr_SetString(PyExc_RuntimeError, cg_last_error_message());
+        cg_clear_error();
+        return NULL;
+    }
+    return cgpy_raise();
+}
+static inline PyObject *cgpy_result_rt(cg_tensor *t, bool keep_index) {
+    if (t) return cgpy_wrap(t);
+    return PyErr_Occurred() ? NULL : cgpy_raise_rt(keep_index);
+}
+/* result (stolen) with out= (Note [out= validation] in bind.h); engine errors as cgpy_raise_rt */
+static inline PyObject *cgpy_out_rt(cg_tensor *t, PyObject *out, bool keep_index, const cgpy_out_rule *rule, int n,
+                                   cg_tensor *const *inputs) {
+    if (!t) return PyErr_Occurred() ? NULL : cgpy_raise_rt(keep_index);
+    return cgpy_out_finish(out, t, rule, n, inputs);
+}
+
+/* An index argument as an int64 tensor (new reference): int64 tensors as
+ * they are, int32 (where PyTorch accepts it) cast; anything else raises
+ * RuntimeError "<op>(): Expected dtype int64 for index" as PyTorch does. */
+static inline cg_tensor *cgpy_index_arg(PyObject *o, const char *op, bool allow_int32) {
+    if (!cgpy_is_tensor(o)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'index' must be Tensor, not %.100s", op, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    cg_tensor *t = cgpy_t(o);
+    cg_dtype dt = cg_tensor_dtype(t);
+    if (dt == CG_DTYPE_I64) {
+        cg_tensor_retain(t);
+        return t;
+    }
+    if (dt == CG_DTYPE_I32 && allow_int32) {
+        cg_tensor *c = cg_to_dtype(t, CG_DTYPE_I64);
+        if (!c) cgpy_raise();
+        return c;
+    }
+    PyErr_Format(PyExc_RuntimeError, "%s(): Expected dtype %s for index, but got %s", op,
+                 allow_int32 ? "int32/int64" : "int64", cg_dtype_name(dt));
+    return NULL;
+}
+
+/* PyTorch's check for in-place ops on leaves: 0 or -1 (RuntimeError). */
+static inline int cgpy_check_leaf(cg_tensor *x, const char *op) {
+    if (cg_is_grad_enabled() && cg_tensor_requires_grad(x) && cg_tensor_is_leaf(x)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s(): a leaf Variable that requires grad is being used in an in-place operation.", op);
+        return -1;
+    }
+    return 0;
+}
+
+/* Note [In-place via out of place]: the engine has no in-place form of most
+ * index ops, so x.op_(...) computes the op out of place and copies the result
+ * into x's storage with cg_copy_, which bumps x's version and, when a graph
+ * is recorded, moves the result's history onto x (for views through the
+ * base). When a graph is recorded the op runs on a differentiable clone of x,
+ * so tensors it saves for backward are not the x that copy_ overwrites.
+ * `x_for_op` receives the tensor to pass to the op (new reference). */
+static inline int cgpy_inplace_begin(cg_tensor *x, bool others_require_grad, const char *op, cg_tensor **x_for_op) {
+    if (cgpy_check_leaf(x, op)) return -1;
+    bool graph = cg_is_grad_enabled() && (others_require_grad || cg_tensor_requires_grad(x));
+    if (graph) {
+        *x_for_op = cg_clone(x);
+        if (!*x_for_op) {
+            cgpy_raise();
+            return -1;
+        }
+    } else {
+        cg_tensor_retain(x);
+        *x_for_op = x;
+    }
+    return 0;
+}
+/* Finish: result (stolen) -> x's storage; returns self (new ref) or NULL. */
+static inline PyObject *cgpy_inplace_end(PyObject *self, cg_tensor *xin, cg_tensor *result, bool keep_index) {
+    cg_tensor_release(xin);
+    if (!result) return PyErr_Occurred() ? NULL : cgpy_raise_rt(keep_index);
+    cg_status st = cg_copy_(cgpy_t(self), result);
+    cg_tensor_release(result);
+    if (cgpy_check(st)) return NULL;
+    Py_INCREF(self);
+    return self;
+}
+
+static inline bool cgpy_requires_grad(PyObject *o) { return cgpy_is_tensor(o) && cg_tensor_requires_grad(cgpy_t(o)); }
+
+/* Cast t (borrowed) to dt: new reference (t itself retained when equal) or NULL (raised). */
+static inline cg_tensor *cgpy_cast(cg_tensor *t, cg_dtype dt) {
+    if (cg_tensor_dtype(t) == dt) {
+        cg_tensor_retain(t);
+        return t;
+    }
+    cg_tensor *r = cg_to_dtype(t, dt);
+    if (!r) cgpy_raise();
+    return r;
+}
+
+/* A result (stolen, may be NULL) cast to dt unless dt < 0. */
+static inline cg_tensor *cgpy_cast_result(cg_tensor *r, int dt) {
+    if (!r || dt < 0 || cg_tensor_dtype(r) == (cg_dtype)dt) return r;
+    cg_tensor *c = cg_to_dtype(r, (cg_dtype)dt);
+    cg_tensor_release(r);
+    return c;
+}
 
 #endif

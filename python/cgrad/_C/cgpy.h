@@ -85,18 +85,12 @@ int cgpy_promote_checked(cg_dtype a, cg_dtype b, cg_dtype *out);
 /* full / fill_ of a Python int into a uint64 tensor, exact above 2^53: 0, or -1 raised */
 int cgpy_fill_exact(cg_tensor *t, PyObject *v);
 
-/* ------------------------------------------------------------- arguments */
-
-/* Parse a shape given as ints or one sequence (`zeros(2, 3)`, `zeros((2, 3))`). */
-int cgpy_parse_shape(PyObject *args, Py_ssize_t start, int *ndim, int64_t *shape);
-/* A dim list: int, sequence of ints, or None (-> ndims 0). */
-int cgpy_parse_dims(PyObject *o, int *ndims, int64_t *dims);
-/* A random seed: an integer in [-2^63, 2^64 - 1] (negative ones wrap), as PyTorch takes. */
-int cgpy_parse_seed(PyObject *o, uint64_t *seed);
-
 int cgpy_init_tensor_type(PyObject *m);
 int cgpy_init_number(void);
 extern PyNumberMethods cgpy_number_methods;
 PyObject *cgpy_richcompare(PyObject *a, PyObject *b, int op);
+
+/* the argument parser and converters (after the types they use) */
+#include "args.h"
 
 #endif

@@ -93,11 +93,11 @@ PyObject *cgpy_device(cg_device d) {
 
 static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     (void)type;
-    PyObject *spec;
-    static char *kwlist[] = {"type", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O", kwlist, &spec)) return NULL;
+    static cgpy_spec spec = CGPY_SPEC("device", CGPY_ARG("type", CGPY_A_OBJ, CGPY_REQ));
+    cgpy_val v[1];
+    if (cgpy_args_parse_tuple(&spec, NULL, args, kw, v)) return NULL;
     cg_device d;
-    if (!cgpy_device_conv(spec, &d)) return NULL;
+    if (!cgpy_device_conv(v[0].o, &d)) return NULL;
     return cgpy_device(d);
 }
 static PyObject *device_repr(PyObject *self) {

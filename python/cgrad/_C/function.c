@@ -329,12 +329,12 @@ static PyObject *f_stack(PyObject *m, PyObject *args) {
 
 static bool g_warn_only;
 
-static PyObject *f_use_deterministic_algorithms(PyObject *m, PyObject *args, PyObject *kw) {
-    (void)m;
-    int mode, warn_only = 0;
-    static char *kwlist[] = {"mode", "warn_only", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "p|$p:use_deterministic_algorithms", kwlist, &mode, &warn_only))
-        return NULL;
+static PyObject *f_use_deterministic_algorithms(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("use_deterministic_algorithms", CGPY_ARG("mode", CGPY_A_BOOL, CGPY_REQ),
+                                      CGPY_ARG("warn_only", CGPY_A_BOOL, CGPY_KWONLY));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    int mode = v[0].b, warn_only = v[1].b;
     cg_set_deterministic(mode, warn_only);
     g_warn_only = mode && warn_only;
     Py_RETURN_NONE;
@@ -371,7 +371,7 @@ static PyMethodDef function_functions[] = {
     {"_ag_stack", f_stack, METH_VARARGS, NULL},
     {"_alert_not_deterministic", f_alert_not_deterministic, METH_O, NULL},
     {"use_deterministic_algorithms", (PyCFunction)(void (*)(void))f_use_deterministic_algorithms,
-     METH_VARARGS | METH_KEYWORDS, NULL},
+     METH_FASTCALL | METH_KEYWORDS, NULL},
     {"are_deterministic_algorithms_enabled", f_are_deterministic_algorithms_enabled, METH_NOARGS, NULL},
     {"is_deterministic_algorithms_warn_only_enabled", f_is_deterministic_algorithms_warn_only_enabled, METH_NOARGS,
      NULL},

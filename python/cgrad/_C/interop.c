@@ -305,15 +305,17 @@ fail:
 }
 
 /* frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) */
-static PyObject *f_frombuffer(PyObject *m, PyObject *args, PyObject *kw) {
-    (void)m;
-    PyObject *obj;
-    int dt = -1, rg = 0;
-    long long count = -1, offset = 0;
-    static char *kwlist[] = {"buffer", "dtype", "count", "offset", "requires_grad", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O&LLp:frombuffer", kwlist, &obj, cgpy_dtype_conv, &dt, &count,
-                                     &offset, &rg))
-        return NULL;
+static PyObject *f_frombuffer(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("frombuffer", CGPY_ARG("buffer", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype",
+                                      CGPY_A_DTYPE, CGPY_KWONLY),
+                                      CGPY_ARG("count", CGPY_A_INT, CGPY_KWONLY, -1), CGPY_ARG("offset", CGPY_A_INT,
+                                          CGPY_KWONLY),
+                                      CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY));
+    cgpy_val v[5];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *obj = v[0].o;
+    int dt = (int)v[1].dtype, rg = v[4].b;
+    long long count = v[2].i, offset = v[3].i;
     if (dt < 0) {
         PyErr_SetString(PyExc_TypeError, "frombuffer() missing 1 required keyword argument: 'dtype'");
         return NULL;
@@ -388,10 +390,11 @@ static PyTypeObject ArrayHolder_Type = {
     .tp_getset = holder_getset,
 };
 
-static PyObject *m_numpy(PyObject *self, PyObject *args, PyObject *kw) {
-    int force = 0;
-    static char *kwlist[] = {"force", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$p:numpy", kwlist, &force)) return NULL;
+static PyObject *m_numpy(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("numpy", CGPY_ARG("force", CGPY_A_BOOL, CGPY_KWONLY));
+    cgpy_val v[1];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    int force = v[0].b;
     cg_tensor *t = cgpy_t(self);
     if (cg_tensor_requires_grad(t) && !force) {
         PyErr_SetString(PyExc_RuntimeError,
@@ -465,15 +468,15 @@ extern cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev
 static PyObject *f_from_dlpack_impl(PyObject *ext);
 
 /* as_tensor(data, dtype=None, device=None): shares memory when possible */
-static PyObject *f_as_tensor(PyObject *m, PyObject *args, PyObject *kw) {
-    (void)m;
-    PyObject *data, *devo = Py_None;
-    int dt = -1;
-    cg_device dev = cg_cpu();
-    static char *kwlist[] = {"data", "dtype", "device", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&O:as_tensor", kwlist, &data, cgpy_dtype_conv, &dt, &devo)) return NULL;
-    int has_dev = devo != Py_None;
-    if (has_dev && !cgpy_device_conv(devo, &dev)) return NULL;
+static PyObject *f_as_tensor(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("as_tensor", CGPY_ARG("data", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype",
+                                      CGPY_A_DTYPE),
+                                      CGPY_ARG("device", CGPY_A_DEVICE));
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *data = v[0].o;
+    int dt = (int)v[1].dtype, has_dev = cgpy_given(&v[2]);
+    cg_device dev = v[2].dev;
     if (cgpy_is_tensor(data)) return tensor_to(data, dt, has_dev, dev, 0);
     int k = cgpy_numpy_kind(data);
     if (k < 0) return NULL;
@@ -482,16 +485,17 @@ static PyObject *f_as_tensor(PyObject *m, PyObject *args, PyObject *kw) {
 }
 
 /* asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) */
-static PyObject *f_asarray(PyObject *m, PyObject *args, PyObject *kw) {
-    (void)m;
-    PyObject *obj, *devo = Py_None, *copyo = Py_None;
-    int dt = -1, rg = 0;
-    cg_device dev = cg_cpu();
-    static char *kwlist[] = {"obj", "dtype", "device", "copy", "requires_grad", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O&OOp:asarray", kwlist, &obj, cgpy_dtype_conv, &dt, &devo, &copyo, &rg))
-        return NULL;
-    int has_dev = devo != Py_None;
-    if (has_dev && !cgpy_device_conv(devo, &dev)) return NULL;
+static PyObject *f_asarray(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("asarray", CGPY_ARG("obj", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype", CGPY_A_DTYPE,
+                                      CGPY_KWONLY),
+                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY), CGPY_ARG("copy", CGPY_A_OBJ,
+                                          CGPY_KWONLY),
+                                      CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY));
+    cgpy_val v[5];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *obj = v[0].o, *copyo = v[3].o ? v[3].o : Py_None;
+    int dt = (int)v[1].dtype, rg = v[4].b, has_dev = cgpy_given(&v[2]);
+    cg_device dev = v[2].dev;
     int copy = copyo == Py_None ? -1 : PyObject_IsTrue(copyo);
     if (copy == -1 && copyo != Py_None) return NULL;
     PyObject *r = NULL;
@@ -613,11 +617,15 @@ static void capsule_versioned_destructor(PyObject *cap) {
 }
 
 /* __dlpack__(stream=None, *, max_version=None, dl_device=None, copy=None) */
-static PyObject *m_dlpack(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copyo = Py_None;
-    static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$OOO:__dlpack__", kwlist, &stream, &max_version, &dl_device, &copyo))
-        return NULL;
+static PyObject *m_dlpack(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("__dlpack__", CGPY_ARG("stream", CGPY_A_OBJ), CGPY_ARG("max_version", CGPY_A_OBJ,
+                                      CGPY_KWONLY),
+                                      CGPY_ARG("dl_device", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("copy", CGPY_A_OBJ,
+                                          CGPY_KWONLY));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *stream = v[0].o ? v[0].o : Py_None, *max_version = v[1].o ? v[1].o : Py_None;
+    PyObject *dl_device = v[2].o ? v[2].o : Py_None, *copyo = v[3].o ? v[3].o : Py_None;
     cg_tensor *t = cgpy_t(self);
     if (cg_tensor_requires_grad(t)) {
         PyErr_SetString(PyExc_BufferError, "Can't export tensors that require gradient, use tensor.detach()");
@@ -836,13 +844,14 @@ static PyObject *f_from_dlpack_impl(PyObject *ext) {
     return r;
 }
 
-static PyObject *f_from_dlpack(PyObject *m, PyObject *args, PyObject *kw) {
-    (void)m;
-    PyObject *ext, *devo = Py_None, *copyo = Py_None;
-    static char *kwlist[] = {"ext_tensor", "device", "copy", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OO:from_dlpack", kwlist, &ext, &devo, &copyo)) return NULL;
-    cg_device dev = cg_cpu();
-    if (devo != Py_None && !cgpy_device_conv(devo, &dev)) return NULL;
+static PyObject *f_from_dlpack(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("from_dlpack", CGPY_ARG("ext_tensor", CGPY_A_OBJ, CGPY_REQ),
+                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY), CGPY_ARG("copy", CGPY_A_OBJ,
+                                          CGPY_KWONLY));
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *ext = v[0].o, *devo = v[1].o ? v[1].o : Py_None, *copyo = v[2].o ? v[2].o : Py_None;
+    cg_device dev = v[1].dev;
     int copy = copyo == Py_None ? 0 : PyObject_IsTrue(copyo);
     if (copy < 0) return NULL;
     PyObject *x = f_from_dlpack_impl(ext);
@@ -905,18 +914,18 @@ static PyObject *f_from_bytes(PyObject *m, PyObject *args) {
 /* ------------------------------------------------------------- tables */
 
 PyMethodDef cgpy_interop_methods[] = {
-    CGPY_KW("numpy", m_numpy),
-    CGPY_KW("__dlpack__", m_dlpack),
+    CGPY_FASTKW("numpy", m_numpy),
+    CGPY_FASTKW("__dlpack__", m_dlpack),
     {"__dlpack_device__", m_dlpack_device, METH_NOARGS, NULL},
     {"_to_bytes", m_to_bytes, METH_NOARGS, NULL},
     CGPY_TABLE_END,
 };
 PyMethodDef cgpy_interop_functions[] = {
     {"from_numpy", f_from_numpy, METH_O, NULL},
-    CGPY_KW("as_tensor", f_as_tensor),
-    CGPY_KW("asarray", f_asarray),
-    CGPY_KW("frombuffer", f_frombuffer),
-    CGPY_KW("from_dlpack", f_from_dlpack),
+    CGPY_FASTKW("as_tensor", f_as_tensor),
+    CGPY_FASTKW("asarray", f_asarray),
+    CGPY_FASTKW("frombuffer", f_frombuffer),
+    CGPY_FASTKW("from_dlpack", f_from_dlpack),
     {"_from_bytes", f_from_bytes, METH_VARARGS, NULL},
     CGPY_TABLE_END,
 };

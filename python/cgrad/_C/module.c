@@ -3,8 +3,8 @@
  * seed, threads) and promotion queries. */
 #include "bind.h"
 extern cg_tensor *cgpy_tensor_from_data(PyObject *data, int dtype, cg_device dev);
-extern PyObject *cgpy_autograd_grad(PyObject *mod, PyObject *args, PyObject *kw);
-extern PyObject *cgpy_f_can_cast(PyObject *m, PyObject *args, PyObject *kw); /* promote.c */
+extern PyObject *cgpy_autograd_grad(CGPY_FASTKW_ARGS);                    /* tensor_methods.c */
+extern PyObject *cgpy_f_can_cast(CGPY_FASTKW_ARGS);                       /* promote.c */
 
 static PyObject *g_hook_handle_cls;
 
@@ -26,72 +26,49 @@ static PyObject *finish(cg_tensor *t, int requires_grad) {
     return cgpy_wrap(t);
 }
 
-static PyObject *f_tensor(PyObject *m, PyObject *args, PyObject *kw) {
-    (void)m;
-    PyObject *data;
-    int dt = -1, rg = 0, pin = 0;
-    cg_device dev = cg_cpu();
-    static char *kwlist[] = {"data", "dtype", "device", "requires_grad", "pin_memory", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O&O&pp:tensor", kwlist, &data, cgpy_dtype_conv, &dt, cgpy_device_conv,
-                                     &dev, &rg, &pin))
-        return NULL;
-    return finish(cgpy_tensor_from_data(data, dt, dev), rg) ;
+static PyObject *f_tensor(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("tensor", CGPY_ARG("data", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype", CGPY_A_DTYPE,
+                                      CGPY_KWONLY),
+                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY), CGPY_ARG("requires_grad",
+                                          CGPY_A_BOOL, CGPY_KWONLY),
+                                      CGPY_ARG("pin_memory", CGPY_A_BOOL, CGPY_KWONLY));
+    cgpy_val v[5];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return finish(cgpy_tensor_from_data(v[0].o, (int)v[1].dtype, v[2].dev), v[3].b);
 }
 
-/* zeros / ones / empty / full share the argument parsing */
-static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
+/* zeros / ones / empty / full(size, fill_value) share the argument parsing;
+ * layout, pin_memory and memory_format are accepted and ignored */
+#define FACTORY_KW                                                                                                 \
+    CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY),                  \
+        CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY), CGPY_ARG("layout", CGPY_A_OBJ, CGPY_KWONLY),          \
+        CGPY_ARG("pin_memory", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY),       \
+        CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY)
+static PyObject *factory(CGPY_FASTKW_ARGS, int kind) {
+    static cgpy_spec specs[4] = {CGPY_SPEC("zeros", CGPY_ARG("size", CGPY_A_SIZE), FACTORY_KW),
+                                 CGPY_SPEC("ones", CGPY_ARG("size", CGPY_A_SIZE), FACTORY_KW),
+                                 CGPY_SPEC("empty", CGPY_ARG("size", CGPY_A_SIZE), FACTORY_KW),
+                                 CGPY_SPEC("full", CGPY_ARG("size", CGPY_A_INTLIST, CGPY_REQ),
+                                           CGPY_ARG("fill_value", CGPY_A_OBJ, CGPY_REQ), FACTORY_KW)};
     static const char *const names[] = {"zeros", "ones", "empty", "full"};
-    int nd, rg = 0, dt = -1;
-    int64_t shape[CG_MAX_DIMS];
-    cg_device dev = cg_cpu();
-    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+    cgpy_val v[9];
+    if (cgpy_args_parse(&specs[kind], self, args, nargs, kwnames, v)) return NULL;
+    const cgpy_val *kw = v + (kind == 3 ? 2 : 1); /* dtype, device, requires_grad, layout, pin_memory, memory_format,
+        out */
+    int nd = v[0].n, rg = kw[2].b, dt = -1;
+    const int64_t *shape = v[0].v;
+    cg_device dev = kw[1].dev;
     double fillv = 0;
-    PyObject *fv = NULL, *out = NULL;
-    bool dt_given = false;
-    if (kind == 3) { /* full(size, fill_value) */
-        if (nargs != 2) {
-            PyErr_SetString(PyExc_TypeError, "full() expects (size, fill_value)");
-            return NULL;
-        }
-        fv = PyTuple_GET_ITEM(args, 1);
+    PyObject *fv = NULL, *out = cgpy_opt(&kw[6]);
+    bool dt_given = (int)kw[0].dtype >= 0;
+    if (kind == 3) {
+        fv = v[1].o;
         fillv = PyFloat_AsDouble(fv);
         if (fillv == -1.0 && PyErr_Occurred()) return NULL;
         if (PyBool_Check(fv)) dt = CG_DTYPE_BOOL;
         else if (PyLong_Check(fv)) dt = CG_DTYPE_I64;
-        PyObject *sz = PyTuple_GetSlice(args, 0, 1);
-        int r = cgpy_parse_shape(sz, 0, &nd, shape);
-        Py_DECREF(sz);
-        if (r) return NULL;
-    } else if (cgpy_parse_shape(args, 0, &nd, shape)) {
-        return NULL;
     }
-    if (kw) {
-        static const char *const known[] = {"dtype", "device", "requires_grad", "size", "layout", "pin_memory",
-                                            "memory_format", "out", NULL};
-        PyObject *key, *v;
-        Py_ssize_t pos = 0;
-        while (PyDict_Next(kw, &pos, &key, &v)) {
-            int ok = 0;
-            for (int i = 0; known[i] && !ok; i++) ok = PyUnicode_Check(key) && !PyUnicode_CompareWithASCIIString(key, known[i]);
-            if (!ok) {
-                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%S'", names[kind], key);
-                return NULL;
-            }
-        }
-        if ((v = PyDict_GetItemString(kw, "dtype")) && v != Py_None) {
-            if (!cgpy_dtype_conv(v, &dt)) return NULL;
-            dt_given = true;
-        }
-        if ((v = PyDict_GetItemString(kw, "out")) && v != Py_None) out = v;
-        if ((v = PyDict_GetItemString(kw, "device")) && !cgpy_device_conv(v, &dev)) return NULL;
-        if ((v = PyDict_GetItemString(kw, "requires_grad")) && (rg = PyObject_IsTrue(v)) < 0) return NULL;
-        if ((v = PyDict_GetItemString(kw, "size"))) {
-            PyObject *t = PyTuple_Pack(1, v);
-            int r = t ? cgpy_parse_shape(t, 0, &nd, shape) : -1;
-            Py_XDECREF(t);
-            if (r) return NULL;
-        }
-    }
+    if (dt_given) dt = (int)kw[0].dtype;
     if (out) { /* the factory fills out in out's dtype (a different dtype= is an error), as PyTorch's */
         int given = dt_given ? dt : -1;
         if (cgpy_out_dtype(out, &given, names[kind])) return NULL;
@@ -111,24 +88,27 @@ static PyObject *factory(PyObject *args, PyObject *kw, int kind) {
     }
     return finish(t, rg);
 }
-static PyObject *f_zeros(PyObject *m, PyObject *a, PyObject *k) { (void)m; return factory(a, k, 0); }
-static PyObject *f_ones(PyObject *m, PyObject *a, PyObject *k) { (void)m; return factory(a, k, 1); }
-static PyObject *f_empty(PyObject *m, PyObject *a, PyObject *k) { (void)m; return factory(a, k, 2); }
-static PyObject *f_full(PyObject *m, PyObject *a, PyObject *k) { (void)m; return factory(a, k, 3); }
+static PyObject *f_zeros(CGPY_FASTKW_ARGS) { return factory(self, args, nargs, kwnames, 0); }
+static PyObject *f_ones(CGPY_FASTKW_ARGS) { return factory(self, args, nargs, kwnames, 1); }
+static PyObject *f_empty(CGPY_FASTKW_ARGS) { return factory(self, args, nargs, kwnames, 2); }
+static PyObject *f_full(CGPY_FASTKW_ARGS) { return factory(self, args, nargs, kwnames, 3); }
 
-static PyObject *like(PyObject *args, PyObject *kw, int kind) {
-    PyObject *x, *fv = NULL;
-    int dt = -1, rg = 0;
-    cg_device dev;
-    static char *kwlist[] = {"input", "fill_value", "dtype", "device", "requires_grad", NULL};
-    static char *kwlist1[] = {"input", "dtype", "device", "requires_grad", NULL};
-    int ok = kind == 3 ? PyArg_ParseTupleAndKeywords(args, kw, "O!O|$O&O&p", kwlist, &CgTensorBase_Type, &x, &fv,
-                                                     cgpy_dtype_conv, &dt, cgpy_device_conv, &dev, &rg)
-                       : PyArg_ParseTupleAndKeywords(args, kw, "O!|$O&O&p", kwlist1, &CgTensorBase_Type, &x,
-                                                     cgpy_dtype_conv, &dt, cgpy_device_conv, &dev, &rg);
-    if (!ok) return NULL;
-    cg_tensor *t = cgpy_t(x);
-    if (!kw || !PyDict_GetItemString(kw, "device")) dev = cg_tensor_device(t);
+#define LIKE_KW                                                                                                    \
+    CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY),                  \
+        CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY)
+static PyObject *like(CGPY_FASTKW_ARGS, int kind) {
+    static cgpy_spec specs[4] = {CGPY_SPEC("zeros_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), LIKE_KW),
+                                 CGPY_SPEC("ones_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), LIKE_KW),
+                                 CGPY_SPEC("empty_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), LIKE_KW),
+                                 CGPY_SPEC("full_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ),
+                                           CGPY_ARG("fill_value", CGPY_A_OBJ, CGPY_REQ), LIKE_KW)};
+    cgpy_val a[5];
+    if (cgpy_args_parse(&specs[kind], self, args, nargs, kwnames, a)) return NULL;
+    const cgpy_val *kw = a + (kind == 3 ? 2 : 1); /* dtype, device, requires_grad */
+    PyObject *fv = kind == 3 ? a[1].o : NULL;
+    int dt = (int)kw[0].dtype, rg = kw[2].b;
+    cg_tensor *t = a[0].t;
+    cg_device dev = kw[1].o ? kw[1].dev : cg_tensor_device(t);
     cg_dtype d = dt < 0 ? cg_tensor_dtype(t) : (cg_dtype)dt;
     double v = 0;
     if (fv) {
@@ -145,21 +125,20 @@ static PyObject *like(PyObject *args, PyObject *kw, int kind) {
     }
     return finish(r, rg);
 }
-static PyObject *f_zeros_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 0); }
-static PyObject *f_ones_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 1); }
-static PyObject *f_empty_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 2); }
-static PyObject *f_full_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like(a, k, 3); }
+static PyObject *f_zeros_like(CGPY_FASTKW_ARGS) { return like(self, args, nargs, kwnames, 0); }
+static PyObject *f_ones_like(CGPY_FASTKW_ARGS) { return like(self, args, nargs, kwnames, 1); }
+static PyObject *f_empty_like(CGPY_FASTKW_ARGS) { return like(self, args, nargs, kwnames, 2); }
+static PyObject *f_full_like(CGPY_FASTKW_ARGS) { return like(self, args, nargs, kwnames, 3); }
 
 /* arange(end) / arange(start, end, step=1) */
-static PyObject *f_arange(PyObject *m, PyObject *args, PyObject *kw) {
-    (void)m;
-    PyObject *a = NULL, *b = NULL, *c = NULL;
-    int dt = -1, rg = 0;
-    cg_device dev = cg_cpu();
-    static char *kwlist[] = {"start", "end", "step", "dtype", "device", "requires_grad", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO$O&O&p:arange", kwlist, &a, &b, &c, cgpy_dtype_conv, &dt,
-                                     cgpy_device_conv, &dev, &rg))
-        return NULL;
+static PyObject *f_arange(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("arange", CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("end", CGPY_A_OBJ),
+                                      CGPY_ARG("step", CGPY_A_OBJ), LIKE_KW);
+    cgpy_val a6[6];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, a6)) return NULL;
+    PyObject *a = a6[0].o, *b = a6[1].o, *c = a6[2].o;
+    int dt = (int)a6[3].dtype, rg = a6[5].b;
+    cg_device dev = a6[4].dev;
     PyObject *vals[3] = {b ? a : NULL, b ? b : a, c};
     double v[3] = {0, 0, 1};
     bool all_int = true;
@@ -333,17 +312,17 @@ static PyObject *f_build_info(PyObject *m, PyObject *u) {
 }
 
 static PyMethodDef module_functions[] = {
-    {"tensor", (PyCFunction)(void (*)(void))f_tensor, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"zeros", (PyCFunction)(void (*)(void))f_zeros, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"ones", (PyCFunction)(void (*)(void))f_ones, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"empty", (PyCFunction)(void (*)(void))f_empty, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"full", (PyCFunction)(void (*)(void))f_full, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"zeros_like", (PyCFunction)(void (*)(void))f_zeros_like, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"ones_like", (PyCFunction)(void (*)(void))f_ones_like, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"empty_like", (PyCFunction)(void (*)(void))f_empty_like, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"full_like", (PyCFunction)(void (*)(void))f_full_like, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"arange", (PyCFunction)(void (*)(void))f_arange, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"grad", (PyCFunction)(void (*)(void))cgpy_autograd_grad, METH_VARARGS | METH_KEYWORDS, NULL},
+    CGPY_FASTKW("tensor", f_tensor),
+    CGPY_FASTKW("zeros", f_zeros),
+    CGPY_FASTKW("ones", f_ones),
+    CGPY_FASTKW("empty", f_empty),
+    CGPY_FASTKW("full", f_full),
+    CGPY_FASTKW("zeros_like", f_zeros_like),
+    CGPY_FASTKW("ones_like", f_ones_like),
+    CGPY_FASTKW("empty_like", f_empty_like),
+    CGPY_FASTKW("full_like", f_full_like),
+    CGPY_FASTKW("arange", f_arange),
+    CGPY_FASTKW("grad", cgpy_autograd_grad),
     {"manual_seed", f_manual_seed, METH_O, NULL},
     {"initial_seed", f_initial_seed, METH_NOARGS, NULL},
     {"_set_grad_enabled", f_set_grad_enabled, METH_O, NULL},
@@ -358,7 +337,7 @@ static PyMethodDef module_functions[] = {
     {"get_num_threads", f_get_num_threads, METH_NOARGS, NULL},
     {"result_type", f_result_type, METH_VARARGS, NULL},
     {"promote_types", f_promote_types, METH_VARARGS, NULL},
-    {"can_cast", (PyCFunction)(void (*)(void))cgpy_f_can_cast, METH_VARARGS | METH_KEYWORDS, NULL},
+    CGPY_FASTKW("can_cast", cgpy_f_can_cast),
     {"_set_tensor_class", f_set_tensor_class, METH_VARARGS, NULL},
     {"_make_subclass", f_make_subclass, METH_VARARGS, NULL},
     {"_memory_stats", f_memory_stats, METH_NOARGS, NULL},

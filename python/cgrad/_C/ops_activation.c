@@ -14,18 +14,6 @@
     (cgpy_parse_fastkw(self, args, nargs, kw, fname, names, npos, nreq, v) ||                 \
      cgpy_need_tensor(v[0], fname, "input"))
 
-static PyObject *result(cg_tensor *r) { return r ? cgpy_wrap(r) : (PyErr_Occurred() ? NULL : cgpy_raise()); }
-
-/* Result r (stolen) of op, into out= when given (Note [out= validation] in
- * bind.h): the n operands (tensors or numbers, n <= 3) may be out itself, not
- * part of it; dtype_rule: PyTorch's cast rule or an exact dtype. */
-static PyObject *finish(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, int n, PyObject *const *operands) {
-    cgpy_out_rule rule = {op, (unsigned char)dtype_rule, CGPY_OUT_NO_PARTIAL, 0};
-    cg_tensor *ins[3] = {NULL, NULL, NULL};
-    for (int i = 0; i < n && i < 3; i++) ins[i] = cgpy_tensor_or_null(operands[i]);
-    return cgpy_out_finish(out, r, &rule, n < 3 ? n : 3, ins);
-}
-
 static int opt_double(PyObject *o, double *v, const char *what) { return o && o != Py_None ? cgpy_parse_double(o, v, what) : 0; }
 
 /* ================================================================ activations with parameters */
@@ -37,7 +25,7 @@ static PyObject *act1(FASTKW_ARGS, act1_fn fn, const char *fname, const char *pn
     PyObject *v[2];
     double p = dflt;
     if (PARSE(fname, names, 2, 1, v) || opt_double(v[1], &p, pname)) return NULL;
-    return result(fn(cgpy_t(v[0]), p));
+    return cgpy_result(fn(cgpy_t(v[0]), p));
 }
 
 PyObject *cgpy_act_celu(FASTKW_ARGS) { return act1(self, args, nargs, kw, cg_celu, "celu", "alpha", 1.0); }
@@ -60,7 +48,7 @@ static PyObject *act0(FASTKW_ARGS, cg_tensor *(*fn)(cg_tensor *), const char *fn
     static const char *const names[] = {"input", NULL};
     PyObject *v[1];
     if (PARSE(fname, names, 1, 1, v)) return NULL;
-    return result(fn(cgpy_t(v[0])));
+    return cgpy_result(fn(cgpy_t(v[0])));
 }
 static PyObject *act0_(FASTKW_ARGS, const char *fname) {
     static const char *const names[] = {"input", NULL};
@@ -98,7 +86,7 @@ PyObject *cgpy_act__gelu(FASTKW_ARGS) {
             return NULL;
         }
     }
-    return result(cg_gelu(cgpy_t(v[0]), tanh_approx));
+    return cgpy_result(cg_gelu(cgpy_t(v[0]), tanh_approx));
 }
 
 /* softplus(input, beta=1.0, threshold=20.0) */
@@ -108,7 +96,7 @@ PyObject *cgpy_act__softplus(FASTKW_ARGS) {
     double beta = 1.0, thr = 20.0;
     if (PARSE("softplus", names, 3, 1, v) || opt_double(v[1], &beta, "beta") || opt_double(v[2], &thr, "threshold"))
         return NULL;
-    return result(cg_softplus(cgpy_t(v[0]), beta, thr));
+    return cgpy_result(cg_softplus(cgpy_t(v[0]), beta, thr));
 }
 
 /* hardtanh(input, min_val=-1.0, max_val=1.0) */
@@ -118,7 +106,7 @@ PyObject *cgpy_act__hardtanh(FASTKW_ARGS) {
     double lo = -1.0, hi = 1.0;
     if (PARSE("hardtanh", names, 3, 1, v) || opt_double(v[1], &lo, "min_val") || opt_double(v[2], &hi, "max_val"))
         return NULL;
-    return result(cg_hardtanh(cgpy_t(v[0]), lo, hi));
+    return cgpy_result(cg_hardtanh(cgpy_t(v[0]), lo, hi));
 }
 PyObject *cgpy_act__hardtanh_(FASTKW_ARGS) { return cgpy_inplace_via("hardtanh", cgpy_act__hardtanh, self, args, nargs, kw); }
 
@@ -132,12 +120,12 @@ static PyObject *softmax_common(FASTKW_ARGS, cg_tensor *(*fn)(cg_tensor *, int64
     if (PARSE(fname, names, 3, 2, v) || cgpy_parse_int(v[1], &dim, "softmax(): argument 'dim'")) return NULL;
     if (v[2] && v[2] != Py_None && !cgpy_dtype_conv(v[2], &dt)) return NULL;
     cg_tensor *x = cgpy_t(v[0]);
-    if (dt < 0 || (cg_dtype)dt == cg_tensor_dtype(x)) return result(fn(x, dim));
+    if (dt < 0 || (cg_dtype)dt == cg_tensor_dtype(x)) return cgpy_result(fn(x, dim));
     cg_tensor *c = cg_to_dtype(x, (cg_dtype)dt);
     if (!c) return cgpy_raise();
     cg_tensor *r = fn(c, dim);
     cg_tensor_release(c);
-    return result(r);
+    return cgpy_result(r);
 }
 PyObject *cgpy_act_softmax(FASTKW_ARGS) { return softmax_common(self, args, nargs, kw, cg_softmax, "softmax"); }
 PyObject *cgpy_act_log_softmax(FASTKW_ARGS) {
@@ -193,7 +181,7 @@ PyObject *cgpy_act_where(FASTKW_ARGS) {
     if (cgpy_promote_operands(2, &v[1], false, t, &dt)) return NULL;
     cg_tensor *r = cg_where(c, t[0], t[1]);
     cgpy_release_n(2, t);
-    return finish(v[3], r, "where", CGPY_OUT_EXACT, 3, v);
+    return cgpy_elementwise_out(v[3], r, "where", CGPY_OUT_EXACT, 3, v);
 }
 
 /* ================================================================ lerp(input, end, weight) */
@@ -213,7 +201,7 @@ PyObject *cgpy_act_lerp(FASTKW_ARGS) {
     if (!w) return NULL;
     cg_tensor *r = cg_lerp(x, e, w);
     cg_tensor_release(w);
-    return finish(v[3], r, "lerp", CGPY_OUT_CAST, 3, v);
+    return cgpy_elementwise_out(v[3], r, "lerp", CGPY_OUT_CAST, 3, v);
 }
 PyObject *cgpy_act_lerp_(FASTKW_ARGS) { return cgpy_inplace_via("lerp", cgpy_act_lerp, self, args, nargs, kw); }
 
@@ -238,7 +226,7 @@ static PyObject *addc(FASTKW_ARGS, bool is_div) {
     }
     cg_tensor *r = is_div ? cg_addcdiv(t[0], t[1], t[2], value) : cg_addcmul(t[0], t[1], t[2], value);
     cgpy_release_n(3, t);
-    return finish(v[4], r, fname, CGPY_OUT_CAST, 3, v);
+    return cgpy_elementwise_out(v[4], r, fname, CGPY_OUT_CAST, 3, v);
 }
 PyObject *cgpy_act_addcmul(FASTKW_ARGS) { return addc(self, args, nargs, kw, false); }
 PyObject *cgpy_act_addcdiv(FASTKW_ARGS) { return addc(self, args, nargs, kw, true); }
@@ -308,11 +296,12 @@ static PyObject *clamp_common(FASTKW_ARGS, int which, const char *fname) {
     if (which == 0) {
         if (PARSE(fname, n0, 3, 1, v)) return NULL;
         int rule = is_tensor_arg(v[1]) || is_tensor_arg(v[2]) ? CGPY_OUT_CAST : CGPY_OUT_EXACT;
-        return finish(v[3], clamp_apply(v[0], v[1], v[2], fname), fname, rule, 3, v);
+        return cgpy_elementwise_out(v[3], clamp_apply(v[0], v[1], v[2], fname), fname, rule, 3, v);
     }
     if (PARSE(fname, which == 1 ? n1 : n2, 2, 2, v)) return NULL;
     int rule = is_tensor_arg(v[1]) ? CGPY_OUT_CAST : CGPY_OUT_EXACT;
-    return finish(v[2], which == 1 ? clamp_apply(v[0], v[1], NULL, fname) : clamp_apply(v[0], NULL, v[1], fname), fname,
+    return cgpy_elementwise_out(v[2], which == 1 ? clamp_apply(v[0], v[1], NULL, fname) : clamp_apply(v[0], NULL, v[1],
+        fname), fname,
                   rule, 2, v);
 }
 PyObject *cgpy_act_clamp(FASTKW_ARGS) { return clamp_common(self, args, nargs, kw, 0, "clamp"); }
@@ -372,6 +361,6 @@ PyObject *cgpy_act_nan_to_num(FASTKW_ARGS) {
     double big = dtype_max(cg_tensor_dtype(x)), nan = 0.0, pinf = big, ninf = -big;
     if (opt_double(v[1], &nan, "nan") || opt_double(v[2], &pinf, "posinf") || opt_double(v[3], &ninf, "neginf"))
         return NULL;
-    return finish(v[4], cg_nan_to_num(x, nan, pinf, ninf), "nan_to_num", CGPY_OUT_EXACT, 1, v);
+    return cgpy_elementwise_out(v[4], cg_nan_to_num(x, nan, pinf, ninf), "nan_to_num", CGPY_OUT_EXACT, 1, v);
 }
 PyObject *cgpy_act_nan_to_num_(FASTKW_ARGS) { return cgpy_inplace_via("nan_to_num", cgpy_act_nan_to_num, self, args, nargs, kw); }

@@ -12,7 +12,7 @@
  * Python thread can observe or draw from the swapped-in state. The default
  * generator (cgrad.default_generator) is a Generator object that reads and
  * writes the global state itself. */
-#include "opargs.h"
+#include "bind.h"
 
 #define DEFAULT_GENERATOR_SEED UINT64_C(67280421310721) /* PyTorch's default seed */
 
@@ -27,7 +27,7 @@ static PyObject *creation_raise(void) {
         cg_clear_error();
         return NULL;
     }
-    return opargs_raise(false);
+    return cgpy_raise_rt(false);
 }
 
 /* ------------------------------------------------------------- Generator */
@@ -78,6 +78,9 @@ static int gen_conv(PyObject *o, void *out) {
     return 1;
 }
 
+/* generator=, keyword-only: None or a Generator (.ptr) */
+#define GENERATOR_ARG CGPY_ARG("generator", CGPY_A_CONV, CGPY_KWONLY, 0, 0, gen_conv)
+
 /* a non-deterministic 63-bit seed from the OS (os.urandom) */
 static int os_seed(uint64_t *out) {
     PyObject *os = PyImport_ImportModule("os");
@@ -97,9 +100,10 @@ static int os_seed(uint64_t *out) {
 }
 
 static int gen_init(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"device", NULL};
-    cg_device dev = cg_cpu();
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&:Generator", kwlist, cgpy_device_conv, &dev)) return -1;
+    static cgpy_spec spec = CGPY_SPEC("Generator", CGPY_ARG("device", CGPY_A_DEVICE));
+    cgpy_val v[1];
+    if (cgpy_args_parse_tuple(&spec, NULL, args, kw, v)) return -1;
+    cg_device dev = v[0].dev;
     if (dev.type != CG_DEVICE_CPU) {
         PyErr_Format(PyExc_NotImplementedError, "Generator: only cpu generators exist (got device '%s')", cg_device_name(dev));
         return -1;
@@ -254,10 +258,17 @@ typedef struct {
     int requires_grad, pin;
     const char *op; /* set by fkw_check */
 } fkw;
-#define FKW_INIT {NULL, NULL, NULL, -1, {CG_DEVICE_CPU, 0}, 0, 0, NULL}
-#define FKW_NAMES "dtype", "device", "requires_grad", "out", "layout", "pin_memory"
-#define FKW_FMT "O&O&pOOp"
-#define FKW_ARGS(f) cgpy_dtype_conv, &(f).dtype, cgpy_device_conv, &(f).dev, &(f).requires_grad, &(f).out, &(f).layout, &(f).pin
+/* the factory keywords, the last FKW_N parameters of a spec */
+#define FKW_N 6
+#define FKW_PARAMS                                                                                                 \
+    CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY),                  \
+        CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY),             \
+        CGPY_ARG("layout", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("pin_memory", CGPY_A_BOOL, CGPY_KWONLY)
+/* f from the FKW_N values at v */
+static fkw fkw_from(const cgpy_val *v) {
+    fkw f = {NULL, v[3].o, v[4].o, (int)v[0].dtype, v[1].dev, v[2].b, v[5].b, NULL};
+    return f;
+}
 
 /* The keywords' checks; a dtype= that differs from out='s is a RuntimeError,
  * as in PyTorch (a factory computes in out's dtype, see fkw_dtype). */
@@ -309,16 +320,21 @@ static int parse_number(PyObject *o, double *v, const char *what) {
     return cgpy_parse_double(o, v, what);
 }
 
-static PyObject *space_common(PyObject *args, PyObject *kw, bool log) {
-    static char *kw_lin[] = {"start", "end", "steps", FKW_NAMES, NULL};
-    static char *kw_log[] = {"start", "end", "steps", "base", FKW_NAMES, NULL};
-    PyObject *a, *b;
-    Py_ssize_t steps;
-    double base = 10.0;
-    fkw f = FKW_INIT;
-    int ok = log ? PyArg_ParseTupleAndKeywords(args, kw, "OOn|d$" FKW_FMT ":logspace", kw_log, &a, &b, &steps, &base, FKW_ARGS(f))
-                 : PyArg_ParseTupleAndKeywords(args, kw, "OOn|$" FKW_FMT ":linspace", kw_lin, &a, &b, &steps, FKW_ARGS(f));
-    if (!ok || fkw_check(&f, log ? "logspace" : "linspace")) return NULL;
+static PyObject *space_common(CGPY_FASTKW_ARGS, bool log) {
+    static cgpy_spec lin = CGPY_SPEC("linspace", CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("end", CGPY_A_OBJ,
+                                     CGPY_REQ),
+                                     CGPY_ARG("steps", CGPY_A_INT, CGPY_REQ), FKW_PARAMS);
+    static cgpy_spec logs = CGPY_SPEC("logspace", CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("end", CGPY_A_OBJ,
+                                      CGPY_REQ),
+                                      CGPY_ARG("steps", CGPY_A_INT, CGPY_REQ), CGPY_ARG("base", CGPY_A_FLOAT, 0, 0,
+                                          10.0), FKW_PARAMS);
+    cgpy_val v[4 + FKW_N];
+    if (cgpy_args_parse(log ? &logs : &lin, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *a = v[0].o, *b = v[1].o;
+    int64_t steps = v[2].i;
+    double base = log ? v[3].f : 10.0;
+    fkw f = fkw_from(v + (log ? 4 : 3));
+    if (fkw_check(&f, log ? "logspace" : "linspace")) return NULL;
     double s, e;
     if (parse_number(a, &s, "start") || parse_number(b, &e, "end")) return NULL;
     if (steps < 0) {
@@ -332,21 +348,21 @@ static PyObject *space_common(PyObject *args, PyObject *kw, bool log) {
     }
     return fkw_finish(log ? cg_logspace(s, e, steps, base, dt, f.dev) : cg_linspace(s, e, steps, dt, f.dev), &f);
 }
-static PyObject *py_linspace(PyObject *m, PyObject *args, PyObject *kw) { (void)m; return space_common(args, kw, false); }
-static PyObject *py_logspace(PyObject *m, PyObject *args, PyObject *kw) { (void)m; return space_common(args, kw, true); }
+static PyObject *py_linspace(CGPY_FASTKW_ARGS) { return space_common(self, args, nargs, kwnames, false); }
+static PyObject *py_logspace(CGPY_FASTKW_ARGS) { return space_common(self, args, nargs, kwnames, true); }
 
-static PyObject *py_eye(PyObject *mod, PyObject *args, PyObject *kw) {
-    (void)mod;
-    static char *kwlist[] = {"n", "m", FKW_NAMES, NULL};
-    Py_ssize_t n;
-    PyObject *m_o = Py_None;
-    fkw f = FKW_INIT;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "n|O$" FKW_FMT ":eye", kwlist, &n, &m_o, FKW_ARGS(f)) || fkw_check(&f, "eye"))
-        return NULL;
-    int64_t m = n;
-    if (m_o != Py_None && cgpy_parse_int(m_o, &m, "m")) return NULL;
+static PyObject *py_eye(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("eye", CGPY_ARG("n", CGPY_A_INT, CGPY_REQ), CGPY_ARG("m", CGPY_A_OBJ),
+                                      FKW_PARAMS);
+    cgpy_val v[2 + FKW_N];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    int64_t n = v[0].i, m = n;
+    fkw f = fkw_from(v + 2);
+    if (fkw_check(&f, "eye")) return NULL;
+    if (cgpy_given(&v[1]) && cgpy_parse_int(v[1].o, &m, "m")) return NULL;
     if (n < 0 || m < 0) {
-        PyErr_Format(PyExc_RuntimeError, "n and m must be greater or equal to 0, got n=%zd, m=%lld", n, (long long)m);
+        PyErr_Format(PyExc_RuntimeError, "n and m must be greater or equal to 0, got n=%lld, m=%lld", (long long)n,
+            (long long)m);
         return NULL;
     }
     cg_dtype dt = fkw_dtype(&f, cgpy_default_dtype);
@@ -356,31 +372,17 @@ static PyObject *py_eye(PyObject *mod, PyObject *args, PyObject *kw) {
 /* ------------------------------------------------------------- rand, randn, randint, randperm */
 
 /* rand(*size, *, generator, dtype, device, requires_grad, out, layout, pin_memory) */
-static PyObject *rand_common(PyObject *args, PyObject *kw, bool normal) {
-    static char *kwlist[] = {"size", "generator", FKW_NAMES, NULL};
-    const char *name = normal ? "randn" : "rand";
-    PyObject *size = NULL, *gen = NULL;
-    fkw f = FKW_INIT;
-    PyObject *empty = PyTuple_New(0);
-    if (!empty) return NULL;
-    int ok = PyArg_ParseTupleAndKeywords(empty, kw, normal ? "|$OO&" FKW_FMT ":randn" : "|$OO&" FKW_FMT ":rand", kwlist,
-                                         &size, gen_conv, &gen, FKW_ARGS(f));
-    Py_DECREF(empty);
-    if (!ok || fkw_check(&f, name)) return NULL;
-    int nd;
-    int64_t shape[CG_MAX_DIMS];
-    if (size && PyTuple_GET_SIZE(args)) {
-        PyErr_Format(PyExc_TypeError, "%s() got the size both as positional arguments and as size=", name);
-        return NULL;
-    }
-    if (size) {
-        PyObject *t = PyTuple_Pack(1, size);
-        ok = t && cgpy_parse_shape(t, 0, &nd, shape) == 0;
-        Py_XDECREF(t);
-        if (!ok) return NULL;
-    } else if (cgpy_parse_shape(args, 0, &nd, shape)) {
-        return NULL;
-    }
+static PyObject *rand_common(CGPY_FASTKW_ARGS, bool normal) {
+    static cgpy_spec specs[2] = {CGPY_SPEC("rand", CGPY_ARG("size", CGPY_A_SIZE), GENERATOR_ARG, FKW_PARAMS),
+                                 CGPY_SPEC("randn", CGPY_ARG("size", CGPY_A_SIZE), GENERATOR_ARG, FKW_PARAMS)};
+    const char *name = specs[normal].fname;
+    cgpy_val v[2 + FKW_N];
+    if (cgpy_args_parse(&specs[normal], self, args, nargs, kwnames, v)) return NULL;
+    PyObject *gen = v[1].ptr;
+    fkw f = fkw_from(v + 2);
+    if (fkw_check(&f, name)) return NULL;
+    int nd = v[0].n;
+    const int64_t *shape = v[0].v;
     cg_dtype dt = fkw_dtype(&f, cgpy_default_dtype);
     gen_scope g;
     gen_enter(&g, gen);
@@ -388,20 +390,19 @@ static PyObject *rand_common(PyObject *args, PyObject *kw, bool normal) {
     gen_exit(&g);
     return fkw_finish(r, &f);
 }
-static PyObject *py_rand(PyObject *m, PyObject *args, PyObject *kw) { (void)m; return rand_common(args, kw, false); }
-static PyObject *py_randn(PyObject *m, PyObject *args, PyObject *kw) { (void)m; return rand_common(args, kw, true); }
-
-static int parse_i64(PyObject *o, int64_t *v, const char *what) { return cgpy_parse_int(o, v, what); }
+static PyObject *py_rand(CGPY_FASTKW_ARGS) { return rand_common(self, args, nargs, kwnames, false); }
+static PyObject *py_randn(CGPY_FASTKW_ARGS) { return rand_common(self, args, nargs, kwnames, true); }
 
 /* randint(low=0, high, size, *, generator, dtype=int64, ...) */
-static PyObject *py_randint(PyObject *mod, PyObject *args, PyObject *kw) {
-    (void)mod;
-    static char *kwlist[] = {"low", "high", "size", "generator", FKW_NAMES, NULL};
-    PyObject *a = NULL, *b = NULL, *c = NULL, *gen = NULL;
-    fkw f = FKW_INIT;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOO$O&" FKW_FMT ":randint", kwlist, &a, &b, &c, gen_conv, &gen, FKW_ARGS(f)) ||
-        fkw_check(&f, "randint"))
-        return NULL;
+static PyObject *py_randint(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("randint", CGPY_ARG("low", CGPY_A_OBJ), CGPY_ARG("high", CGPY_A_OBJ),
+                                      CGPY_ARG("size", CGPY_A_OBJ),
+                                      GENERATOR_ARG, FKW_PARAMS);
+    cgpy_val v[4 + FKW_N];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *a = v[0].o, *b = v[1].o, *c = v[2].o, *gen = v[3].ptr;
+    fkw f = fkw_from(v + 4);
+    if (fkw_check(&f, "randint")) return NULL;
     /* positional (high, size) or (low, high, size); keywords fill the rest */
     PyObject *low = NULL, *high = NULL, *size = c;
     if (!c) high = b ? a : NULL, size = b;
@@ -412,13 +413,10 @@ static PyObject *py_randint(PyObject *mod, PyObject *args, PyObject *kw) {
         return NULL;
     }
     int64_t lo = 0, hi;
-    if ((low && parse_i64(low, &lo, "low")) || parse_i64(high, &hi, "high")) return NULL;
+    if ((low && cgpy_parse_int(low, &lo, "low")) || cgpy_parse_int(high, &hi, "high")) return NULL;
     int nd;
     int64_t shape[CG_MAX_DIMS];
-    PyObject *t = PyTuple_Pack(1, size);
-    int bad = !t || cgpy_parse_shape(t, 0, &nd, shape);
-    Py_XDECREF(t);
-    if (bad) return NULL;
+    if (cgpy_parse_shape_items(&size, 1, &nd, shape)) return NULL;
     if (lo >= hi) {
         PyErr_Format(PyExc_RuntimeError, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
                      (long long)lo, (long long)hi);
@@ -431,17 +429,16 @@ static PyObject *py_randint(PyObject *mod, PyObject *args, PyObject *kw) {
     return fkw_finish(r, &f);
 }
 
-static PyObject *py_randperm(PyObject *mod, PyObject *args, PyObject *kw) {
-    (void)mod;
-    static char *kwlist[] = {"n", "generator", FKW_NAMES, NULL};
-    Py_ssize_t n;
-    PyObject *gen = NULL;
-    fkw f = FKW_INIT;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "n|$O&" FKW_FMT ":randperm", kwlist, &n, gen_conv, &gen, FKW_ARGS(f)) ||
-        fkw_check(&f, "randperm"))
-        return NULL;
+static PyObject *py_randperm(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("randperm", CGPY_ARG("n", CGPY_A_INT, CGPY_REQ), GENERATOR_ARG, FKW_PARAMS);
+    cgpy_val v[2 + FKW_N];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    int64_t n = v[0].i;
+    PyObject *gen = v[1].ptr;
+    fkw f = fkw_from(v + 2);
+    if (fkw_check(&f, "randperm")) return NULL;
     if (n < 0) {
-        PyErr_Format(PyExc_RuntimeError, "randperm(): n must be non-negative, got %zd", n);
+        PyErr_Format(PyExc_RuntimeError, "randperm(): n must be non-negative, got %lld", (long long)n);
         return NULL;
     }
     gen_scope g;
@@ -456,32 +453,35 @@ static PyObject *py_randperm(PyObject *mod, PyObject *args, PyObject *kw) {
 typedef enum { LIKE_RAND, LIKE_RANDN, LIKE_RANDINT } like_kind;
 
 /* rand_like / randn_like(input, *, ...) and randint_like(input, low=0, high, *, ...) */
-static PyObject *like_common(PyObject *args, PyObject *kw, like_kind kind) {
-    static char *kw_like[] = {"input", "generator", "memory_format", FKW_NAMES, NULL};
-    static char *kw_int[] = {"input", "low", "high", "generator", "memory_format", FKW_NAMES, NULL};
-    PyObject *x, *a = NULL, *b = NULL, *gen = NULL, *mf = NULL;
-    fkw f = FKW_INIT;
-    int ok = kind == LIKE_RANDINT
-                 ? PyArg_ParseTupleAndKeywords(args, kw, "O!|OO$O&O" FKW_FMT ":randint_like", kw_int, &CgTensorBase_Type, &x,
-                                               &a, &b, gen_conv, &gen, &mf, FKW_ARGS(f))
-                 : PyArg_ParseTupleAndKeywords(args, kw, kind == LIKE_RAND ? "O!|$O&O" FKW_FMT ":rand_like" : "O!|$O&O" FKW_FMT ":randn_like",
-                                               kw_like, &CgTensorBase_Type, &x, gen_conv, &gen, &mf, FKW_ARGS(f));
-    if (!ok || fkw_check(&f, kind == LIKE_RAND ? "rand_like" : kind == LIKE_RANDN ? "randn_like" : "randint_like"))
-        return NULL;
+#define LIKE_SPEC(name) \
+    CGPY_SPEC(name, CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), GENERATOR_ARG, CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY), FKW_PARAMS)
+static PyObject *like_common(CGPY_FASTKW_ARGS, like_kind kind) {
+    static cgpy_spec specs[3] = {
+        LIKE_SPEC("rand_like"), LIKE_SPEC("randn_like"),
+        CGPY_SPEC("randint_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("low", CGPY_A_OBJ),
+                  CGPY_ARG("high", CGPY_A_OBJ),
+                  GENERATOR_ARG, CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY), FKW_PARAMS)};
+    cgpy_val v[6 + FKW_N];
+    if (cgpy_args_parse(&specs[kind], self, args, nargs, kwnames, v)) return NULL;
+    int k = kind == LIKE_RANDINT ? 3 : 1;
+    PyObject *x = v[0].o, *a = kind == LIKE_RANDINT ? v[1].o : NULL, *b = kind == LIKE_RANDINT ? v[2].o : NULL;
+    PyObject *gen = v[k].ptr;
+    fkw f = fkw_from(v + k + 2);
+    if (fkw_check(&f, specs[kind].fname)) return NULL;
     cg_tensor *t = cgpy_t(x);
-    if (!kw || !PyDict_GetItemString(kw, "device")) f.dev = cg_tensor_device(t);
+    if (!v[k + 2 + 1].o) f.dev = cg_tensor_device(t); /* no device=: the input's */
     cg_dtype dt = fkw_dtype(&f, cg_tensor_dtype(t));
     int64_t lo = 0, hi = 0;
     if (kind == LIKE_RANDINT) {
         PyObject *low = NULL, *high = NULL;
         if (a && b) low = a, high = b;
-        else if (a && !b && (!kw || !PyDict_GetItemString(kw, "low"))) high = a;
+        else if (a && !b && nargs >= 2) high = a; /* randint_like(x, high) */
         else low = a, high = b;
         if (!high) {
             PyErr_SetString(PyExc_TypeError, "randint_like() missing required argument 'high'");
             return NULL;
         }
-        if ((low && parse_i64(low, &lo, "low")) || parse_i64(high, &hi, "high")) return NULL;
+        if ((low && cgpy_parse_int(low, &lo, "low")) || cgpy_parse_int(high, &hi, "high")) return NULL;
         if (lo >= hi) {
             PyErr_Format(PyExc_RuntimeError, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
                          (long long)lo, (long long)hi);
@@ -498,9 +498,9 @@ static PyObject *like_common(PyObject *args, PyObject *kw, like_kind kind) {
     gen_exit(&g);
     return fkw_finish(r, &f);
 }
-static PyObject *py_rand_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like_common(a, k, LIKE_RAND); }
-static PyObject *py_randn_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like_common(a, k, LIKE_RANDN); }
-static PyObject *py_randint_like(PyObject *m, PyObject *a, PyObject *k) { (void)m; return like_common(a, k, LIKE_RANDINT); }
+static PyObject *py_rand_like(CGPY_FASTKW_ARGS) { return like_common(self, args, nargs, kwnames, LIKE_RAND); }
+static PyObject *py_randn_like(CGPY_FASTKW_ARGS) { return like_common(self, args, nargs, kwnames, LIKE_RANDN); }
+static PyObject *py_randint_like(CGPY_FASTKW_ARGS) { return like_common(self, args, nargs, kwnames, LIKE_RANDINT); }
 
 /* ------------------------------------------------------------- normal */
 
@@ -515,15 +515,14 @@ static PyObject *raise_negative_std(double s) {
 /* normal(mean, std=1.0, size=None, *, generator, out, dtype, ...):
  * tensor / tensor, tensor / float, float / tensor (the result takes the
  * tensor's dtype; a Tensor std follows mean's dtype) and float / float with a size. */
-static PyObject *py_normal(PyObject *mod, PyObject *args, PyObject *kw) {
-    (void)mod;
-    static char *kwlist[] = {"mean", "std", "size", "generator", FKW_NAMES, NULL};
-    PyObject *mean, *std = NULL, *size = NULL, *gen = NULL;
-    fkw f = FKW_INIT;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO$O&" FKW_FMT ":normal", kwlist, &mean, &std, &size, gen_conv, &gen,
-                                     FKW_ARGS(f)) ||
-        fkw_check(&f, "normal"))
-        return NULL;
+static PyObject *py_normal(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("normal", CGPY_ARG("mean", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("std", CGPY_A_OBJ),
+                                      CGPY_ARG("size", CGPY_A_OBJ), GENERATOR_ARG, FKW_PARAMS);
+    cgpy_val v[4 + FKW_N];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *mean = v[0].o, *std = v[1].o, *size = v[2].o, *gen = v[3].ptr;
+    fkw f = fkw_from(v + 4);
+    if (fkw_check(&f, "normal")) return NULL;
     bool mt = cgpy_is_tensor(mean), st = std && cgpy_is_tensor(std);
     gen_scope g;
     if (!mt && !st) { /* normal(mean: float, std: float, size) */
@@ -535,10 +534,7 @@ static PyObject *py_normal(PyObject *mod, PyObject *args, PyObject *kw) {
         }
         int nd;
         int64_t shape[CG_MAX_DIMS];
-        PyObject *t = PyTuple_Pack(1, size);
-        int bad = !t || cgpy_parse_shape(t, 0, &nd, shape);
-        Py_XDECREF(t);
-        if (bad) return NULL;
+        if (cgpy_parse_shape_items(&size, 1, &nd, shape)) return NULL;
         if (s < 0) {
             return raise_negative_std(s);
         }
@@ -593,11 +589,12 @@ static PyObject *py_normal(PyObject *mod, PyObject *args, PyObject *kw) {
 
 /* bernoulli(input, p=None, *, generator, out): p None -> input holds the
  * probabilities; p a float -> input's shape and dtype with probability p */
-static PyObject *py_bernoulli(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", "p", "generator", "out", NULL};
-    PyObject *x, *p = Py_None, *gen = NULL, *out = NULL;
-    if (!opargs_parse(self, args, kw, "O!|O$O&O:bernoulli", kwlist, &CgTensorBase_Type, &x, &p, gen_conv, &gen, &out))
-        return NULL;
+static PyObject *py_bernoulli(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("bernoulli", CGPY_INPUT_ARG, CGPY_ARG("p", CGPY_A_OBJ), GENERATOR_ARG,
+                                      CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *p = v[1].o ? v[1].o : Py_None, *gen = v[2].ptr, *out = v[3].o;
     cg_tensor *t = cgpy_t(x), *r;
     gen_scope g;
     if (p == Py_None) {
@@ -623,14 +620,15 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *args, PyObject *kw) {
     return cgpy_out_finish(out, r, &rule, 1, &t);
 }
 
-static PyObject *py_multinomial(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", "num_samples", "replacement", "generator", "out", NULL};
-    PyObject *x, *gen = NULL, *out = NULL;
-    Py_ssize_t n;
-    int repl = 0;
-    if (!opargs_parse(self, args, kw, "O!n|p$O&O:multinomial", kwlist, &CgTensorBase_Type, &x, &n, &repl, gen_conv, &gen,
-                      &out))
-        return NULL;
+static PyObject *py_multinomial(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("multinomial", CGPY_INPUT_ARG, CGPY_ARG("num_samples", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("replacement", CGPY_A_BOOL),
+                                             GENERATOR_ARG, CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
+    cgpy_val v[5];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *gen = v[3].ptr, *out = v[4].o;
+    int64_t n = v[1].i;
+    int repl = v[2].b;
     cg_tensor *t = cgpy_t(x);
     int nd = cg_tensor_ndim(t);
     if (nd < 1 || nd > 2) {
@@ -656,13 +654,15 @@ static PyObject *py_multinomial(PyObject *self, PyObject *args, PyObject *kw) {
 
 /* ------------------------------------------------------------- in-place samplers */
 
-static int inplace_ok(cg_tensor *x, const char *op) { return opargs_check_leaf(x, op); }
+static int inplace_ok(cg_tensor *x, const char *op) { return cgpy_check_leaf(x, op); }
 
 /* uniform_(from=0, to=1) / normal_(mean=0, std=1), both with `generator=` */
-static PyObject *two_param_sampler_(PyObject *self, PyObject *args, PyObject *kw, const char *fmt, char **kwlist,
-                                    double a, double b, cg_status (*fn)(cg_tensor *, double, double), const char *op) {
-    PyObject *gen = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &a, &b, gen_conv, &gen)) return NULL;
+static PyObject *two_param_sampler_(CGPY_FASTKW_ARGS, cgpy_spec *spec, cg_status (*fn)(cg_tensor *, double, double)) {
+    const char *op = spec->fname;
+    cgpy_val v[3];
+    if (cgpy_args_parse(spec, self, args, nargs, kwnames, v)) return NULL;
+    double a = v[0].f, b = v[1].f;
+    PyObject *gen = v[2].ptr;
     cg_tensor *t = cgpy_t(self);
     if (inplace_ok(t, op)) return NULL;
     gen_scope g;
@@ -674,21 +674,26 @@ static PyObject *two_param_sampler_(PyObject *self, PyObject *args, PyObject *kw
     return self;
 }
 
-static PyObject *py_uniform_(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"from", "to", "generator", NULL};
-    return two_param_sampler_(self, args, kw, "|dd$O&:uniform_", kwlist, 0.0, 1.0, cg_uniform_, "uniform_");
+static PyObject *py_uniform_(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec =
+        CGPY_SPEC("uniform_", CGPY_ARG("from", CGPY_A_FLOAT, 0, 0, 0.0), CGPY_ARG("to", CGPY_A_FLOAT, 0, 0, 1.0),
+                  GENERATOR_ARG);
+    return two_param_sampler_(self, args, nargs, kwnames, &spec, cg_uniform_);
 }
 
-static PyObject *py_normal_(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"mean", "std", "generator", NULL};
-    return two_param_sampler_(self, args, kw, "|dd$O&:normal_", kwlist, 0.0, 1.0, cg_normal_, "normal_");
+static PyObject *py_normal_(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec =
+        CGPY_SPEC("normal_", CGPY_ARG("mean", CGPY_A_FLOAT, 0, 0, 0.0), CGPY_ARG("std", CGPY_A_FLOAT, 0, 0, 1.0),
+                  GENERATOR_ARG);
+    return two_param_sampler_(self, args, nargs, kwnames, &spec, cg_normal_);
 }
 
 /* bernoulli_(p=0.5, *, generator): p a float or a tensor of probabilities broadcast to self */
-static PyObject *py_bernoulli_(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"p", "generator", NULL};
-    PyObject *p = NULL, *gen = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$O&:bernoulli_", kwlist, &p, gen_conv, &gen)) return NULL;
+static PyObject *py_bernoulli_(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("bernoulli_", CGPY_ARG("p", CGPY_A_OBJ), GENERATOR_ARG);
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *p = v[0].o, *gen = v[1].ptr;
     cg_tensor *t = cgpy_t(self);
     if (inplace_ok(t, "bernoulli_")) return NULL;
     gen_scope g;
@@ -736,19 +741,21 @@ static int64_t random_default_to(cg_dtype dt) {
 }
 
 /* random_(from=0, to=None, *, generator): integers in [from, to) stored in self's dtype */
-static PyObject *py_random_(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"from", "to", "generator", NULL};
-    PyObject *a = NULL, *b = Py_None, *gen = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO$O&:random_", kwlist, &a, &b, gen_conv, &gen)) return NULL;
+static PyObject *py_random_(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("random_", CGPY_ARG("from", CGPY_A_OBJ), CGPY_ARG("to", CGPY_A_OBJ),
+                                      GENERATOR_ARG);
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *a = v[0].o, *b = v[1].o ? v[1].o : Py_None, *gen = v[2].ptr;
     cg_tensor *t = cgpy_t(self);
     if (inplace_ok(t, "random_")) return NULL;
     int64_t lo = 0, hi;
-    if (a && b == Py_None && PyTuple_GET_SIZE(args) == 1) { /* random_(to) */
-        if (parse_i64(a, &hi, "to")) return NULL;
+    if (a && b == Py_None && nargs == 1) { /* random_(to) */
+        if (cgpy_parse_int(a, &hi, "to")) return NULL;
     } else {
-        if (a && parse_i64(a, &lo, "from")) return NULL;
+        if (a && cgpy_parse_int(a, &lo, "from")) return NULL;
         if (b == Py_None) hi = random_default_to(cg_tensor_dtype(t));
-        else if (parse_i64(b, &hi, "to")) return NULL;
+        else if (cgpy_parse_int(b, &hi, "to")) return NULL;
     }
     if (lo >= hi) {
         PyErr_Format(PyExc_RuntimeError, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
@@ -795,28 +802,28 @@ static PyObject *py_set_rng_state(PyObject *mod, PyObject *arg) {
 /* ------------------------------------------------------------- tables */
 
 PyMethodDef cgpy_creation_methods[] = {
-    CGPY_KW("bernoulli", py_bernoulli),
-    CGPY_KW("multinomial", py_multinomial),
-    CGPY_KW("uniform_", py_uniform_),
-    CGPY_KW("normal_", py_normal_),
-    CGPY_KW("bernoulli_", py_bernoulli_),
-    CGPY_KW("random_", py_random_),
+    CGPY_FASTKW("bernoulli", py_bernoulli),
+    CGPY_FASTKW("multinomial", py_multinomial),
+    CGPY_FASTKW("uniform_", py_uniform_),
+    CGPY_FASTKW("normal_", py_normal_),
+    CGPY_FASTKW("bernoulli_", py_bernoulli_),
+    CGPY_FASTKW("random_", py_random_),
     CGPY_TABLE_END,
 };
 PyMethodDef cgpy_creation_functions[] = {
-    CGPY_KW("linspace", py_linspace),
-    CGPY_KW("logspace", py_logspace),
-    CGPY_KW("eye", py_eye),
-    CGPY_KW("rand", py_rand),
-    CGPY_KW("randn", py_randn),
-    CGPY_KW("randint", py_randint),
-    CGPY_KW("randperm", py_randperm),
-    CGPY_KW("rand_like", py_rand_like),
-    CGPY_KW("randn_like", py_randn_like),
-    CGPY_KW("randint_like", py_randint_like),
-    CGPY_KW("normal", py_normal),
-    CGPY_KW("bernoulli", py_bernoulli),
-    CGPY_KW("multinomial", py_multinomial),
+    CGPY_FASTKW("linspace", py_linspace),
+    CGPY_FASTKW("logspace", py_logspace),
+    CGPY_FASTKW("eye", py_eye),
+    CGPY_FASTKW("rand", py_rand),
+    CGPY_FASTKW("randn", py_randn),
+    CGPY_FASTKW("randint", py_randint),
+    CGPY_FASTKW("randperm", py_randperm),
+    CGPY_FASTKW("rand_like", py_rand_like),
+    CGPY_FASTKW("randn_like", py_randn_like),
+    CGPY_FASTKW("randint_like", py_randint_like),
+    CGPY_FASTKW("normal", py_normal),
+    CGPY_FASTKW("bernoulli", py_bernoulli),
+    CGPY_FASTKW("multinomial", py_multinomial),
     {"seed", py_seed, METH_NOARGS, NULL},
     {"get_rng_state", py_get_rng_state, METH_NOARGS, NULL},
     {"set_rng_state", py_set_rng_state, METH_O, NULL},

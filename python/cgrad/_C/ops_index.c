@@ -4,8 +4,8 @@
  * argwhere) as Tensor methods, in-place methods and module functions, with
  * PyTorch's argument checks and exception types. In-place forms the engine
  * lacks run out of place and copy back (Note [In-place via out of place] in
- * opargs.h). */
-#include "opargs.h"
+ * bind.h). */
+#include "bind.h"
 
 /* PyTorch's dim check: IndexError naming the valid range (0-d tensors take -1 and 0). */
 static int check_dim(cg_tensor *x, int64_t *dim) {
@@ -43,19 +43,21 @@ static int same_dtype(cg_tensor *x, cg_tensor *src, const char *op, const char *
 
 /* ------------------------------------------------------------- gather */
 
-static PyObject *py_gather(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", "dim", "index", "sparse_grad", "out", NULL};
-    PyObject *x, *dim_o, *index_o, *out = NULL;
-    int sparse = 0;
-    if (!opargs_parse(self, args, kw, "O!OO|$pO:gather", kwlist, &CgTensorBase_Type, &x, &dim_o, &index_o, &sparse, &out))
-        return NULL;
+static PyObject *py_gather(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("gather", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ),
+                                      CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ),
+                                        CGPY_ARG("sparse_grad", CGPY_A_BOOL, CGPY_KWONLY), CGPY_ARG("out", CGPY_A_OBJ,
+                                            CGPY_KWONLY));
+    cgpy_val v[5];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *dim_o = v[1].o, *index_o = v[2].o, *out = v[4].o;
     int64_t dim;
     if (parse_dim(dim_o, cgpy_t(x), &dim)) return NULL;
-    cg_tensor *idx = opargs_index(index_o, "gather", true);
+    cg_tensor *idx = cgpy_index_arg(index_o, "gather", true);
     if (!idx) return NULL;
     static const cgpy_out_rule rule = {"gather", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
     cg_tensor *ins[2] = {cgpy_t(x), idx};
-    PyObject *res = opargs_out(cg_gather(cgpy_t(x), dim, idx), out, false, &rule, 2, ins);
+    PyObject *res = cgpy_out_rt(cg_gather(cgpy_t(x), dim, idx), out, false, &rule, 2, ins);
     cg_tensor_release(idx);
     return res;
 }
@@ -64,30 +66,32 @@ static PyObject *py_gather(PyObject *self, PyObject *args, PyObject *kw) {
 
 typedef enum { SC_SCATTER, SC_ADD, SC_REDUCE } sc_kind;
 
-static PyObject *scatter_common(PyObject *self, PyObject *args, PyObject *kw, sc_kind kind, bool inplace) {
-    static char *kw_scatter[] = {"input", "dim", "index", "src", "value", "reduce", NULL};
-    static char *kw_add[] = {"input", "dim", "index", "src", NULL};
-    static char *kw_reduce[] = {"input", "dim", "index", "src", "reduce", "include_self", NULL};
-    const char *name = kind == SC_SCATTER ? (inplace ? "scatter_" : "scatter")
-                       : kind == SC_ADD   ? (inplace ? "scatter_add_" : "scatter_add")
-                                          : (inplace ? "scatter_reduce_" : "scatter_reduce");
-    PyObject *x, *dim_o, *index_o, *src_o = NULL, *value_o = NULL;
+#define SCATTER_SPEC(name)                                                                                         \
+    CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("src", CGPY_A_OBJ),       \
+            CGPY_ARG("value", CGPY_A_OBJ), CGPY_ARG("reduce", CGPY_A_STR, CGPY_KWONLY | CGPY_NONE_OK))
+#define SCATTER_ADD_SPEC(name)                                                                                     \
+    CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("src", CGPY_A_OBJ, CGPY_REQ))
+#define SCATTER_REDUCE_SPEC(name)                                                                                  \
+    CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("src", CGPY_A_OBJ, CGPY_REQ), \
+            CGPY_ARG("reduce", CGPY_A_STR, CGPY_REQ), CGPY_ARG("include_self", CGPY_A_BOOL, CGPY_KWONLY, 1))
+static PyObject *scatter_common(CGPY_FASTKW_ARGS, sc_kind kind, bool inplace) {
+    static cgpy_spec specs[6] = {SCATTER_SPEC("scatter"),         SCATTER_SPEC("scatter_"),
+                                 SCATTER_ADD_SPEC("scatter_add"), SCATTER_ADD_SPEC("scatter_add_"),
+                                 SCATTER_REDUCE_SPEC("scatter_reduce"), SCATTER_REDUCE_SPEC("scatter_reduce_")};
+    cgpy_spec *spec = &specs[2 * kind + inplace];
+    const char *name = spec->fname;
+    cgpy_val v[6];
+    if (cgpy_args_parse(spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *dim_o = v[1].o, *index_o = v[2].o, *src_o = v[3].o, *value_o = NULL;
     const char *reduce = NULL;
-    int include_self = 1, ok;
-    char fmt[48];
+    int include_self = 1;
     if (kind == SC_SCATTER) {
-        snprintf(fmt, sizeof fmt, "O!OO|OO$z:%s", name);
-        ok = opargs_parse(self, args, kw, fmt, kw_scatter, &CgTensorBase_Type, &x, &dim_o, &index_o, &src_o, &value_o,
-                          &reduce);
-    } else if (kind == SC_ADD) {
-        snprintf(fmt, sizeof fmt, "O!OOO:%s", name);
-        ok = opargs_parse(self, args, kw, fmt, kw_add, &CgTensorBase_Type, &x, &dim_o, &index_o, &src_o);
-    } else {
-        snprintf(fmt, sizeof fmt, "O!OOOs|$p:%s", name);
-        ok = opargs_parse(self, args, kw, fmt, kw_reduce, &CgTensorBase_Type, &x, &dim_o, &index_o, &src_o, &reduce,
-                          &include_self);
+        value_o = v[4].o;
+        reduce = v[5].s;
+    } else if (kind == SC_REDUCE) {
+        reduce = v[4].s;
+        include_self = v[5].b;
     }
-    if (!ok) return NULL;
     cg_tensor *xt = cgpy_t(x);
     int64_t dim;
     if (parse_dim(dim_o, xt, &dim)) return NULL;
@@ -124,7 +128,7 @@ static PyObject *scatter_common(PyObject *self, PyObject *args, PyObject *kw, sc
             return NULL;
         }
     }
-    cg_tensor *idx = opargs_index(index_o, name, true);
+    cg_tensor *idx = cgpy_index_arg(index_o, name, true);
     if (!idx) return NULL;
     cg_tensor *src;
     if (src_o) {
@@ -150,7 +154,7 @@ static PyObject *scatter_common(PyObject *self, PyObject *args, PyObject *kw, sc
         cg_tensor_release(src);
         return NULL;
     }
-    if (inplace && opargs_inplace_begin(xt, cg_tensor_requires_grad(src), name, &xin)) {
+    if (inplace && cgpy_inplace_begin(xt, cg_tensor_requires_grad(src), name, &xin)) {
         cg_tensor_release(idx);
         cg_tensor_release(src);
         return NULL;
@@ -160,31 +164,35 @@ static PyObject *scatter_common(PyObject *self, PyObject *args, PyObject *kw, sc
                                     : cg_scatter(xin, dim, idx, src);
     cg_tensor_release(idx);
     cg_tensor_release(src);
-    if (inplace) return opargs_inplace_end(x, xin, r, false);
-    return opargs_result(r, false);
+    if (inplace) return cgpy_inplace_end(x, xin, r, false);
+    return cgpy_result_rt(r, false);
 }
 
-static PyObject *py_scatter(PyObject *s, PyObject *a, PyObject *k) { return scatter_common(s, a, k, SC_SCATTER, false); }
-static PyObject *py_scatter_(PyObject *s, PyObject *a, PyObject *k) { return scatter_common(s, a, k, SC_SCATTER, true); }
-static PyObject *py_scatter_add(PyObject *s, PyObject *a, PyObject *k) { return scatter_common(s, a, k, SC_ADD, false); }
-static PyObject *py_scatter_add_(PyObject *s, PyObject *a, PyObject *k) { return scatter_common(s, a, k, SC_ADD, true); }
-static PyObject *py_scatter_reduce(PyObject *s, PyObject *a, PyObject *k) { return scatter_common(s, a, k, SC_REDUCE, false); }
-static PyObject *py_scatter_reduce_(PyObject *s, PyObject *a, PyObject *k) { return scatter_common(s, a, k, SC_REDUCE, true); }
+#define SCFN(pyname, kind, inplace) \
+    static PyObject *pyname(CGPY_FASTKW_ARGS) { return scatter_common(self, args, nargs, kwnames, kind, inplace); }
+SCFN(py_scatter, SC_SCATTER, false)
+SCFN(py_scatter_, SC_SCATTER, true)
+SCFN(py_scatter_add, SC_ADD, false)
+SCFN(py_scatter_add_, SC_ADD, true)
+SCFN(py_scatter_reduce, SC_REDUCE, false)
+SCFN(py_scatter_reduce_, SC_REDUCE, true)
 
 /* ------------------------------------------------------------- index_select, take */
 
-static PyObject *py_index_select(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", "dim", "index", "out", NULL};
-    PyObject *x, *dim_o, *index_o, *out = NULL;
-    if (!opargs_parse(self, args, kw, "O!OO|$O:index_select", kwlist, &CgTensorBase_Type, &x, &dim_o, &index_o, &out))
-        return NULL;
+static PyObject *py_index_select(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("index_select", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ),
+                                              CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("out", CGPY_A_OBJ,
+                                                  CGPY_KWONLY));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *dim_o = v[1].o, *index_o = v[2].o, *out = v[3].o;
     int64_t dim;
     if (parse_dim(dim_o, cgpy_t(x), &dim)) return NULL;
     if (cgpy_is_tensor(index_o) && cg_tensor_ndim(cgpy_t(index_o)) > 1) {
         PyErr_SetString(PyExc_IndexError, "index_select(): Index is supposed to be a vector");
         return NULL;
     }
-    cg_tensor *idx = opargs_index(index_o, "index_select", true);
+    cg_tensor *idx = cgpy_index_arg(index_o, "index_select", true);
     if (!idx) return NULL;
     if (cg_tensor_ndim(cgpy_t(x)) == 0 && cg_tensor_numel(idx) != 1) {
         PyErr_Format(PyExc_RuntimeError, "index_select(): Index to scalar can have only 1 value, got %lld value(s)",
@@ -194,20 +202,22 @@ static PyObject *py_index_select(PyObject *self, PyObject *args, PyObject *kw) {
     }
     static const cgpy_out_rule rule = {"index_select", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
     cg_tensor *ins[2] = {cgpy_t(x), idx};
-    PyObject *res = opargs_out(cg_index_select(cgpy_t(x), dim, idx), out, true, &rule, 2, ins);
+    PyObject *res = cgpy_out_rt(cg_index_select(cgpy_t(x), dim, idx), out, true, &rule, 2, ins);
     cg_tensor_release(idx);
     return res;
 }
 
-static PyObject *py_take(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", "index", "out", NULL};
-    PyObject *x, *index_o, *out = NULL;
-    if (!opargs_parse(self, args, kw, "O!O|$O:take", kwlist, &CgTensorBase_Type, &x, &index_o, &out)) return NULL;
-    cg_tensor *idx = opargs_index(index_o, "take", false);
+static PyObject *py_take(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("take", CGPY_INPUT_ARG, CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("out",
+                                      CGPY_A_OBJ, CGPY_KWONLY));
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *index_o = v[1].o, *out = v[2].o;
+    cg_tensor *idx = cgpy_index_arg(index_o, "take", false);
     if (!idx) return NULL;
     static const cgpy_out_rule rule = {"take", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
     cg_tensor *ins[2] = {cgpy_t(x), idx};
-    PyObject *res = opargs_out(cg_take(cgpy_t(x), idx), out, true, &rule, 2, ins);
+    PyObject *res = cgpy_out_rt(cg_take(cgpy_t(x), idx), out, true, &rule, 2, ins);
     cg_tensor_release(idx);
     return res;
 }
@@ -236,13 +246,15 @@ static cg_tensor *put_index(PyObject *o, Py_ssize_t pos) {
     return NULL;
 }
 
-static PyObject *index_put_common(PyObject *self, PyObject *args, PyObject *kw, bool inplace) {
-    static char *kwlist[] = {"input", "indices", "values", "accumulate", NULL};
-    PyObject *x, *ind, *values;
-    int accumulate = 0;
-    if (!opargs_parse(self, args, kw, inplace ? "O!OO!|p:index_put_" : "O!OO!|p:index_put", kwlist, &CgTensorBase_Type,
-                      &x, &ind, &CgTensorBase_Type, &values, &accumulate))
-        return NULL;
+#define INDEX_PUT_SPEC(name)                                                                                       \
+    CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("indices", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("values", CGPY_A_TENSOR, CGPY_REQ),                  \
+            CGPY_ARG("accumulate", CGPY_A_BOOL))
+static PyObject *index_put_common(CGPY_FASTKW_ARGS, bool inplace) {
+    static cgpy_spec specs[2] = {INDEX_PUT_SPEC("index_put"), INDEX_PUT_SPEC("index_put_")};
+    cgpy_val v[4];
+    if (cgpy_args_parse(&specs[inplace], self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *ind = v[1].o, *values = v[2].o;
+    int accumulate = v[3].b;
     const char *name = inplace ? "index_put_" : "index_put";
     if (!PyTuple_Check(ind) && !PyList_Check(ind)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'indices' must be tuple of Tensors, not %.100s", name,
@@ -273,15 +285,15 @@ static PyObject *index_put_common(PyObject *self, PyObject *args, PyObject *kw, 
     }
     PyObject *res;
     if (inplace) {
-        res = opargs_check_leaf(xt, name) ? NULL : cgpy_inplace_result(x, cg_index_put_(xt, (int)n, idx, vt, accumulate));
+        res = cgpy_check_leaf(xt, name) ? NULL : cgpy_inplace_result(x, cg_index_put_(xt, (int)n, idx, vt, accumulate));
     } else {
-        res = opargs_result(cg_index_put(xt, (int)n, idx, vt, accumulate), true);
+        res = cgpy_result_rt(cg_index_put(xt, (int)n, idx, vt, accumulate), true);
     }
     cgpy_release_n((int)n, idx);
     return res;
 }
-static PyObject *py_index_put(PyObject *s, PyObject *a, PyObject *k) { return index_put_common(s, a, k, false); }
-static PyObject *py_index_put_(PyObject *s, PyObject *a, PyObject *k) { return index_put_common(s, a, k, true); }
+static PyObject *py_index_put(CGPY_FASTKW_ARGS) { return index_put_common(self, args, nargs, kwnames, false); }
+static PyObject *py_index_put_(CGPY_FASTKW_ARGS) { return index_put_common(self, args, nargs, kwnames, true); }
 
 typedef enum { IX_ADD, IX_COPY, IX_FILL } ix_kind;
 
@@ -351,28 +363,25 @@ static int distinct_fill_index(cg_tensor **idx, int64_t size) {
 
 /* index_add / index_copy / index_fill along dim, as index_put with the index
  * at position dim (accumulating for index_add). */
-static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, ix_kind kind, bool inplace) {
-    static char *kw_add[] = {"input", "dim", "index", "source", "alpha", "out", NULL};
-    static char *kw_copy[] = {"input", "dim", "index", "source", "out", NULL};
-    static char *kw_fill[] = {"input", "dim", "index", "value", NULL};
-    const char *base = kind == IX_ADD ? "index_add" : kind == IX_COPY ? "index_copy" : "index_fill";
-    char name[32], fmt[48];
-    snprintf(name, sizeof name, "%s%s", base, inplace ? "_" : "");
-    PyObject *x, *dim_o, *index_o, *src_o, *alpha_o = NULL, *out = NULL;
-    int ok;
-    if (kind == IX_ADD) {
-        snprintf(fmt, sizeof fmt, "O!OOO!|$OO:%s", name);
-        ok = opargs_parse(self, args, kw, fmt, kw_add, &CgTensorBase_Type, &x, &dim_o, &index_o, &CgTensorBase_Type,
-                          &src_o, &alpha_o, &out);
-    } else if (kind == IX_COPY) {
-        snprintf(fmt, sizeof fmt, "O!OOO!|$O:%s", name);
-        ok = opargs_parse(self, args, kw, fmt, kw_copy, &CgTensorBase_Type, &x, &dim_o, &index_o, &CgTensorBase_Type,
-                          &src_o, &out);
-    } else {
-        snprintf(fmt, sizeof fmt, "O!OOO:%s", name);
-        ok = opargs_parse(self, args, kw, fmt, kw_fill, &CgTensorBase_Type, &x, &dim_o, &index_o, &src_o);
-    }
-    if (!ok) return NULL;
+#define INDEX_ADD_SPEC(name)                                                                                       \
+    CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ),                          \
+            CGPY_ARG("source", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("alpha", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY))
+#define INDEX_COPY_SPEC(name)                                                                                      \
+    CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ),                          \
+            CGPY_ARG("source", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY))
+#define INDEX_FILL_SPEC(name)                                                                                      \
+    CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("index", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("value", CGPY_A_OBJ, CGPY_REQ))
+static PyObject *index_dim_common(CGPY_FASTKW_ARGS, ix_kind kind, bool inplace) {
+    static cgpy_spec specs[6] = {INDEX_ADD_SPEC("index_add"),   INDEX_ADD_SPEC("index_add_"),
+                                 INDEX_COPY_SPEC("index_copy"), INDEX_COPY_SPEC("index_copy_"),
+                                 INDEX_FILL_SPEC("index_fill"), INDEX_FILL_SPEC("index_fill_")};
+    int which = (kind == IX_ADD ? 0 : kind == IX_COPY ? 2 : 4) + inplace;
+    const char *name = specs[which].fname;
+    cgpy_val v[6];
+    if (cgpy_args_parse(&specs[which], self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *dim_o = v[1].o, *index_o = v[2].o, *src_o = v[3].o, *alpha_o = NULL, *out = NULL;
+    if (kind == IX_ADD) alpha_o = v[4].o, out = v[5].o;
+    else if (kind == IX_COPY) out = v[4].o;
     if (inplace && out) {
         PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument 'out'", name);
         return NULL;
@@ -388,7 +397,7 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
         PyErr_Format(PyExc_IndexError, "%s(): Expected dtype int64 for index.", name);
         return NULL;
     }
-    cg_tensor *idx0 = opargs_index(index_o, name, kind == IX_ADD);
+    cg_tensor *idx0 = cgpy_index_arg(index_o, name, kind == IX_ADD);
     if (!idx0) return NULL;
     int64_t ni = cg_tensor_numel(idx0);
     if (kind != IX_FILL && check_nonnegative(idx0, name, dim, cgpy_t(x), kind == IX_COPY)) {
@@ -481,7 +490,7 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
      * IndexOutOfRange, which is both */
     bool keep_index = true;
     if (inplace) {
-        if (opargs_check_leaf(xt, name)) goto done;
+        if (cgpy_check_leaf(xt, name)) goto done;
         if (cg_index_put_(xv, (int)dim + 1, ind, vals, kind == IX_ADD)) goto engine_fail;
         Py_INCREF(x);
         res = x;
@@ -493,13 +502,13 @@ static PyObject *index_dim_common(PyObject *self, PyObject *args, PyObject *kw, 
             r = r0;
         }
         /* PyTorch lets index_add / index_copy write into self itself, not into part of it */
-        cgpy_out_rule rule = {base, CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, 0};
+        cgpy_out_rule rule = {specs[which - inplace].fname, CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, 0};
         cg_tensor *ins[3] = {xt, idx, kind == IX_FILL ? NULL : cgpy_t(src_o)};
-        res = opargs_out(r, out, keep_index, &rule, 3, ins);
+        res = cgpy_out_rt(r, out, keep_index, &rule, 3, ins);
     }
     goto done;
 engine_fail:
-    opargs_raise(true);
+    cgpy_raise_rt(true);
 done:
     cg_tensor_release(idx);
     cg_tensor_release(xv);
@@ -508,8 +517,8 @@ done:
 }
 
 #define IXFN(base, kind)                                                                                               \
-    static PyObject *py_##base(PyObject *s, PyObject *a, PyObject *k) { return index_dim_common(s, a, k, kind, false); } \
-    static PyObject *py_##base##_(PyObject *s, PyObject *a, PyObject *k) { return index_dim_common(s, a, k, kind, true); }
+    static PyObject *py_##base(CGPY_FASTKW_ARGS) { return index_dim_common(self, args, nargs, kwnames, kind, false); } \
+    static PyObject *py_##base##_(CGPY_FASTKW_ARGS) { return index_dim_common(self, args, nargs, kwnames, kind, true); }
 IXFN(index_add, IX_ADD)
 IXFN(index_copy, IX_COPY)
 IXFN(index_fill, IX_FILL)
@@ -523,12 +532,12 @@ static int check_mask(cg_tensor *mask, const char *op) {
     return -1;
 }
 
-static PyObject *masked_fill_common(PyObject *self, PyObject *args, PyObject *kw, bool inplace) {
-    static char *kwlist[] = {"input", "mask", "value", NULL};
-    PyObject *x, *mask, *value;
-    if (!opargs_parse(self, args, kw, inplace ? "O!O!O:masked_fill_" : "O!O!O:masked_fill", kwlist, &CgTensorBase_Type,
-                      &x, &CgTensorBase_Type, &mask, &value))
-        return NULL;
+#define MASKED_FILL_SPEC(name) CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("mask", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("value", CGPY_A_OBJ, CGPY_REQ))
+static PyObject *masked_fill_common(CGPY_FASTKW_ARGS, bool inplace) {
+    static cgpy_spec specs[2] = {MASKED_FILL_SPEC("masked_fill"), MASKED_FILL_SPEC("masked_fill_")};
+    cgpy_val a[3];
+    if (cgpy_args_parse(&specs[inplace], self, args, nargs, kwnames, a)) return NULL;
+    PyObject *x = a[0].o, *mask = a[1].o, *value = a[2].o;
     cg_tensor *xt = cgpy_t(x);
     if (check_mask(cgpy_t(mask), "masked_fill_")) return NULL;
     cg_tensor *v = fill_value(value, xt, "masked_fill_");
@@ -536,26 +545,26 @@ static PyObject *masked_fill_common(PyObject *self, PyObject *args, PyObject *kw
     if (!inplace) {
         cg_tensor *r = cg_masked_fill(xt, cgpy_t(mask), v);
         cg_tensor_release(v);
-        return opargs_result(r, false);
+        return cgpy_result_rt(r, false);
     }
     cg_tensor *xin;
-    if (opargs_inplace_begin(xt, cg_tensor_requires_grad(v), "masked_fill_", &xin)) {
+    if (cgpy_inplace_begin(xt, cg_tensor_requires_grad(v), "masked_fill_", &xin)) {
         cg_tensor_release(v);
         return NULL;
     }
     cg_tensor *r = cg_masked_fill(xin, cgpy_t(mask), v);
     cg_tensor_release(v);
-    return opargs_inplace_end(x, xin, r, false);
+    return cgpy_inplace_end(x, xin, r, false);
 }
-static PyObject *py_masked_fill(PyObject *s, PyObject *a, PyObject *k) { return masked_fill_common(s, a, k, false); }
-static PyObject *py_masked_fill_(PyObject *s, PyObject *a, PyObject *k) { return masked_fill_common(s, a, k, true); }
+static PyObject *py_masked_fill(CGPY_FASTKW_ARGS) { return masked_fill_common(self, args, nargs, kwnames, false); }
+static PyObject *py_masked_fill_(CGPY_FASTKW_ARGS) { return masked_fill_common(self, args, nargs, kwnames, true); }
 
-static PyObject *py_masked_select(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", "mask", "out", NULL};
-    PyObject *x, *mask, *out = NULL;
-    if (!opargs_parse(self, args, kw, "O!O!|$O:masked_select", kwlist, &CgTensorBase_Type, &x, &CgTensorBase_Type, &mask,
-                      &out))
-        return NULL;
+static PyObject *py_masked_select(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("masked_select", CGPY_INPUT_ARG, CGPY_ARG("mask", CGPY_A_TENSOR, CGPY_REQ),
+                                      CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *mask = v[1].o, *out = v[2].o;
     if (cg_tensor_dtype(cgpy_t(mask)) != CG_DTYPE_BOOL) {
         PyErr_Format(PyExc_RuntimeError, "masked_select: expected BoolTensor for mask, got %s",
                      cg_dtype_name(cg_tensor_dtype(cgpy_t(mask))));
@@ -563,15 +572,16 @@ static PyObject *py_masked_select(PyObject *self, PyObject *args, PyObject *kw) 
     }
     static const cgpy_out_rule rule = {"masked_select", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
     cg_tensor *ins[2] = {cgpy_t(x), cgpy_t(mask)};
-    return opargs_out(cg_masked_select(cgpy_t(x), cgpy_t(mask)), out, false, &rule, 2, ins);
+    return cgpy_out_rt(cg_masked_select(cgpy_t(x), cgpy_t(mask)), out, false, &rule, 2, ins);
 }
 
-static PyObject *masked_scatter_common(PyObject *self, PyObject *args, PyObject *kw, bool inplace) {
-    static char *kwlist[] = {"input", "mask", "source", NULL};
-    PyObject *x, *mask, *src;
-    if (!opargs_parse(self, args, kw, inplace ? "O!O!O!:masked_scatter_" : "O!O!O!:masked_scatter", kwlist,
-                      &CgTensorBase_Type, &x, &CgTensorBase_Type, &mask, &CgTensorBase_Type, &src))
-        return NULL;
+#define MASKED_SCATTER_SPEC(name) \
+    CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("mask", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("source", CGPY_A_TENSOR, CGPY_REQ))
+static PyObject *masked_scatter_common(CGPY_FASTKW_ARGS, bool inplace) {
+    static cgpy_spec specs[2] = {MASKED_SCATTER_SPEC("masked_scatter"), MASKED_SCATTER_SPEC("masked_scatter_")};
+    cgpy_val v[3];
+    if (cgpy_args_parse(&specs[inplace], self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *mask = v[1].o, *src = v[2].o;
     cg_tensor *xt = cgpy_t(x), *st = cgpy_t(src);
     if (check_mask(cgpy_t(mask), "masked_scatter_")) return NULL;
     if (cg_tensor_dtype(xt) != cg_tensor_dtype(st)) {
@@ -579,24 +589,28 @@ static PyObject *masked_scatter_common(PyObject *self, PyObject *args, PyObject 
                      cg_dtype_name(cg_tensor_dtype(xt)), cg_dtype_name(cg_tensor_dtype(st)));
         return NULL;
     }
-    if (!inplace) return opargs_result(cg_masked_scatter(xt, cgpy_t(mask), st), false);
+    if (!inplace) return cgpy_result_rt(cg_masked_scatter(xt, cgpy_t(mask), st), false);
     cg_tensor *xin;
-    if (opargs_inplace_begin(xt, cg_tensor_requires_grad(st), "masked_scatter_", &xin)) return NULL;
-    return opargs_inplace_end(x, xin, cg_masked_scatter(xin, cgpy_t(mask), st), false);
+    if (cgpy_inplace_begin(xt, cg_tensor_requires_grad(st), "masked_scatter_", &xin)) return NULL;
+    return cgpy_inplace_end(x, xin, cg_masked_scatter(xin, cgpy_t(mask), st), false);
 }
-static PyObject *py_masked_scatter(PyObject *s, PyObject *a, PyObject *k) { return masked_scatter_common(s, a, k, false); }
-static PyObject *py_masked_scatter_(PyObject *s, PyObject *a, PyObject *k) { return masked_scatter_common(s, a, k, true); }
+static PyObject *py_masked_scatter(CGPY_FASTKW_ARGS) { return masked_scatter_common(self, args, nargs, kwnames,
+    false); }
+static PyObject *py_masked_scatter_(CGPY_FASTKW_ARGS) { return masked_scatter_common(self, args, nargs, kwnames,
+    true); }
 
 /* ------------------------------------------------------------- nonzero, argwhere */
 
-static PyObject *py_nonzero(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", "out", "as_tuple", NULL};
-    PyObject *x, *out = NULL;
-    int as_tuple = 0;
-    if (!opargs_parse(self, args, kw, "O!|$Op:nonzero", kwlist, &CgTensorBase_Type, &x, &out, &as_tuple)) return NULL;
+static PyObject *py_nonzero(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("nonzero", CGPY_INPUT_ARG, CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY),
+                                      CGPY_ARG("as_tuple", CGPY_A_BOOL, CGPY_KWONLY));
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *out = v[1].o;
+    int as_tuple = v[2].b;
     cg_tensor *xt = cgpy_t(x);
     static const cgpy_out_rule rule = {"nonzero", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
-    if (!as_tuple) return opargs_out(cg_nonzero(xt), out, false, &rule, 1, &xt);
+    if (!as_tuple) return cgpy_out_rt(cg_nonzero(xt), out, false, &rule, 1, &xt);
     if (out && out != Py_None) {
         PyErr_SetString(PyExc_TypeError, "nonzero(): out= is not supported with as_tuple=True");
         return NULL;
@@ -607,7 +621,7 @@ static PyObject *py_nonzero(PyObject *self, PyObject *args, PyObject *kw) {
     cg_tensor *xv = nd ? (cg_tensor_retain(xt), xt) : cg_reshape(xt, 1, &one);
     cg_tensor *nz = xv ? cg_nonzero(xv) : NULL;
     cg_tensor_release(xv);
-    if (!nz) return opargs_raise(false);
+    if (!nz) return cgpy_raise_rt(false);
     int cols = nd ? nd : 1;
     PyObject *tup = PyTuple_New(cols);
     for (int d = 0; tup && d < cols; d++) {
@@ -622,16 +636,16 @@ static PyObject *py_nonzero(PyObject *self, PyObject *args, PyObject *kw) {
     return tup;
 }
 
-static PyObject *py_argwhere(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", NULL};
-    PyObject *x;
-    if (!opargs_parse(self, args, kw, "O!:argwhere", kwlist, &CgTensorBase_Type, &x)) return NULL;
-    return opargs_result(cg_nonzero(cgpy_t(x)), false);
+static PyObject *py_argwhere(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("argwhere", CGPY_INPUT_ARG);
+    cgpy_val v[1];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_result_rt(cg_nonzero(v[0].t), false);
 }
 
 /* ------------------------------------------------------------- tables */
 
-#define E(name) CGPY_KW(#name, py_##name)
+#define E(name) CGPY_FASTKW(#name, py_##name)
 #define INDEX_ENTRIES                                                                                                  \
     E(gather), E(scatter), E(scatter_add), E(scatter_reduce), E(index_select), E(take), E(index_put), E(index_add),    \
         E(index_copy), E(index_fill), E(masked_fill), E(masked_select), E(masked_scatter), E(nonzero), E(argwhere)

@@ -4,7 +4,6 @@
  * the private `_linear` (nn.functional.linear) and `bilinear`. As in PyTorch, the products
  * need operands of one dtype (RuntimeError otherwise: no promotion), except
  * outer, which PyTorch computes as a broadcast multiply and so promotes. */
-#include "opargs.h"
 #include "ops_math.h"
 
 #include <string.h>
@@ -26,20 +25,24 @@ static int same_dtype(const char *op, int n, cg_tensor *const *ts) {
 typedef cg_tensor *(*prod2_fn)(cg_tensor *, cg_tensor *);
 
 /* op(input, <other>, *, out=None) for two same-dtype tensors */
-static PyObject *prod2(PyObject *self, PyObject *args, PyObject *kw, prod2_fn fn, const char *fmt, char **kwlist,
-                       const char *name) {
-    PyObject *a, *b, *out = NULL;
-    if (!opargs_parse(self, args, kw, fmt, kwlist, &CgTensorBase_Type, &a, &CgTensorBase_Type, &b, &out)) return NULL;
+static PyObject *prod2(CGPY_FASTKW_ARGS, cgpy_spec *spec, prod2_fn fn) {
+    const char *name = spec->fname;
+    cgpy_val v[3];
+    if (cgpy_args_parse(spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *a = v[0].o, *b = v[1].o, *out = v[2].o;
     cg_tensor *ts[2] = {cgpy_t(a), cgpy_t(b)};
     if (same_dtype(name, 2, ts)) return NULL;
     cgpy_out_rule rule = {name, CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, 0}; /* the product is computed before the copy */
-    return opargs_out(fn(ts[0], ts[1]), out, false, &rule, 2, ts);
+    return cgpy_out_rt(fn(ts[0], ts[1]), out, false, &rule, 2, ts);
 }
 
-#define PROD2(pyname, cfn, other)                                                                   \
-    static PyObject *py_##pyname(PyObject *self, PyObject *args, PyObject *kw) {                    \
-        static char *kwlist[] = {"input", other, "out", NULL};                                      \
-        return prod2(self, args, kw, cfn, "O!O!|$O:" #pyname, kwlist, #pyname);                     \
+/* a spec (input, <other>, *, out=None): out= is taken in the method form too */
+#define PROD2_SPEC(name, other) \
+    CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG(other, CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY))
+#define PROD2(pyname, cfn, other)                                         \
+    static PyObject *py_##pyname(CGPY_FASTKW_ARGS) {                      \
+        static cgpy_spec spec = PROD2_SPEC(#pyname, other);               \
+        return prod2(self, args, nargs, kwnames, &spec, cfn);             \
     }
 PROD2(matmul, cg_matmul, "other")
 PROD2(mm, cg_mm, "mat2")
@@ -75,11 +78,11 @@ static cg_tensor *inner_impl(cg_tensor *a, cg_tensor *b) {
     return r;
 }
 
-static PyObject *py_inner(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"input", "other", "out", NULL};
-    PyObject *a, *b, *out = NULL;
-    if (!opargs_parse(self, args, kw, "O!O!|$O:inner", kwlist, &CgTensorBase_Type, &a, &CgTensorBase_Type, &b, &out))
-        return NULL;
+static PyObject *py_inner(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = PROD2_SPEC("inner", "other");
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *a = v[0].o, *b = v[1].o, *out = v[2].o;
     cg_tensor *ta = cgpy_t(a), *tb = cgpy_t(b);
     if (cg_tensor_ndim(ta) == 0 || cg_tensor_ndim(tb) == 0) {
         PyObject *ops[2] = {a, b};
@@ -87,7 +90,7 @@ static PyObject *py_inner(PyObject *self, PyObject *args, PyObject *kw) {
         cg_dtype dt;
         if (cgpy_promote_operands(2, ops, false, t, &dt)) return NULL;
         static const cgpy_out_rule rule = {"inner", CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, 0};
-        PyObject *res = opargs_out(cg_mul(t[0], t[1]), out, false, &rule, 2, t);
+        PyObject *res = cgpy_out_rt(cg_mul(t[0], t[1]), out, false, &rule, 2, t);
         cgpy_release_n(2, t);
         return res;
     }
@@ -101,47 +104,49 @@ static PyObject *py_inner(PyObject *self, PyObject *args, PyObject *kw) {
         return NULL;
     }
     static const cgpy_out_rule rule = {"inner", CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, 0};
-    return opargs_out(inner_impl(ta, tb), out, false, &rule, 2, ts);
+    return cgpy_out_rt(inner_impl(ta, tb), out, false, &rule, 2, ts);
 }
 
 /* outer(input, vec2): a broadcast multiply in PyTorch, so operands promote */
-static PyObject *outer_common(PyObject *self, PyObject *args, PyObject *kw, const char *fmt) {
-    static char *kwlist[] = {"input", "vec2", "out", NULL};
-    PyObject *a, *b, *out = NULL;
-    if (!opargs_parse(self, args, kw, fmt, kwlist, &CgTensorBase_Type, &a, &CgTensorBase_Type, &b, &out)) return NULL;
+static PyObject *outer_common(CGPY_FASTKW_ARGS, bool ger) {
+    static cgpy_spec specs[2] = {PROD2_SPEC("outer", "vec2"), PROD2_SPEC("ger", "vec2")};
+    cgpy_val v[3];
+    if (cgpy_args_parse(&specs[ger], self, args, nargs, kwnames, v)) return NULL;
+    PyObject *a = v[0].o, *b = v[1].o, *out = v[2].o;
     PyObject *ops[2] = {a, b};
     cg_tensor *t[2];
     cg_dtype dt;
     if (cgpy_promote_operands(2, ops, false, t, &dt)) return NULL;
-    cgpy_out_rule rule = {strchr(fmt, ':') + 1, CGPY_OUT_CAST, CGPY_OUT_NO_PARTIAL, 0}; /* a broadcast multiply */
+    cgpy_out_rule rule = {specs[ger].fname, CGPY_OUT_CAST, CGPY_OUT_NO_PARTIAL, 0}; /* a broadcast multiply */
     cg_tensor *ins[2] = {cgpy_t(a), cgpy_t(b)};
-    PyObject *res = opargs_out(cg_outer(t[0], t[1]), out, false, &rule, 2, ins);
+    PyObject *res = cgpy_out_rt(cg_outer(t[0], t[1]), out, false, &rule, 2, ins);
     cgpy_release_n(2, t);
     return res;
 }
-static PyObject *py_outer(PyObject *self, PyObject *args, PyObject *kw) { return outer_common(self, args, kw, "O!O!|$O:outer"); }
-static PyObject *py_ger(PyObject *self, PyObject *args, PyObject *kw) { return outer_common(self, args, kw, "O!O!|$O:ger"); }
+static PyObject *py_outer(CGPY_FASTKW_ARGS) { return outer_common(self, args, nargs, kwnames, false); }
+static PyObject *py_ger(CGPY_FASTKW_ARGS) { return outer_common(self, args, nargs, kwnames, true); }
 
 typedef cg_tensor *(*addprod_fn)(cg_tensor *, cg_tensor *, cg_tensor *, double, double);
 
 /* addmm / baddbmm (input, m1, m2, *, beta=1, alpha=1, out=None) and their in-place forms */
-static PyObject *addprod(PyObject *self, PyObject *args, PyObject *kw, addprod_fn fn, const char *name, bool inplace) {
-    static char *kwlist_mm[] = {"input", "mat1", "mat2", "beta", "alpha", "out", NULL};
-    static char *kwlist_bmm[] = {"input", "batch1", "batch2", "beta", "alpha", "out", NULL};
-    PyObject *x, *a, *b, *beta_o = NULL, *alpha_o = NULL, *out = NULL;
-    char fmt[64];
-    snprintf(fmt, sizeof fmt, "O!O!O!|$OOO:%s%s", name, inplace ? "_" : "");
-    if (!opargs_parse(self, args, kw, fmt, fn == cg_addmm ? kwlist_mm : kwlist_bmm, &CgTensorBase_Type, &x,
-                      &CgTensorBase_Type, &a, &CgTensorBase_Type, &b, &beta_o, &alpha_o, &out))
-        return NULL;
+#define ADDPROD_SPEC(name, m1, m2)                                                                                 \
+    CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG(m1, CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG(m2, CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("beta", CGPY_A_OBJ, CGPY_KWONLY), \
+            CGPY_ARG("alpha", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY))
+static PyObject *addprod(CGPY_FASTKW_ARGS, addprod_fn fn, const char *name, bool inplace) {
+    static cgpy_spec specs[4] = {ADDPROD_SPEC("addmm", "mat1", "mat2"), ADDPROD_SPEC("addmm_", "mat1", "mat2"),
+                                 ADDPROD_SPEC("baddbmm", "batch1", "batch2"), ADDPROD_SPEC("baddbmm_", "batch1",
+                                     "batch2")};
+    cgpy_val v[6];
+    if (cgpy_args_parse(&specs[(fn == cg_addmm ? 0 : 2) + inplace], self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *beta_o = v[3].o, *alpha_o = v[4].o, *out = v[5].o;
     double beta = 1, alpha = 1;
     if (beta_o && cgpy_parse_double(beta_o, &beta, "beta")) return NULL;
     if (alpha_o && cgpy_parse_double(alpha_o, &alpha, "alpha")) return NULL;
-    cg_tensor *ts[3] = {cgpy_t(x), cgpy_t(a), cgpy_t(b)};
+    cg_tensor *ts[3] = {v[0].t, v[1].t, v[2].t};
     if (same_dtype(name, 3, ts)) return NULL;
     if (!inplace) {
         cgpy_out_rule rule = {name, CGPY_OUT_EXACT, CGPY_OUT_NO_PARTIAL, 0};
-        return opargs_out(fn(ts[0], ts[1], ts[2], beta, alpha), out, false, &rule, 3, ts);
+        return cgpy_out_rt(fn(ts[0], ts[1], ts[2], beta, alpha), out, false, &rule, 3, ts);
     }
     if (out) {
         PyErr_Format(PyExc_TypeError, "%s_() got an unexpected keyword argument 'out'", name);
@@ -150,14 +155,16 @@ static PyObject *addprod(PyObject *self, PyObject *args, PyObject *kw, addprod_f
     cg_tensor *xin;
     char opn[32];
     snprintf(opn, sizeof opn, "%s_", name);
-    if (opargs_inplace_begin(ts[0], cg_tensor_requires_grad(ts[1]) || cg_tensor_requires_grad(ts[2]), opn, &xin))
+    if (cgpy_inplace_begin(ts[0], cg_tensor_requires_grad(ts[1]) || cg_tensor_requires_grad(ts[2]), opn, &xin))
         return NULL;
-    return opargs_inplace_end(x, xin, fn(xin, ts[1], ts[2], beta, alpha), false);
+    return cgpy_inplace_end(x, xin, fn(xin, ts[1], ts[2], beta, alpha), false);
 }
-static PyObject *py_addmm(PyObject *self, PyObject *args, PyObject *kw) { return addprod(self, args, kw, cg_addmm, "addmm", false); }
-static PyObject *py_addmm_(PyObject *self, PyObject *args, PyObject *kw) { return addprod(self, args, kw, cg_addmm, "addmm", true); }
-static PyObject *py_baddbmm(PyObject *self, PyObject *args, PyObject *kw) { return addprod(self, args, kw, cg_baddbmm, "baddbmm", false); }
-static PyObject *py_baddbmm_(PyObject *self, PyObject *args, PyObject *kw) { return addprod(self, args, kw, cg_baddbmm, "baddbmm", true); }
+static PyObject *py_addmm(CGPY_FASTKW_ARGS) { return addprod(self, args, nargs, kwnames, cg_addmm, "addmm", false); }
+static PyObject *py_addmm_(CGPY_FASTKW_ARGS) { return addprod(self, args, nargs, kwnames, cg_addmm, "addmm", true); }
+static PyObject *py_baddbmm(CGPY_FASTKW_ARGS) { return addprod(self, args, nargs, kwnames, cg_baddbmm, "baddbmm",
+    false); }
+static PyObject *py_baddbmm_(CGPY_FASTKW_ARGS) { return addprod(self, args, nargs, kwnames, cg_baddbmm, "baddbmm",
+    true); }
 
 /* einsum(equation, *operands) or einsum(equation, [operands]) */
 static PyObject *py_einsum(PyObject *mod, PyObject *args) {
@@ -195,7 +202,7 @@ static PyObject *py_einsum(PyObject *mod, PyObject *args) {
     if (k > 0 && same_dtype("einsum", (int)k, ops) == 0) r = cg_einsum(eq, (int)k, ops);
     else if (k == 0) PyErr_SetString(PyExc_RuntimeError, "einsum(): must provide at least one operand");
     Py_DECREF(seq);
-    return opargs_result(r, false);
+    return cgpy_result_rt(r, false);
 }
 
 /* the @ operator: Tensor.__matmul__ / __rmatmul__ (the Python subclass's
@@ -204,13 +211,13 @@ static PyObject *py_dunder_matmul(PyObject *self, PyObject *other) {
     if (!cgpy_is_tensor(other)) Py_RETURN_NOTIMPLEMENTED;
     cg_tensor *ts[2] = {cgpy_t(self), cgpy_t(other)};
     if (same_dtype("matmul", 2, ts)) return NULL;
-    return opargs_result(cg_matmul(ts[0], ts[1]), false);
+    return cgpy_result_rt(cg_matmul(ts[0], ts[1]), false);
 }
 static PyObject *py_dunder_rmatmul(PyObject *self, PyObject *other) {
     if (!cgpy_is_tensor(other)) Py_RETURN_NOTIMPLEMENTED;
     cg_tensor *ts[2] = {cgpy_t(other), cgpy_t(self)};
     if (same_dtype("matmul", 2, ts)) return NULL;
-    return opargs_result(cg_matmul(ts[0], ts[1]), false);
+    return cgpy_result_rt(cg_matmul(ts[0], ts[1]), false);
 }
 
 /* ---------------------------------------------------------------- linear layers */
@@ -235,18 +242,21 @@ static cg_tensor *linear_vector_weight(cg_tensor *x, cg_tensor *w, cg_tensor *b)
 
 /* _linear(input, weight, bias=None): nn.functional.linear, one engine call.
  * The positional form is parsed without building a keyword table (the hot path). */
-static PyObject *py_linear(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
-    static const char *const names[] = {"input", "weight", "bias", NULL};
+static PyObject *py_linear(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("linear", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ),
+                                      CGPY_ARG("weight", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("bias", CGPY_A_OPT_TENSOR));
+    cgpy_val a[3];
     PyObject *v[3];
-    if (!kw && nargs >= 2 && nargs <= 3) {
-        v[0] = args[0], v[1] = args[1], v[2] = nargs == 3 ? args[2] : NULL;
-    } else if (cgpy_parse_fastkw(self, args, nargs, kw, "linear", names, 3, 2, v)) {
-        return NULL;
-    }
     cg_tensor *b;
-    if (cgpy_need_tensor(v[0], "linear", "input") || cgpy_need_tensor(v[1], "linear", "weight") ||
-        opt_tensor(v[2], "linear", "bias", &b))
-        return NULL;
+    if (!kwnames && nargs >= 2 && nargs <= 3) { /* the hot path: positional */
+        v[0] = args[0], v[1] = args[1], v[2] = nargs == 3 ? args[2] : NULL;
+        if (cgpy_need_tensor(v[0], "linear", "input") || cgpy_need_tensor(v[1], "linear", "weight") ||
+            opt_tensor(v[2], "linear", "bias", &b))
+            return NULL;
+    } else {
+        if (cgpy_args_parse(&spec, self, args, nargs, kwnames, a)) return NULL;
+        v[0] = a[0].o, v[1] = a[1].o, b = a[2].t;
+    }
     cg_tensor *ts[3] = {cgpy_t(v[0]), cgpy_t(v[1]), b};
     if (same_dtype("linear", b ? 3 : 2, ts)) return NULL;
     cg_tensor *r;
@@ -256,32 +266,34 @@ static PyObject *py_linear(PyObject *self, PyObject *const *args, Py_ssize_t nar
         int64_t work = cg_tensor_numel(ts[0]) * (cg_tensor_ndim(ts[1]) == 2 ? cg_tensor_shape(ts[1])[0] : 1);
         CGPY_NOGIL_IF(work, r = cg_linear(ts[0], ts[1], b));
     }
-    return opargs_result(r, false);
+    return cgpy_result_rt(r, false);
 }
 
 /* bilinear(input1, input2, weight, bias=None) */
-static PyObject *py_bilinear(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
-    static const char *const names[] = {"input1", "input2", "weight", "bias", NULL};
-    PyObject *v[4];
-    cg_tensor *b;
-    if (cgpy_parse_fastkw(self, args, nargs, kw, "bilinear", names, 4, 3, v) ||
-        cgpy_need_tensor(v[0], "bilinear", "input1") || cgpy_need_tensor(v[1], "bilinear", "input2") ||
-        cgpy_need_tensor(v[2], "bilinear", "weight") || opt_tensor(v[3], "bilinear", "bias", &b))
-        return NULL;
+static PyObject *py_bilinear(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("bilinear", CGPY_ARG("input1", CGPY_A_TENSOR, CGPY_REQ),
+                                      CGPY_ARG("input2", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("weight", CGPY_A_TENSOR,
+                                          CGPY_REQ),
+                                      CGPY_ARG("bias", CGPY_A_OPT_TENSOR));
+    cgpy_val a[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, a)) return NULL;
+    PyObject *v[3] = {a[0].o, a[1].o, a[2].o};
+    cg_tensor *b = a[3].t;
     cg_tensor *ts[4] = {cgpy_t(v[0]), cgpy_t(v[1]), cgpy_t(v[2]), b};
     if (same_dtype("bilinear", b ? 4 : 3, ts)) return NULL;
-    return opargs_result(cg_bilinear(ts[0], ts[1], ts[2], b), false);
+    return cgpy_result_rt(cg_bilinear(ts[0], ts[1], ts[2], b), false);
 }
 
-#define LINALG_ENTRIES                                                                                            \
-    CGPY_KW("matmul", py_matmul), CGPY_KW("mm", py_mm), CGPY_KW("bmm", py_bmm), CGPY_KW("mv", py_mv),             \
-        CGPY_KW("dot", py_dot), CGPY_KW("vdot", py_vdot), CGPY_KW("inner", py_inner), CGPY_KW("outer", py_outer), \
-        CGPY_KW("ger", py_ger), CGPY_KW("addmm", py_addmm), CGPY_KW("baddbmm", py_baddbmm)
+#define LINALG_ENTRIES                                                                                       \
+    CGPY_FASTKW("matmul", py_matmul), CGPY_FASTKW("mm", py_mm), CGPY_FASTKW("bmm", py_bmm),                   \
+        CGPY_FASTKW("mv", py_mv), CGPY_FASTKW("dot", py_dot), CGPY_FASTKW("vdot", py_vdot),                    \
+        CGPY_FASTKW("inner", py_inner), CGPY_FASTKW("outer", py_outer), CGPY_FASTKW("ger", py_ger),            \
+        CGPY_FASTKW("addmm", py_addmm), CGPY_FASTKW("baddbmm", py_baddbmm)
 
 PyMethodDef cgpy_linalg_methods[] = {
     LINALG_ENTRIES,
-    CGPY_KW("addmm_", py_addmm_),
-    CGPY_KW("baddbmm_", py_baddbmm_),
+    CGPY_FASTKW("addmm_", py_addmm_),
+    CGPY_FASTKW("baddbmm_", py_baddbmm_),
     {"__matmul__", py_dunder_matmul, METH_O, NULL},
     {"__rmatmul__", py_dunder_rmatmul, METH_O, NULL},
     CGPY_TABLE_END,

@@ -14,44 +14,6 @@ typedef cg_tensor *(*binary_fn)(cg_tensor *, cg_tensor *);
 
 /* ================================================================ shared helpers */
 
-int cgpy_parse_fastkw(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *fname,
-                      const char *const *names, int npos, int nreq, PyObject **vals) {
-    int nnames = 0;
-    while (names[nnames]) vals[nnames++] = NULL;
-    int first = 0;
-    if (cgpy_is_method(self)) {
-        vals[0] = self;
-        first = 1;
-    }
-    if (nargs > npos - first) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s but %zd were given", fname,
-                     npos - first, npos - first == 1 ? "" : "s", nargs);
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < nargs; i++) vals[first + i] = args[i];
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t k = 0; k < nkw; k++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-        int j = first;
-        while (j < nnames && PyUnicode_CompareWithASCIIString(key, names[j]) != 0) j++;
-        if (j == nnames) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname, key);
-            return -1;
-        }
-        if (vals[j]) {
-            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname, names[j]);
-            return -1;
-        }
-        vals[j] = args[nargs + k];
-    }
-    for (int j = 0; j < nreq; j++)
-        if (!vals[j]) {
-            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname, names[j]);
-            return -1;
-        }
-    return 0;
-}
-
 int cgpy_check_cast(cg_dtype from, cg_dtype to) {
     if ((cg_dtype_is_floating(from) && !cg_dtype_is_floating(to)) || (to == CG_DTYPE_BOOL && from != CG_DTYPE_BOOL)) {
         PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
@@ -130,14 +92,16 @@ PyObject *cgpy_inplace_via(const char *op, cgpy_fastkw_fn fn, PyObject *self, Py
     return cgpy_inplace_result(self, st);
 }
 
-/* Result r (stolen) of op, into out= when given (Note [out= validation] in
- * bind.h): elementwise ops may write into an out that is one of their inputs
- * a, b (tensors or numbers), not into part of one; dtype_rule: PyTorch's
- * cast rule, or an exact dtype for the ops that ask for one. */
-static PyObject *finish(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, PyObject *a, PyObject *b) {
+PyObject *cgpy_elementwise_out(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, int n,
+    PyObject *const *operands) {
     cgpy_out_rule rule = {op, (unsigned char)dtype_rule, CGPY_OUT_NO_PARTIAL, 0};
-    cg_tensor *ins[2] = {cgpy_tensor_or_null(a), cgpy_tensor_or_null(b)};
-    return cgpy_out_finish(out, r, &rule, 2, ins);
+    cg_tensor *ins[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < n && i < 3; i++) ins[i] = cgpy_tensor_or_null(operands[i]);
+    return cgpy_out_finish(out, r, &rule, n < 3 ? n : 3, ins);
+}
+static PyObject *finish(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, PyObject *a, PyObject *b) {
+    PyObject *operands[2] = {a, b};
+    return cgpy_elementwise_out(out, r, op, dtype_rule, 2, operands);
 }
 
 /* In-place forms: self is the method's tensor, or the first argument of a module-level in-place function. */

@@ -1,5 +1,5 @@
 /* ops_math.h — internal: what the elementwise-math binding files share.
- * ops_math.c holds the argument parser, the promotion / in-place helpers and
+ * ops_math.c holds the promotion / in-place / out= helpers and
  * the unary, binary, comparison and logic ops; ops_activation.c holds the
  * activations, softmax and the n-ary ops (where, lerp, addcmul, clamp, ...)
  * and exports its functions (cgpy_act_<name>) through the X-lists below,
@@ -13,13 +13,12 @@
  * a Tensor method `self` is the tensor, as a module function the module. */
 typedef PyObject *(*cgpy_fastkw_fn)(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
-/* Parse FASTCALL arguments against a signature. names: NULL-terminated
- * parameter names; names[0] is the input, taken from `self` on method calls
- * (and then not accepted as a keyword). The first npos names may be given
- * positionally, the rest only as keywords; the first nreq are required.
- * vals[i] receives a borrowed reference or NULL when absent. 0 or -1 (raised). */
-int cgpy_parse_fastkw(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *fname,
-                      const char *const *names, int npos, int nreq, PyObject **vals);
+/* Result r (stolen) of op, into out= when given (Note [out= validation] in
+ * bind.h): the n operands (tensors or numbers, n <= 3) may be out itself,
+ * not part of it; dtype_rule: PyTorch's cast rule, or an exact dtype for the
+ * ops that ask for one. */
+PyObject *cgpy_elementwise_out(PyObject *out, cg_tensor *r, const char *op, int dtype_rule, int n,
+    PyObject *const *operands);
 
 /* PyTorch's rule for writing a result of dtype `from` into a tensor of dtype
  * `to` (in-place ops, out=): no float into an integer, nothing but bool into

@@ -7,7 +7,6 @@
  * private `_<name>` functions that cgrad.nn.functional calls. Module
  * functions only: torch has no Tensor methods for these. */
 #include "ops_math.h"
-#include "opargs.h"
 
 #include <string.h>
 
@@ -18,22 +17,10 @@
 
 /* Engine errors as torch raises them here: value / dtype problems are
  * RuntimeErrors; index errors (embedding) stay IndexError. */
-static PyObject *result(cg_tensor *r) { return opargs_result(r, true); }
-static PyObject *raise_engine(void) { return PyErr_Occurred() ? NULL : opargs_raise(true); }
+static PyObject *result(cg_tensor *r) { return cgpy_result_rt(r, true); }
+static PyObject *raise_engine(void) { return PyErr_Occurred() ? NULL : cgpy_raise_rt(true); }
 
 /* ================================================================ arguments */
-
-/* An int argument (PyNumber_Index, bools refused as torch does). */
-static int one_int(PyObject *o, int64_t *v, const char *fname, const char *arg) {
-    if (PyBool_Check(o) || !PyIndex_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be int, not %.100s", fname, arg, Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    long long x = PyLong_AsLongLong(o);
-    if (x == -1 && PyErr_Occurred()) return -1;
-    *v = x;
-    return 0;
-}
 
 /* `o` as n ints: an int (repeated) or a sequence of 1 or n ints. Returns 0;
  * 1 with out filled with dflt when `o` is absent (NULL), or None / an empty
@@ -44,7 +31,7 @@ static int int_list(PyObject *o, int n, int64_t *out, int64_t dflt, bool empty_o
         return 1;
     }
     if (PyIndex_Check(o) && !PyBool_Check(o)) {
-        if (one_int(o, &out[0], fname, arg)) return -1;
+        if (cgpy_arg_int(o, fname, arg, &out[0])) return -1;
         for (int i = 1; i < n; i++) out[i] = out[0];
         return 0;
     }
@@ -66,7 +53,7 @@ static int int_list(PyObject *o, int n, int64_t *out, int64_t dflt, bool empty_o
         rc = -1;
     } else {
         for (Py_ssize_t i = 0; i < len && rc == 0; i++)
-            if (one_int(PySequence_Fast_GET_ITEM(seq, i), &out[i], fname, arg)) rc = -1;
+            if (cgpy_arg_int(PySequence_Fast_GET_ITEM(seq, i), fname, arg, &out[i])) rc = -1;
         for (int i = (int)len; i < n && rc == 0; i++) out[i] = out[0];
     }
     Py_DECREF(seq);
@@ -98,7 +85,7 @@ static int opt_double(PyObject *o, double *v, const char *what) {
 static int norm_shape(PyObject *o, int *nd, int64_t *shape, const char *fname) {
     if (PyIndex_Check(o) && !PyBool_Check(o)) {
         *nd = 1;
-        return one_int(o, &shape[0], fname, "normalized_shape");
+        return cgpy_arg_int(o, fname, "normalized_shape", &shape[0]);
     }
     if (cgpy_is_tensor(o) || !PySequence_Check(o)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'normalized_shape' must be tuple of ints, not %.100s", fname,
@@ -115,7 +102,7 @@ static int norm_shape(PyObject *o, int *nd, int64_t *shape, const char *fname) {
         rc = -1;
     }
     for (Py_ssize_t i = 0; i < len && rc == 0; i++)
-        if (one_int(PySequence_Fast_GET_ITEM(seq, i), &shape[i], fname, "normalized_shape")) rc = -1;
+        if (cgpy_arg_int(PySequence_Fast_GET_ITEM(seq, i), fname, "normalized_shape", &shape[i])) rc = -1;
     Py_DECREF(seq);
     *nd = (int)len;
     return rc;
@@ -139,7 +126,8 @@ static PyObject *conv_common(FASTKW_ARGS, int nsp, conv_fn fn, conv_same_fn same
     bool same = false;
     if (PARSE(fname, names, 7, 2, v) || cgpy_need_tensor(v[1], fname, "weight") || opt_tensor(v[2], &bias, fname, "bias") ||
         int_list(v[3], nsp, stride, 1, false, fname, "stride") < 0 ||
-        int_list(v[5], nsp, dil, 1, false, fname, "dilation") < 0 || (v[6] && one_int(v[6], &groups, fname, "groups")))
+        int_list(v[5], nsp, dil, 1, false, fname, "dilation") < 0 || (v[6] && cgpy_arg_int(v[6], fname, "groups",
+            &groups)))
         return NULL;
     if (v[4] && PyUnicode_Check(v[4])) {
         if (!PyUnicode_CompareWithASCIIString(v[4], "same")) same = true;
@@ -173,7 +161,8 @@ static PyObject *convt_common(FASTKW_ARGS, int nsp, convt_fn fn, const char *fna
         int_list(v[3], nsp, stride, 1, false, fname, "stride") < 0 ||
         int_list(v[4], nsp, pad, 0, false, fname, "padding") < 0 ||
         int_list(v[5], nsp, opad, 0, false, fname, "output_padding") < 0 ||
-        (v[6] && one_int(v[6], &groups, fname, "groups")) || int_list(v[7], nsp, dil, 1, false, fname, "dilation") < 0)
+        (v[6] && cgpy_arg_int(v[6], fname, "groups", &groups)) || int_list(v[7], nsp, dil, 1, false, fname,
+            "dilation") < 0)
         return NULL;
     cg_tensor *x = cgpy_t(v[0]), *r;
     CGPY_NOGIL_IF(NUMEL(x), r = fn(x, cgpy_t(v[1]), bias, stride, pad, opad, groups, dil));
@@ -264,7 +253,7 @@ static PyObject *avgpool_common(FASTKW_ARGS, int nsp, avgpool_fn fn, const char 
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument 'divisor_override'", fname);
             return NULL;
         }
-        if (one_int(v[6], &div, fname, "divisor_override")) return NULL;
+        if (cgpy_arg_int(v[6], fname, "divisor_override", &div)) return NULL;
         if (div == 0) {
             PyErr_Format(PyExc_RuntimeError, "%s(): divisor must be not zero", fname);
             return NULL;
@@ -360,7 +349,7 @@ static PyObject *f_group_norm(FASTKW_ARGS) {
     int64_t groups;
     cg_tensor *w, *b;
     double eps = 1e-5;
-    if (PARSE("group_norm", names, 6, 2, v) || one_int(v[1], &groups, "group_norm", "num_groups") ||
+    if (PARSE("group_norm", names, 6, 2, v) || cgpy_arg_int(v[1], "group_norm", "num_groups", &groups) ||
         opt_tensor(v[2], &w, "group_norm", "weight") || opt_tensor(v[3], &b, "group_norm", "bias") ||
         opt_double(v[4], &eps, "eps"))
         return NULL;
@@ -399,7 +388,7 @@ static PyObject *dropout_common(FASTKW_ARGS, dropout_fn fn, bool inplace, const 
     cg_tensor *x = cgpy_t(v[0]);
     if (!inplace) return result(fn(x, p, train));
     cg_tensor *xin;
-    if (opargs_inplace_begin(x, false, fname, &xin)) return NULL;
+    if (cgpy_inplace_begin(x, false, fname, &xin)) return NULL;
     cg_tensor *r = fn(xin, p, train);
     if (r == xin) { /* not training or p == 0: nothing to write */
         cg_tensor_release(r);
@@ -407,7 +396,7 @@ static PyObject *dropout_common(FASTKW_ARGS, dropout_fn fn, bool inplace, const 
         Py_INCREF(v[0]);
         return v[0];
     }
-    return opargs_inplace_end(v[0], xin, r, true);
+    return cgpy_inplace_end(v[0], xin, r, true);
 }
 static PyObject *f_dropout(FASTKW_ARGS) { return dropout_common(self, args, nargs, kw, cg_dropout, false, "dropout"); }
 static PyObject *f_dropout_(FASTKW_ARGS) { return dropout_common(self, args, nargs, kw, cg_dropout, true, "dropout_"); }
@@ -433,7 +422,8 @@ static PyObject *f_embedding(FASTKW_ARGS) {
     int64_t pad = -1;
     bool by_freq = false, sparse = false;
     if (PARSE("embedding", names, 5, 2, v) || cgpy_need_tensor(v[1], "embedding", "indices") ||
-        (v[2] && one_int(v[2], &pad, "embedding", "padding_idx")) || opt_bool(v[3], &by_freq) || opt_bool(v[4], &sparse))
+        (v[2] && cgpy_arg_int(v[2], "embedding", "padding_idx", &pad)) || opt_bool(v[3], &by_freq) || opt_bool(v[4],
+            &sparse))
         return NULL;
     if (by_freq || sparse) {
         PyErr_Format(PyExc_NotImplementedError, "embedding(): %s=True is not supported by cgrad",
@@ -455,7 +445,7 @@ static PyObject *f_embedding_renorm_(FASTKW_ARGS) {
         cgpy_parse_double(v[2], &max_norm, "max_norm") || cgpy_parse_double(v[3], &norm_type, "norm_type"))
         return NULL;
     cg_tensor *w = cgpy_t(v[0]);
-    if (opargs_check_leaf(w, "embedding_renorm_")) return NULL;
+    if (cgpy_check_leaf(w, "embedding_renorm_")) return NULL;
     if (cg_embedding_renorm_(w, cgpy_t(v[1]), max_norm, norm_type) != CG_OK) return raise_engine();
     Py_INCREF(v[0]);
     return v[0];

@@ -3,7 +3,7 @@
  * stack, split, chunk, flip, roll, repeat, tile, tril/triu, ...) as Tensor
  * methods and module functions with PyTorch's signatures. Views share storage
  * (the engine builds them); cat / stack promote mixed dtypes as PyTorch. */
-#include "reduce_shape_args.h"
+#include "bind.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,68 +11,6 @@
 extern PyTypeObject CgSize_Type; /* tensor.c */
 
 /* ---------------------------------------------------------------- argument helpers */
-
-/* A shape / dim list given as ints (`x.view(2, 3)`), one sequence
- * (`x.view((2, 3))`) or, when there are no positional arguments, the keyword
- * `kwname`. No other keywords are accepted. */
-static int intlist_arg(PyObject *rest, PyObject *kwr, const char *op, const char *kwname, int *n, int64_t *v) {
-    Py_ssize_t nk = kwr ? PyDict_GET_SIZE(kwr) : 0;
-    PyObject *kv = opargs_kw(kwr, kwname);
-    if (nk > (kv ? 1 : 0) || (kv && PyTuple_GET_SIZE(rest))) {
-        PyErr_Format(PyExc_TypeError, "%s() received an invalid combination of arguments (expected %s as ints or one "
-                     "sequence of ints)", op, kwname);
-        return -1;
-    }
-    if (kv) {
-        PyObject *t = PyTuple_Pack(1, kv);
-        int r = t ? cgpy_parse_shape(t, 0, n, v) : -1;
-        Py_XDECREF(t);
-        return r;
-    }
-    return cgpy_parse_shape(rest, 0, n, v);
-}
-
-/* Exactly `count` int arguments named `names` (positional or keyword); those
- * from index `required` on are optional and keep the value already in v[]. */
-static int ints_args(PyObject *rest, PyObject *kwr, const char *op, int count, int required, const char *const *names,
-                     int64_t *v) {
-    Py_ssize_t n = PyTuple_GET_SIZE(rest), used = 0;
-    if (n > count) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments after the input (%zd given)", op, count, n);
-        return -1;
-    }
-    for (int i = 0; i < count; i++) {
-        PyObject *o = i < n ? PyTuple_GET_ITEM(rest, i) : opargs_kw(kwr, names[i]);
-        if (i >= n && o) used++;
-        else if (i < n && opargs_kw(kwr, names[i])) {
-            PyErr_Format(PyExc_TypeError, "%s(): got multiple values for argument '%s'", op, names[i]);
-            return -1;
-        }
-        if (!o || o == Py_None) {
-            if (i < required) {
-                PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", op, names[i]);
-                return -1;
-            }
-            continue;
-        }
-        if (opargs_int(o, op, names[i], &v[i])) return -1;
-    }
-    if (kwr && PyDict_GET_SIZE(kwr) > used) { /* name the first key that is none of names[] */
-        PyObject *key, *val;
-        Py_ssize_t pos = 0;
-        while (PyDict_Next(kwr, &pos, &key, &val)) {
-            int known = 0;
-            for (int i = 0; i < count && !known; i++) known = PyUnicode_Check(key) && !PyUnicode_CompareWithASCIIString(key, names[i]);
-            if (!known) {
-                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%S'", op, key);
-                return -1;
-            }
-        }
-        PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument", op);
-        return -1;
-    }
-    return 0;
-}
 
 /* Wrap dim d into [0, nd) (0-d tensors accept -1 and 0), or raise IndexError. */
 static int wrap_dim(int64_t *d, int nd) {
@@ -176,31 +114,26 @@ static PyObject *view_dtype(cg_tensor *t, cg_dtype dt) {
 }
 
 /* x.view(*shape) / x.view(dtype) */
-static PyObject *py_view(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *d = PyTuple_GET_SIZE(args) == 1 ? PyTuple_GET_ITEM(args, 0) : opargs_kw(kw, "dtype");
+static PyObject *py_view(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("view", CGPY_INPUT_ARG, CGPY_ARG("size", CGPY_A_SIZE));
+    static cgpy_spec dtype_spec = CGPY_SPEC("view", CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_REQ));
+    cgpy_val v[2];
+    PyObject *d = nargs == 1 ? args[0] : (nargs == 0 && kwnames && PyTuple_GET_SIZE(kwnames) == 1 ? args[0] : NULL);
     if (d && (PyObject_TypeCheck(d, &CgDtype_Type) || PyType_Check(d))) {
-        cg_dtype dt = CG_DTYPE_COUNT;
-        if (!cgpy_dtype_conv(d, &dt)) return NULL;
-        return view_dtype(cgpy_t(self), dt);
+        if (cgpy_args_parse(&dtype_spec, self, args, nargs, kwnames, v)) return NULL;
+        return view_dtype(cgpy_t(self), v[0].dtype);
     }
-    int nd;
-    int64_t shape[CG_MAX_DIMS];
-    if (intlist_arg(args, kw, "view", "size", &nd, shape)) return NULL;
-    return cgpy_result(cg_view(cgpy_t(self), nd, shape));
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_result(cg_view(v[0].t, v[1].n, v[1].v));
 }
 
 typedef cg_tensor *(*shape_fn)(cg_tensor *, int, const int64_t *);
 
 /* op(input, *shape): reshape / broadcast_to / expand / permute / tile / repeat / flip */
-static PyObject *shape_op(PyObject *self, PyObject *args, PyObject *kw, const char *name, const char *kwname, shape_fn fn) {
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, name, "input", NULL, &x, &rest, &kwr)) return NULL;
-    int nd;
-    int64_t v[CG_MAX_DIMS];
-    int r = intlist_arg(rest, kwr, name, kwname, &nd, v);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
-    return cgpy_result(fn(cgpy_t(x), nd, v));
+static PyObject *shape_op(CGPY_FASTKW_ARGS, cgpy_spec *spec, shape_fn fn) {
+    cgpy_val v[2];
+    if (cgpy_args_parse(spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_result(fn(v[0].t, v[1].n, v[1].v));
 }
 static cg_tensor *permute_fn(cg_tensor *t, int n, const int64_t *dims) {
     if (n != cg_tensor_ndim(t)) {
@@ -212,41 +145,39 @@ static cg_tensor *permute_fn(cg_tensor *t, int n, const int64_t *dims) {
 }
 static cg_tensor *flip_fn(cg_tensor *t, int n, const int64_t *dims) { return cg_flip(t, n, dims); }
 
-static PyObject *py_reshape(PyObject *s, PyObject *a, PyObject *k) { return shape_op(s, a, k, "reshape", "shape", cg_reshape); }
-static PyObject *py_expand(PyObject *s, PyObject *a, PyObject *k) { return shape_op(s, a, k, "expand", "size", cg_expand); }
-static PyObject *py_broadcast_to(PyObject *s, PyObject *a, PyObject *k) {
-    return shape_op(s, a, k, "broadcast_to", "size", cg_broadcast_to);
-}
-static PyObject *py_permute(PyObject *s, PyObject *a, PyObject *k) { return shape_op(s, a, k, "permute", "dims", permute_fn); }
-static PyObject *py_tile(PyObject *s, PyObject *a, PyObject *k) { return shape_op(s, a, k, "tile", "dims", cg_tile); }
-static PyObject *py_repeat(PyObject *s, PyObject *a, PyObject *k) { return shape_op(s, a, k, "repeat", "repeats", cg_repeat); }
-static PyObject *py_flip(PyObject *s, PyObject *a, PyObject *k) { return shape_op(s, a, k, "flip", "dims", flip_fn); }
+#define SHAPE_OP(pyname, name, kwname, fn)                                                 \
+    static PyObject *pyname(CGPY_FASTKW_ARGS) {                                            \
+        static cgpy_spec spec = CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG(kwname, CGPY_A_SIZE));           \
+        return shape_op(self, args, nargs, kwnames, &spec, fn);                            \
+    }
+SHAPE_OP(py_reshape, "reshape", "shape", cg_reshape)
+SHAPE_OP(py_expand, "expand", "size", cg_expand)
+SHAPE_OP(py_broadcast_to, "broadcast_to", "size", cg_broadcast_to)
+SHAPE_OP(py_permute, "permute", "dims", permute_fn)
+SHAPE_OP(py_tile, "tile", "dims", cg_tile)
+SHAPE_OP(py_repeat, "repeat", "repeats", cg_repeat)
+SHAPE_OP(py_flip, "flip", "dims", flip_fn)
 
 /* ---------------------------------------------------------------- transposes */
 
 /* op(input, dim0, dim1) with the argument names of transpose / swapaxes / swapdims */
-static PyObject *transpose_op(PyObject *self, PyObject *args, PyObject *kw, const char *name, const char *const *names) {
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, name, "input", NULL, &x, &rest, &kwr)) return NULL;
-    int64_t d[2];
-    int r = ints_args(rest, kwr, name, 2, 2, names, d);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
-    return cgpy_result(cg_transpose(cgpy_t(x), d[0], d[1]));
-}
-static const char *const dim01[] = {"dim0", "dim1"};
-static const char *const axis01[] = {"axis0", "axis1"};
-static PyObject *py_transpose(PyObject *s, PyObject *a, PyObject *k) { return transpose_op(s, a, k, "transpose", dim01); }
-static PyObject *py_swapdims(PyObject *s, PyObject *a, PyObject *k) { return transpose_op(s, a, k, "swapdims", dim01); }
-static PyObject *py_swapaxes(PyObject *s, PyObject *a, PyObject *k) { return transpose_op(s, a, k, "swapaxes", axis01); }
+#define TRANSPOSE_OP(pyname, name, d0, d1)                                                                     \
+    static PyObject *pyname(CGPY_FASTKW_ARGS) {                                                                \
+        static cgpy_spec spec = CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG(d0, CGPY_A_INT, CGPY_REQ), CGPY_ARG(d1, CGPY_A_INT, CGPY_REQ)); \
+        cgpy_val v[3];                                                                                         \
+        if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;                                \
+        return cgpy_result(cg_transpose(v[0].t, v[1].i, v[2].i));                                              \
+    }
+TRANSPOSE_OP(py_transpose, "transpose", "dim0", "dim1")
+TRANSPOSE_OP(py_swapdims, "swapdims", "dim0", "dim1")
+TRANSPOSE_OP(py_swapaxes, "swapaxes", "axis0", "axis1")
 
 /* t(input): 0-d and 1-d unchanged, 2-d transposed */
-static PyObject *py_t(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, "t", "input", NULL, &x, &rest, &kwr)) return NULL;
-    int r = ints_args(rest, kwr, "t", 0, 0, NULL, NULL);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
+static PyObject *py_t(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("t", CGPY_INPUT_ARG);
+    cgpy_val v[1];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o;
     if (cg_tensor_ndim(cgpy_t(x)) > 2) {
         PyErr_Format(PyExc_RuntimeError, "t() expects a tensor with <= 2 dimensions, but self is %dD", cg_tensor_ndim(cgpy_t(x)));
         return NULL;
@@ -255,18 +186,13 @@ static PyObject *py_t(PyObject *self, PyObject *args, PyObject *kw) {
 }
 
 /* movedim / moveaxis(input, source, destination): int or sequences of ints */
-static PyObject *movedim_op(PyObject *self, PyObject *args, PyObject *kw, const char *name) {
-    PyObject *x, *rest, *kwr, *src, *dst;
-    if (opargs_split(self, args, kw, name, "input", NULL, &x, &rest, &kwr)) return NULL;
-    static char *kwlist[] = {"source", "destination", NULL};
-    char fmt[32];
-    snprintf(fmt, sizeof fmt, "OO:%s", name);
-    int ok = PyArg_ParseTupleAndKeywords(rest, kwr, fmt, kwlist, &src, &dst);
-    opargs_done(rest, kwr);
-    if (!ok) return NULL;
-    int ns, ndst, nd = cg_tensor_ndim(cgpy_t(x));
-    int64_t s[CG_MAX_DIMS], d[CG_MAX_DIMS], perm[CG_MAX_DIMS];
-    if (opargs_dims(src, name, &ns, s) || opargs_dims(dst, name, &ndst, d)) return NULL;
+static PyObject *movedim_op(CGPY_FASTKW_ARGS, cgpy_spec *spec) {
+    const char *name = spec->fname;
+    cgpy_val v[3];
+    if (cgpy_args_parse(spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o;
+    int ns = v[1].n, ndst = v[2].n, nd = cg_tensor_ndim(cgpy_t(x));
+    int64_t *s = v[1].v, *d = v[2].v, perm[CG_MAX_DIMS];
     if (ns != ndst) {
         PyErr_Format(PyExc_RuntimeError, "%s: Invalid source or destination dims: source (%d dims) should contain the same "
                      "number of dims as destination (%d dims)", name, ns, ndst);
@@ -291,24 +217,27 @@ static PyObject *movedim_op(PyObject *self, PyObject *args, PyObject *kw, const 
     }
     return cgpy_result(cg_permute(cgpy_t(x), perm));
 }
-static PyObject *py_movedim(PyObject *s, PyObject *a, PyObject *k) { return movedim_op(s, a, k, "movedim"); }
-static PyObject *py_moveaxis(PyObject *s, PyObject *a, PyObject *k) { return movedim_op(s, a, k, "moveaxis"); }
+#define MOVEDIM_SPEC(name) CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("source", CGPY_A_DIMS, CGPY_REQ), CGPY_ARG("destination", CGPY_A_DIMS, CGPY_REQ))
+static PyObject *py_movedim(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = MOVEDIM_SPEC("movedim");
+    return movedim_op(self, args, nargs, kwnames, &spec);
+}
+static PyObject *py_moveaxis(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = MOVEDIM_SPEC("moveaxis");
+    return movedim_op(self, args, nargs, kwnames, &spec);
+}
 
 /* ---------------------------------------------------------------- squeeze / unsqueeze / flatten */
 
 /* squeeze(input, dim=None): dim an int or a sequence of ints */
-static PyObject *py_squeeze(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr, *dim = Py_None;
-    if (opargs_split(self, args, kw, "squeeze", "input", NULL, &x, &rest, &kwr)) return NULL;
-    static char *kwlist[] = {"dim", NULL};
-    int ok = PyArg_ParseTupleAndKeywords(rest, kwr, "|O:squeeze", kwlist, &dim);
-    opargs_done(rest, kwr);
-    if (!ok) return NULL;
-    cg_tensor *t = cgpy_t(x);
-    if (dim == Py_None) return cgpy_result(cg_squeeze(t));
-    int n, nd = cg_tensor_ndim(t);
-    int64_t dims[CG_MAX_DIMS];
-    if (opargs_dims(dim, "squeeze", &n, dims)) return NULL;
+static PyObject *py_squeeze(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("squeeze", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_DIMS));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    cg_tensor *t = v[0].t;
+    if (!cgpy_given(&v[1])) return cgpy_result(cg_squeeze(t));
+    int n = v[1].n, nd = cg_tensor_ndim(t);
+    int64_t *dims = v[1].v;
     bool seen[CG_MAX_DIMS + 1] = {0};
     for (int i = 0; i < n; i++) {
         if (wrap_dim(&dims[i], nd)) return NULL;
@@ -337,141 +266,116 @@ static PyObject *py_squeeze(PyObject *self, PyObject *args, PyObject *kw) {
 
 typedef cg_tensor *(*dim_fn)(cg_tensor *, int64_t);
 
-static PyObject *one_dim_op(PyObject *self, PyObject *args, PyObject *kw, const char *name, dim_fn fn, bool required) {
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, name, "input", NULL, &x, &rest, &kwr)) return NULL;
-    static const char *const names[] = {"dim"};
-    int64_t d = 0;
-    int r = ints_args(rest, kwr, name, 1, required, names, &d);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
-    return cgpy_result(fn(cgpy_t(x), d));
+/* unsqueeze(input, dim) */
+static PyObject *py_unsqueeze(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("unsqueeze", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_result(cg_unsqueeze(v[0].t, v[1].i));
 }
-static PyObject *py_unsqueeze(PyObject *s, PyObject *a, PyObject *k) { return one_dim_op(s, a, k, "unsqueeze", cg_unsqueeze, true); }
 
 /* flatten(input, start_dim=0, end_dim=-1) */
-static PyObject *py_flatten(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, "flatten", "input", NULL, &x, &rest, &kwr)) return NULL;
-    static const char *const names[] = {"start_dim", "end_dim"};
-    int64_t d[2] = {0, -1};
-    int r = ints_args(rest, kwr, "flatten", 2, 0, names, d);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
-    return cgpy_result(cg_flatten(cgpy_t(x), d[0], d[1]));
+static PyObject *py_flatten(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("flatten", CGPY_INPUT_ARG, CGPY_ARG("start_dim", CGPY_A_INT, CGPY_NONE_OK, 0),
+                                         CGPY_ARG("end_dim", CGPY_A_INT, CGPY_NONE_OK, -1));
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_result(cg_flatten(v[0].t, v[1].i, v[2].i));
 }
 
 /* unflatten(input, dim, sizes) */
-static PyObject *py_unflatten(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr, *dim, *sizes;
-    if (opargs_split(self, args, kw, "unflatten", "input", NULL, &x, &rest, &kwr)) return NULL;
-    static char *kwlist[] = {"dim", "sizes", NULL};
-    int ok = PyArg_ParseTupleAndKeywords(rest, kwr, "OO:unflatten", kwlist, &dim, &sizes);
-    opargs_done(rest, kwr);
-    int64_t d, sz[CG_MAX_DIMS];
-    int n;
-    if (!ok || opargs_int(dim, "unflatten", "dim", &d)) return NULL;
-    PyObject *t = PyTuple_Pack(1, sizes);
-    int r = t ? cgpy_parse_shape(t, 0, &n, sz) : -1;
-    Py_XDECREF(t);
-    if (r) return NULL;
-    return cgpy_result(cg_unflatten(cgpy_t(x), d, n, sz));
+static PyObject *py_unflatten(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("unflatten", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("sizes", CGPY_A_INTLIST, CGPY_REQ));
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_result(cg_unflatten(v[0].t, v[1].i, v[2].n, v[2].v));
 }
 
 /* ---------------------------------------------------------------- narrow / select / diagonal / as_strided / unfold */
 
-static PyObject *py_narrow(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, "narrow", "input", NULL, &x, &rest, &kwr)) return NULL;
-    static const char *const names[] = {"dim", "start", "length"};
-    int64_t v[3];
-    int r = ints_args(rest, kwr, "narrow", 3, 3, names, v);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
-    return cgpy_result(cg_narrow(cgpy_t(x), v[0], v[1], v[2]));
+/* narrow(input, dim, start, length) */
+static PyObject *py_narrow(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("narrow", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("start", CGPY_A_INT, CGPY_REQ),
+                                        CGPY_ARG("length", CGPY_A_INT, CGPY_REQ));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_result(cg_narrow(v[0].t, v[1].i, v[2].i, v[3].i));
 }
 
-static PyObject *py_select(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, "select", "input", NULL, &x, &rest, &kwr)) return NULL;
-    static const char *const names[] = {"dim", "index"};
-    int64_t v[2];
-    int r = ints_args(rest, kwr, "select", 2, 2, names, v);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
-    return cgpy_result(cg_select(cgpy_t(x), v[0], v[1]));
+/* select(input, dim, index) */
+static PyObject *py_select(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("select", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("index", CGPY_A_INT, CGPY_REQ));
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_result(cg_select(v[0].t, v[1].i, v[2].i));
 }
 
 /* diagonal(input, offset=0, dim1=0, dim2=1) */
-static PyObject *py_diagonal(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, "diagonal", "input", NULL, &x, &rest, &kwr)) return NULL;
-    static const char *const names[] = {"offset", "dim1", "dim2"};
-    int64_t v[3] = {0, 0, 1};
-    int r = ints_args(rest, kwr, "diagonal", 3, 0, names, v);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
-    return cgpy_result(cg_diagonal(cgpy_t(x), v[0], v[1], v[2]));
+static PyObject *py_diagonal(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("diagonal", CGPY_INPUT_ARG, CGPY_ARG("offset", CGPY_A_INT, CGPY_NONE_OK, 0),
+                                          CGPY_ARG("dim1", CGPY_A_INT, CGPY_NONE_OK, 0), CGPY_ARG("dim2", CGPY_A_INT,
+                                              CGPY_NONE_OK, 1));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_result(cg_diagonal(v[0].t, v[1].i, v[2].i, v[3].i));
 }
 
 /* as_strided(input, size, stride, storage_offset=None) */
-static PyObject *py_as_strided(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr, *size, *stride, *off = Py_None;
-    if (opargs_split(self, args, kw, "as_strided", "input", NULL, &x, &rest, &kwr)) return NULL;
-    static char *kwlist[] = {"size", "stride", "storage_offset", NULL};
-    int ok = PyArg_ParseTupleAndKeywords(rest, kwr, "OO|O:as_strided", kwlist, &size, &stride, &off);
-    opargs_done(rest, kwr);
-    if (!ok) return NULL;
-    int n1, n2;
-    int64_t sz[CG_MAX_DIMS], st[CG_MAX_DIMS], o = cg_tensor_offset(cgpy_t(x));
-    PyObject *t1 = PyTuple_Pack(1, size), *t2 = PyTuple_Pack(1, stride);
-    int r = (t1 && t2) ? (cgpy_parse_shape(t1, 0, &n1, sz) || cgpy_parse_shape(t2, 0, &n2, st)) : -1;
-    Py_XDECREF(t1);
-    Py_XDECREF(t2);
-    if (r || (off != Py_None && opargs_int(off, "as_strided", "storage_offset", &o))) return NULL;
+static PyObject *py_as_strided(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("as_strided", CGPY_INPUT_ARG, CGPY_ARG("size", CGPY_A_INTLIST, CGPY_REQ),
+                                            CGPY_ARG("stride", CGPY_A_INTLIST, CGPY_REQ), CGPY_ARG("storage_offset",
+                                                CGPY_A_OPT_INT));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    int n1 = v[1].n, n2 = v[2].n;
+    int64_t o = cgpy_given(&v[3]) ? v[3].i : cg_tensor_offset(v[0].t);
     if (n1 != n2) {
         PyErr_Format(PyExc_RuntimeError, "as_strided: mismatch in length of strides and shape (%d vs %d)", n2, n1);
         return NULL;
     }
-    return cgpy_result(cg_as_strided(cgpy_t(x), n1, sz, st, o));
+    return cgpy_result(cg_as_strided(v[0].t, n1, v[1].v, v[2].v, o));
 }
 
 /* x.unfold(dimension, size, step) */
-static PyObject *py_unfold(PyObject *self, PyObject *args, PyObject *kw) {
-    static const char *const names[] = {"dimension", "size", "step"};
-    int64_t v[3];
-    if (ints_args(args, kw, "unfold", 3, 3, names, v)) return NULL;
-    return cgpy_result(cg_unfold(cgpy_t(self), v[0], v[1], v[2]));
+static PyObject *py_unfold(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("unfold", CGPY_INPUT_ARG, CGPY_ARG("dimension", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("size", CGPY_A_INT, CGPY_REQ),
+                                        CGPY_ARG("step", CGPY_A_INT, CGPY_REQ));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_result(cg_unfold(v[0].t, v[1].i, v[2].i, v[3].i));
 }
 
 /* ---------------------------------------------------------------- cat / stack / hstack / vstack / dstack */
 
 typedef cg_tensor *(*variadic_fn)(int, cg_tensor *const *, int64_t);
 
-/* op(tensors, dim=0); dimkw is "dim" or "axis" (concatenate) */
-static PyObject *join_op(PyObject *args, PyObject *kw, const char *name, const char *dimkw, variadic_fn fn) {
-    PyObject *seq, *dim = NULL, *out = NULL;
-    char *kwlist[] = {"tensors", (char *)dimkw, "out", NULL};
-    char fmt[32];
-    snprintf(fmt, sizeof fmt, "O|O$O:%s", name);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &seq, &dim, &out)) return NULL;
-    int64_t d = 0;
-    if (dim && opargs_int(dim, name, dimkw, &d)) return NULL;
+/* op(tensors, dim=0, *, out=None); concatenate names dim "axis" */
+static PyObject *join_op(CGPY_FASTKW_ARGS, cgpy_spec *spec, variadic_fn fn) {
+    const char *name = spec->fname;
+    cgpy_val v[3];
+    if (cgpy_args_parse(spec, self, args, nargs, kwnames, v)) return NULL;
     int n;
     cg_tensor **ts;
-    if (tensor_list(seq, name, &n, &ts)) return NULL;
+    if (tensor_list(v[0].o, name, &n, &ts)) return NULL;
     cgpy_out_rule rule = {name, CGPY_OUT_CAST, CGPY_OUT_NO_ALIAS, 0};
-    PyObject *res = cgpy_out_finish(out, fn(n, ts, d), &rule, n, ts);
+    PyObject *res = cgpy_out_finish(cgpy_opt(&v[2]), fn(n, ts, v[1].i), &rule, n, ts);
     free_tensors(n, ts);
     return res;
 }
-static PyObject *py_cat(PyObject *m, PyObject *a, PyObject *k) { (void)m; return join_op(a, k, "cat", "dim", cg_cat); }
-static PyObject *py_concat(PyObject *m, PyObject *a, PyObject *k) { (void)m; return join_op(a, k, "concat", "dim", cg_cat); }
-static PyObject *py_concatenate(PyObject *m, PyObject *a, PyObject *k) {
-    (void)m;
-    return join_op(a, k, "concatenate", "axis", cg_cat);
-}
-static PyObject *py_stack(PyObject *m, PyObject *a, PyObject *k) { (void)m; return join_op(a, k, "stack", "dim", cg_stack); }
+#define JOIN_OP(pyname, name, dimkw, fn)                                                                       \
+    static PyObject *pyname(CGPY_FASTKW_ARGS) {                                                                \
+        static cgpy_spec spec = CGPY_SPEC(name, CGPY_ARG("tensors", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG(dimkw, CGPY_A_INT),                \
+                                        CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY));                                    \
+        return join_op(self, args, nargs, kwnames, &spec, fn);                                                 \
+    }
+JOIN_OP(py_cat, "cat", "dim", cg_cat)
+JOIN_OP(py_concat, "concat", "dim", cg_cat)
+JOIN_OP(py_concatenate, "concatenate", "axis", cg_cat)
+JOIN_OP(py_stack, "stack", "dim", cg_stack)
 
 /* t viewed with at least `rank` dims, numpy's atleast_{1,2,3}d placement */
 static cg_tensor *atleast(cg_tensor *t, int rank) {
@@ -484,17 +388,17 @@ static cg_tensor *atleast(cg_tensor *t, int rank) {
     return cg_view(t, rank, shape);
 }
 
-/* hstack / vstack / dstack(tensors): kind 0, 1, 2 */
-static PyObject *stack_like(PyObject *args, PyObject *kw, int kind) {
-    static const char *names[] = {"hstack", "vstack", "dstack"};
-    PyObject *seq, *out = NULL;
-    static char *kwlist[] = {"tensors", "out", NULL};
-    char fmt[32];
-    snprintf(fmt, sizeof fmt, "O|$O:%s", names[kind]);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &seq, &out)) return NULL;
+/* hstack / vstack / dstack(tensors, *, out=None): kind 0, 1, 2 */
+#define STACK_LIKE_SPEC(name) CGPY_SPEC(name, CGPY_ARG("tensors", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY))
+static PyObject *stack_like(CGPY_FASTKW_ARGS, int kind) {
+    static cgpy_spec specs[3] = {STACK_LIKE_SPEC("hstack"), STACK_LIKE_SPEC("vstack"), STACK_LIKE_SPEC("dstack")};
+    const char *name = specs[kind].fname;
+    cgpy_val v[2];
+    if (cgpy_args_parse(&specs[kind], self, args, nargs, kwnames, v)) return NULL;
+    PyObject *out = cgpy_opt(&v[1]);
     int n;
     cg_tensor **ts;
-    if (tensor_list(seq, names[kind], &n, &ts)) return NULL;
+    if (tensor_list(v[0].o, name, &n, &ts)) return NULL;
     int rank = kind == 0 ? 1 : kind + 1;
     for (int i = 0; i < n; i++) {
         cg_tensor *v = atleast(ts[i], rank);
@@ -508,14 +412,14 @@ static PyObject *stack_like(PyObject *args, PyObject *kw, int kind) {
         }
     }
     int64_t dim = kind == 0 ? (cg_tensor_ndim(ts[0]) == 1 ? 0 : 1) : kind == 1 ? 0 : 2;
-    cgpy_out_rule rule = {names[kind], CGPY_OUT_CAST, CGPY_OUT_NO_ALIAS, 0};
+    cgpy_out_rule rule = {name, CGPY_OUT_CAST, CGPY_OUT_NO_ALIAS, 0};
     PyObject *res = cgpy_out_finish(out, cg_cat(n, ts, dim), &rule, n, ts);
     free_tensors(n, ts);
     return res;
 }
-static PyObject *py_hstack(PyObject *m, PyObject *a, PyObject *k) { (void)m; return stack_like(a, k, 0); }
-static PyObject *py_vstack(PyObject *m, PyObject *a, PyObject *k) { (void)m; return stack_like(a, k, 1); }
-static PyObject *py_dstack(PyObject *m, PyObject *a, PyObject *k) { (void)m; return stack_like(a, k, 2); }
+static PyObject *py_hstack(CGPY_FASTKW_ARGS) { return stack_like(self, args, nargs, kwnames, 0); }
+static PyObject *py_vstack(CGPY_FASTKW_ARGS) { return stack_like(self, args, nargs, kwnames, 1); }
+static PyObject *py_dstack(CGPY_FASTKW_ARGS) { return stack_like(self, args, nargs, kwnames, 2); }
 
 /* ---------------------------------------------------------------- broadcasting */
 
@@ -629,22 +533,24 @@ done:
 
 /* ---------------------------------------------------------------- split / chunk / unbind */
 
-/* split(tensor, split_size_or_sections, dim=0) */
-static PyObject *py_split(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr, *sp, *dim = NULL;
-    if (opargs_split(self, args, kw, "split", "tensor", NULL, &x, &rest, &kwr)) return NULL;
-    static char *kwlist[] = {"split_size", "dim", NULL};
-    PyObject *alt = opargs_kw(kwr, "split_size_or_sections");
-    int ok;
-    if (alt && PyTuple_GET_SIZE(rest) == 0) { /* torch.split's name for the argument */
-        static char *kwlist2[] = {"split_size_or_sections", "dim", NULL};
-        ok = PyArg_ParseTupleAndKeywords(rest, kwr, "O|O:split", kwlist2, &sp, &dim);
-    } else {
-        ok = PyArg_ParseTupleAndKeywords(rest, kwr, "O|O:split", kwlist, &sp, &dim);
+/* split(tensor, split_size_or_sections, dim=0); split_size_or_sections is torch.split's name */
+static PyObject *py_split(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("split", CGPY_ARG("tensor", CGPY_A_TENSOR, CGPY_SELF), CGPY_ARG("split_size",
+                                      CGPY_A_OBJ),
+                                       CGPY_ARG("dim", CGPY_A_INT), CGPY_ARG("split_size_or_sections", CGPY_A_OBJ,
+                                           CGPY_KWONLY));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *sp = v[1].o ? v[1].o : v[3].o;
+    if (v[1].o && v[3].o) {
+        PyErr_SetString(PyExc_TypeError, "split() got multiple values for argument 'split_size'");
+        return NULL;
     }
-    opargs_done(rest, kwr);
-    int64_t d = 0;
-    if (!ok || (dim && opargs_int(dim, "split", "dim", &d))) return NULL;
+    if (!sp) {
+        PyErr_SetString(PyExc_TypeError, "split() missing required argument 'split_size_or_sections'");
+        return NULL;
+    }
+    int64_t d = v[2].i;
     cg_tensor *t = cgpy_t(x);
     int nd = cg_tensor_ndim(t);
     int64_t dd = d;
@@ -654,7 +560,7 @@ static PyObject *py_split(PyObject *self, PyObject *args, PyObject *kw) {
     int n;
     if (PyLong_Check(sp) || (PyIndex_Check(sp) && !PySequence_Check(sp))) {
         int64_t s;
-        if (opargs_int(sp, "split", "split_size", &s)) return NULL;
+        if (cgpy_arg_int(sp, "split", "split_size", &s)) return NULL;
         int64_t cap = s > 0 ? size / s + (size % s != 0) : 1; /* size + s - 1 may overflow */
         outs = PyMem_Calloc((size_t)(cap > 1 ? cap : 1), sizeof(cg_tensor *));
         if (!outs) return PyErr_NoMemory();
@@ -671,7 +577,7 @@ static PyObject *py_split(PyObject *self, PyObject *args, PyObject *kw) {
             return PyErr_NoMemory();
         }
         for (Py_ssize_t i = 0; i < len; i++)
-            if (opargs_int(PySequence_Fast_GET_ITEM(fast, i), "split", "split_size_or_sections", &sizes[i])) {
+            if (cgpy_arg_int(PySequence_Fast_GET_ITEM(fast, i), "split", "split_size_or_sections", &sizes[i])) {
                 Py_DECREF(fast);
                 if (sizes != sizes_small) PyMem_Free(sizes);
                 return NULL;
@@ -689,14 +595,13 @@ static PyObject *py_split(PyObject *self, PyObject *args, PyObject *kw) {
 }
 
 /* chunk(input, chunks, dim=0) */
-static PyObject *py_chunk(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, "chunk", "input", NULL, &x, &rest, &kwr)) return NULL;
-    static const char *const names[] = {"chunks", "dim"};
-    int64_t v[2] = {0, 0};
-    int r = ints_args(rest, kwr, "chunk", 2, 1, names, v);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
+static PyObject *py_chunk(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("chunk", CGPY_INPUT_ARG, CGPY_ARG("chunks", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("dim", CGPY_A_INT, CGPY_NONE_OK));
+    cgpy_val a[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, a)) return NULL;
+    PyObject *x = a[0].o;
+    int64_t v[2] = {a[1].i, a[2].i};
     if (v[0] <= 0) {
         PyErr_Format(PyExc_RuntimeError, "chunk expects `chunks` to be greater than 0, got: %lld", (long long)v[0]);
         return NULL;
@@ -713,14 +618,12 @@ static PyObject *py_chunk(PyObject *self, PyObject *args, PyObject *kw) {
 }
 
 /* unbind(input, dim=0) */
-static PyObject *py_unbind(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, "unbind", "input", NULL, &x, &rest, &kwr)) return NULL;
-    static const char *const names[] = {"dim"};
-    int64_t d = 0;
-    int r = ints_args(rest, kwr, "unbind", 1, 0, names, &d);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
+static PyObject *py_unbind(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("unbind", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_NONE_OK));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o;
+    int64_t d = v[1].i;
     cg_tensor *t = cgpy_t(x);
     int nd = cg_tensor_ndim(t);
     if (nd == 0) {
@@ -739,13 +642,12 @@ static PyObject *py_unbind(PyObject *self, PyObject *args, PyObject *kw) {
 
 /* ---------------------------------------------------------------- flips, roll */
 
-static PyObject *flip_lr_ud(PyObject *self, PyObject *args, PyObject *kw, bool lr) {
+static PyObject *flip_lr_ud(CGPY_FASTKW_ARGS, bool lr) {
+    static cgpy_spec specs[2] = {CGPY_SPEC("flipud", CGPY_INPUT_ARG), CGPY_SPEC("fliplr", CGPY_INPUT_ARG)};
     const char *name = lr ? "fliplr" : "flipud";
-    PyObject *x, *rest, *kwr;
-    if (opargs_split(self, args, kw, name, "input", NULL, &x, &rest, &kwr)) return NULL;
-    int r = ints_args(rest, kwr, name, 0, 0, NULL, NULL);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
+    cgpy_val v[1];
+    if (cgpy_args_parse(&specs[lr], self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o;
     if (cg_tensor_ndim(cgpy_t(x)) < (lr ? 2 : 1)) {
         PyErr_Format(PyExc_RuntimeError, "%s: Input must be >= %d-d.", name, lr ? 2 : 1);
         return NULL;
@@ -753,20 +655,18 @@ static PyObject *flip_lr_ud(PyObject *self, PyObject *args, PyObject *kw, bool l
     int64_t d = lr ? 1 : 0;
     return cgpy_result(cg_flip(cgpy_t(x), 1, &d));
 }
-static PyObject *py_fliplr(PyObject *s, PyObject *a, PyObject *k) { return flip_lr_ud(s, a, k, true); }
-static PyObject *py_flipud(PyObject *s, PyObject *a, PyObject *k) { return flip_lr_ud(s, a, k, false); }
+static PyObject *py_fliplr(CGPY_FASTKW_ARGS) { return flip_lr_ud(self, args, nargs, kwnames, true); }
+static PyObject *py_flipud(CGPY_FASTKW_ARGS) { return flip_lr_ud(self, args, nargs, kwnames, false); }
 
 /* roll(input, shifts, dims=None) */
-static PyObject *py_roll(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *x, *rest, *kwr, *shifts, *dims = Py_None;
-    if (opargs_split(self, args, kw, "roll", "input", NULL, &x, &rest, &kwr)) return NULL;
-    static char *kwlist[] = {"shifts", "dims", NULL};
-    int ok = PyArg_ParseTupleAndKeywords(rest, kwr, "O|O:roll", kwlist, &shifts, &dims);
-    opargs_done(rest, kwr);
-    if (!ok) return NULL;
-    int ns, nd;
-    int64_t s[CG_MAX_DIMS], d[CG_MAX_DIMS];
-    if (opargs_dims(shifts, "roll", &ns, s) || opargs_dims(dims, "roll", &nd, d)) return NULL;
+static PyObject *py_roll(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("roll", CGPY_INPUT_ARG, CGPY_ARG("shifts", CGPY_A_DIMS, CGPY_REQ),
+                                      CGPY_ARG("dims", CGPY_A_DIMS));
+    cgpy_val v[3];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *dims = cgpy_given(&v[2]) ? v[2].o : Py_None;
+    int ns = v[1].n, nd = v[2].n;
+    int64_t *s = v[1].v, *d = v[2].v;
     if (dims != Py_None && ns != nd) {
         PyErr_Format(PyExc_RuntimeError, "roll: shifts and dimensions must align. shifts: %d, dims: %d", ns, nd);
         return NULL;
@@ -780,15 +680,17 @@ static PyObject *py_roll(PyObject *self, PyObject *args, PyObject *kw) {
 
 /* ---------------------------------------------------------------- tril / triu */
 
-static PyObject *tri_op(PyObject *self, PyObject *args, PyObject *kw, bool upper, bool inplace) {
-    const char *name = upper ? (inplace ? "triu_" : "triu") : (inplace ? "tril_" : "tril");
-    PyObject *x, *rest, *kwr, *out = NULL;
-    if (opargs_split(self, args, kw, name, "input", inplace ? NULL : &out, &x, &rest, &kwr)) return NULL;
-    static const char *const names[] = {"diagonal"};
-    int64_t k = 0;
-    int r = ints_args(rest, kwr, name, 1, 0, names, &k);
-    opargs_done(rest, kwr);
-    if (r) return NULL;
+#define TRI_SPEC(name, ...) CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG("diagonal", CGPY_A_INT, CGPY_NONE_OK), __VA_ARGS__)
+static PyObject *tri_op(CGPY_FASTKW_ARGS, bool upper, bool inplace) {
+    static cgpy_spec specs[4] = {TRI_SPEC("tril", CGPY_OUT_ARG), TRI_SPEC("triu", CGPY_OUT_ARG), TRI_SPEC("tril_",
+        CGPY_NO_ARG),
+                                 TRI_SPEC("triu_", CGPY_NO_ARG)};
+    cgpy_spec *spec = &specs[upper + 2 * inplace];
+    const char *name = spec->fname;
+    cgpy_val v[3];
+    if (cgpy_args_parse(spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *x = v[0].o, *out = inplace ? NULL : cgpy_opt(&v[2]);
+    int64_t k = v[1].i;
     cg_tensor *res = (upper ? cg_triu : cg_tril)(cgpy_t(x), k);
     if (!inplace) {
         cgpy_out_rule rule = {name, CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, 0};
@@ -800,44 +702,44 @@ static PyObject *tri_op(PyObject *self, PyObject *args, PyObject *kw, bool upper
     cg_tensor_release(res);
     return cgpy_inplace_result(self, st);
 }
-static PyObject *py_tril(PyObject *s, PyObject *a, PyObject *k) { return tri_op(s, a, k, false, false); }
-static PyObject *py_triu(PyObject *s, PyObject *a, PyObject *k) { return tri_op(s, a, k, true, false); }
-static PyObject *py_tril_(PyObject *s, PyObject *a, PyObject *k) { return tri_op(s, a, k, false, true); }
-static PyObject *py_triu_(PyObject *s, PyObject *a, PyObject *k) { return tri_op(s, a, k, true, true); }
+static PyObject *py_tril(CGPY_FASTKW_ARGS) { return tri_op(self, args, nargs, kwnames, false, false); }
+static PyObject *py_triu(CGPY_FASTKW_ARGS) { return tri_op(self, args, nargs, kwnames, true, false); }
+static PyObject *py_tril_(CGPY_FASTKW_ARGS) { return tri_op(self, args, nargs, kwnames, false, true); }
+static PyObject *py_triu_(CGPY_FASTKW_ARGS) { return tri_op(self, args, nargs, kwnames, true, true); }
 
 /* ---------------------------------------------------------------- tables */
 
 /* ops that are both Tensor methods and module functions */
 #define SHAPE_SHARED_ENTRIES                                                                                             \
-    CGPY_KW("reshape", py_reshape), CGPY_KW("broadcast_to", py_broadcast_to), CGPY_KW("permute", py_permute),          \
-        CGPY_KW("tile", py_tile), CGPY_KW("flip", py_flip), CGPY_KW("transpose", py_transpose),                          \
-        CGPY_KW("swapdims", py_swapdims), CGPY_KW("swapaxes", py_swapaxes), CGPY_KW("t", py_t),                        \
-        CGPY_KW("movedim", py_movedim), CGPY_KW("moveaxis", py_moveaxis), CGPY_KW("squeeze", py_squeeze),               \
-        CGPY_KW("unsqueeze", py_unsqueeze), CGPY_KW("flatten", py_flatten), CGPY_KW("unflatten", py_unflatten),       \
-        CGPY_KW("narrow", py_narrow), CGPY_KW("select", py_select), CGPY_KW("diagonal", py_diagonal),                  \
-        CGPY_KW("as_strided", py_as_strided), CGPY_KW("split", py_split), CGPY_KW("chunk", py_chunk),                  \
-        CGPY_KW("unbind", py_unbind), CGPY_KW("fliplr", py_fliplr), CGPY_KW("flipud", py_flipud),                      \
-        CGPY_KW("roll", py_roll), CGPY_KW("tril", py_tril), CGPY_KW("triu", py_triu)
+    CGPY_FASTKW("reshape", py_reshape), CGPY_FASTKW("broadcast_to", py_broadcast_to), CGPY_FASTKW("permute", py_permute),          \
+        CGPY_FASTKW("tile", py_tile), CGPY_FASTKW("flip", py_flip), CGPY_FASTKW("transpose", py_transpose),                          \
+        CGPY_FASTKW("swapdims", py_swapdims), CGPY_FASTKW("swapaxes", py_swapaxes), CGPY_FASTKW("t", py_t),                        \
+        CGPY_FASTKW("movedim", py_movedim), CGPY_FASTKW("moveaxis", py_moveaxis), CGPY_FASTKW("squeeze", py_squeeze),               \
+        CGPY_FASTKW("unsqueeze", py_unsqueeze), CGPY_FASTKW("flatten", py_flatten), CGPY_FASTKW("unflatten", py_unflatten),       \
+        CGPY_FASTKW("narrow", py_narrow), CGPY_FASTKW("select", py_select), CGPY_FASTKW("diagonal", py_diagonal),                  \
+        CGPY_FASTKW("as_strided", py_as_strided), CGPY_FASTKW("split", py_split), CGPY_FASTKW("chunk", py_chunk),                  \
+        CGPY_FASTKW("unbind", py_unbind), CGPY_FASTKW("fliplr", py_fliplr), CGPY_FASTKW("flipud", py_flipud),                      \
+        CGPY_FASTKW("roll", py_roll), CGPY_FASTKW("tril", py_tril), CGPY_FASTKW("triu", py_triu)
 
 PyMethodDef cgpy_shape_methods[] = {
     SHAPE_SHARED_ENTRIES,
-    CGPY_KW("view", py_view),
-    CGPY_KW("expand", py_expand),
-    CGPY_KW("repeat", py_repeat),
-    CGPY_KW("unfold", py_unfold),
-    CGPY_KW("tril_", py_tril_),
-    CGPY_KW("triu_", py_triu_),
+    CGPY_FASTKW("view", py_view),
+    CGPY_FASTKW("expand", py_expand),
+    CGPY_FASTKW("repeat", py_repeat),
+    CGPY_FASTKW("unfold", py_unfold),
+    CGPY_FASTKW("tril_", py_tril_),
+    CGPY_FASTKW("triu_", py_triu_),
     CGPY_TABLE_END,
 };
 PyMethodDef cgpy_shape_functions[] = {
     SHAPE_SHARED_ENTRIES,
-    CGPY_KW("cat", py_cat),
-    CGPY_KW("concat", py_concat),
-    CGPY_KW("concatenate", py_concatenate),
-    CGPY_KW("stack", py_stack),
-    CGPY_KW("hstack", py_hstack),
-    CGPY_KW("vstack", py_vstack),
-    CGPY_KW("dstack", py_dstack),
+    CGPY_FASTKW("cat", py_cat),
+    CGPY_FASTKW("concat", py_concat),
+    CGPY_FASTKW("concatenate", py_concatenate),
+    CGPY_FASTKW("stack", py_stack),
+    CGPY_FASTKW("hstack", py_hstack),
+    CGPY_FASTKW("vstack", py_vstack),
+    CGPY_FASTKW("dstack", py_dstack),
     {"broadcast_tensors", py_broadcast_tensors, METH_VARARGS, NULL},
     {"broadcast_shapes", py_broadcast_shapes, METH_VARARGS, NULL},
     CGPY_TABLE_END,

@@ -150,13 +150,13 @@ bool cgpy_can_cast(cg_dtype from, cg_dtype to) {
 }
 
 /* cgrad.can_cast(from_, to) */
-PyObject *cgpy_f_can_cast(PyObject *m, PyObject *args, PyObject *kw) {
-    (void)m;
-    cg_dtype a = CG_DTYPE_COUNT, b = CG_DTYPE_COUNT;
-    static char *kwlist[] = {"from_", "to", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&:can_cast", kwlist, cgpy_dtype_conv, &a, cgpy_dtype_conv, &b))
-        return NULL;
-    if (a == CG_DTYPE_COUNT || b == CG_DTYPE_COUNT) {
+PyObject *cgpy_f_can_cast(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("can_cast", CGPY_ARG("from_", CGPY_A_DTYPE, CGPY_REQ), CGPY_ARG("to",
+                                      CGPY_A_DTYPE, CGPY_REQ));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    cg_dtype a = v[0].dtype, b = v[1].dtype;
+    if ((int)a < 0 || (int)b < 0) {
         PyErr_SetString(PyExc_TypeError, "can_cast(): arguments 'from_' and 'to' must be dtypes");
         return NULL;
     }

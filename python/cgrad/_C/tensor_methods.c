@@ -60,16 +60,16 @@ static PyObject *m_element_size(PyObject *self, PyObject *u) {
     (void)u;
     return PyLong_FromSize_t(cg_dtype_size(cg_tensor_dtype(T_OF(self))));
 }
-static PyObject *m_is_contiguous(PyObject *self, PyObject *args, PyObject *kw) {
-    (void)args, (void)kw;
+static PyObject *m_is_contiguous(CGPY_FASTKW_ARGS) { /* memory_format= and the like: ignored */
+    (void)args, (void)nargs, (void)kwnames;
     return PyBool_FromLong(cg_tensor_is_contiguous(T_OF(self)));
 }
-static PyObject *m_contiguous(PyObject *self, PyObject *args, PyObject *kw) {
-    (void)args, (void)kw;
+static PyObject *m_contiguous(CGPY_FASTKW_ARGS) { /* memory_format= and the like: ignored */
+    (void)args, (void)nargs, (void)kwnames;
     return cgpy_wrap(cg_contiguous(T_OF(self)));
 }
-static PyObject *m_clone(PyObject *self, PyObject *args, PyObject *kw) {
-    (void)args, (void)kw;
+static PyObject *m_clone(CGPY_FASTKW_ARGS) { /* memory_format= and the like: ignored */
+    (void)args, (void)nargs, (void)kwnames;
     return cgpy_wrap(cg_clone(T_OF(self)));
 }
 static PyObject *m_detach(PyObject *self, PyObject *u) {
@@ -146,10 +146,11 @@ static PyObject *m_tolist(PyObject *self, PyObject *u) {
     return r;
 }
 
-static PyObject *m_requires_grad_(PyObject *self, PyObject *args, PyObject *kw) {
-    int b = 1;
-    static char *kwlist[] = {"requires_grad", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:requires_grad_", kwlist, &b)) return NULL;
+static PyObject *m_requires_grad_(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("requires_grad_", CGPY_ARG("requires_grad", CGPY_A_BOOL, 0, 1));
+    cgpy_val v[1];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    int b = v[0].b;
     if (cgpy_check(cg_tensor_set_requires_grad(T_OF(self), b))) return NULL;
     Py_INCREF(self);
     return self;
@@ -292,12 +293,15 @@ static int seq_of_tensors(PyObject *o, Py_ssize_t *n, cg_tensor ***out, const ch
     return 0;
 }
 
-static PyObject *m_backward(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *gradient = Py_None, *retain = Py_None, *inputs = Py_None;
-    int create_graph = 0;
-    static char *kwlist[] = {"gradient", "retain_graph", "create_graph", "inputs", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOpO:backward", kwlist, &gradient, &retain, &create_graph, &inputs))
-        return NULL;
+static PyObject *m_backward(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("backward", CGPY_ARG("gradient", CGPY_A_OBJ), CGPY_ARG("retain_graph",
+                                      CGPY_A_OBJ),
+                                      CGPY_ARG("create_graph", CGPY_A_BOOL), CGPY_ARG("inputs", CGPY_A_OBJ));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *gradient = v[0].o ? v[0].o : Py_None, *retain = v[1].o ? v[1].o : Py_None,
+        *inputs = v[3].o ? v[3].o : Py_None;
+    int create_graph = v[2].b;
     if (gradient != Py_None && !cgpy_is_tensor(gradient)) {
         PyErr_SetString(PyExc_TypeError, "backward: gradient must be a Tensor or None");
         return NULL;
@@ -314,14 +318,16 @@ static PyObject *m_backward(PyObject *self, PyObject *args, PyObject *kw) {
     return backward_result(st);
 }
 
-PyObject *cgpy_autograd_grad(PyObject *mod, PyObject *args, PyObject *kw) {
-    (void)mod;
-    PyObject *outputs, *inputs, *grad_outputs = Py_None, *retain = Py_None;
-    int create_graph = 0, allow_unused = 0;
-    static char *kwlist[] = {"outputs", "inputs", "grad_outputs", "retain_graph", "create_graph", "allow_unused", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOpp:grad", kwlist, &outputs, &inputs, &grad_outputs, &retain,
-                                     &create_graph, &allow_unused))
-        return NULL;
+PyObject *cgpy_autograd_grad(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("grad", CGPY_ARG("outputs", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("inputs", CGPY_A_OBJ,
+                                      CGPY_REQ),
+                                      CGPY_ARG("grad_outputs", CGPY_A_OBJ), CGPY_ARG("retain_graph", CGPY_A_OBJ),
+                                      CGPY_ARG("create_graph", CGPY_A_BOOL), CGPY_ARG("allow_unused", CGPY_A_BOOL));
+    cgpy_val v[6];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *outputs = v[0].o, *inputs = v[1].o, *grad_outputs = v[2].o ? v[2].o : Py_None;
+    PyObject *retain = v[3].o ? v[3].o : Py_None;
+    int create_graph = v[4].b, allow_unused = v[5].b;
     int retain_graph = retain == Py_None ? create_graph : PyObject_IsTrue(retain);
     cg_tensor **outs = NULL, **ins = NULL, **gos = NULL;
     Py_ssize_t no, ni, ng;
@@ -377,11 +383,12 @@ static PyObject *m_fill_(PyObject *self, PyObject *v) {
     Py_INCREF(self);
     return self;
 }
-static PyObject *m_copy_(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *src;
-    int non_blocking = 0;
-    static char *kwlist[] = {"src", "non_blocking", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|p:copy_", kwlist, &src, &non_blocking)) return NULL;
+static PyObject *m_copy_(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("copy_", CGPY_ARG("src", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("non_blocking",
+                                      CGPY_A_BOOL));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *src = v[0].o; /* non_blocking: copies are synchronous on the cpu */
     cg_tensor *s = cgpy_as_tensor(src, cgpy_is_tensor(src) ? cg_tensor_dtype(cgpy_t(src)) : cg_tensor_dtype(T_OF(self)),
                                   cg_tensor_device(T_OF(self)));
     if (!s) return NULL;
@@ -429,34 +436,22 @@ static PyObject *to_invalid(const char *why, PyObject *what) {
     return NULL;
 }
 
-static PyObject *m_to(PyObject *self, PyObject *args, PyObject *kw) {
+static PyObject *m_to(CGPY_FASTKW_ARGS) {
+    /* one spec per form, chosen by the first positional argument; memory_format= is ignored */
+#define TO_FLAGS CGPY_ARG("non_blocking", CGPY_A_OBJ), CGPY_ARG("copy", CGPY_A_OBJ), CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY)
+    static cgpy_spec specs[3] = {
+        [TO_DEVICE] = CGPY_SPEC("to", CGPY_ARG("device", CGPY_A_OBJ), CGPY_ARG("dtype", CGPY_A_OBJ), TO_FLAGS),
+        [TO_DTYPE] = CGPY_SPEC("to", CGPY_ARG("dtype", CGPY_A_OBJ, CGPY_REQ), TO_FLAGS),
+        [TO_OTHER] = CGPY_SPEC("to", CGPY_ARG("other", CGPY_A_TENSOR, CGPY_REQ), TO_FLAGS),
+    };
+#undef TO_FLAGS
     cg_tensor *t = T_OF(self);
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    if (n > 4) {
-        PyErr_Format(PyExc_TypeError, "to() takes from 0 to 4 positional arguments but %zd were given", n);
-        return NULL;
-    }
-    PyObject *first = n ? PyTuple_GET_ITEM(args, 0) : NULL;
+    PyObject *first = nargs ? args[0] : NULL;
     int form = first && to_is_dtype(first) ? TO_DTYPE : first && cgpy_is_tensor(first) ? TO_OTHER : TO_DEVICE;
     const char *const *names = k_to_names[form];
-    int nslots = form == TO_DEVICE ? 4 : 3;
-    if (n > nslots) {
-        PyErr_Format(PyExc_TypeError, "to() takes at most %d positional arguments when the first is a %s, but %zd were given",
-                     nslots, form == TO_DTYPE ? "dtype" : "Tensor", n);
-        return NULL;
-    }
-    PyObject *v[4] = {NULL, NULL, NULL, NULL};
-    for (Py_ssize_t i = 0; i < n; i++) v[i] = PyTuple_GET_ITEM(args, i);
-    PyObject *key, *val;
-    Py_ssize_t pos = 0;
-    while (kw && PyDict_Next(kw, &pos, &key, &val)) {
-        if (PyUnicode_Check(key) && !PyUnicode_CompareWithASCIIString(key, "memory_format")) continue;
-        int j = 0;
-        while (j < nslots && (!PyUnicode_Check(key) || PyUnicode_CompareWithASCIIString(key, names[j]))) j++;
-        if (j == nslots || (form == TO_OTHER && j == 0)) return to_invalid("unexpected keyword argument", key);
-        if (v[j]) return to_invalid("multiple values for argument", key);
-        v[j] = val;
-    }
+    cgpy_val a[5];
+    if (cgpy_args_parse(&specs[form], self, args, nargs, kwnames, a)) return NULL;
+    PyObject *v[4] = {a[0].o, a[1].o, a[2].o, form == TO_DEVICE ? a[3].o : NULL};
     cg_dtype dt = cg_tensor_dtype(t);
     cg_device dev = cg_tensor_device(t);
     int flag[2] = {0, 0}; /* non_blocking, copy */
@@ -504,8 +499,8 @@ static PyObject *m_to(PyObject *self, PyObject *args, PyObject *kw) {
 }
 
 #define CAST_METHOD(name, DT)                                         \
-    static PyObject *m_##name(PyObject *self, PyObject *args, PyObject *kw) { \
-        (void)args, (void)kw;                                         \
+    static PyObject *m_##name(CGPY_FASTKW_ARGS) { /* memory_format=: ignored */ \
+        (void)args, (void)nargs, (void)kwnames;                       \
         return cgpy_wrap(cg_to_dtype(T_OF(self), DT));                \
     }
 CAST_METHOD(float, CG_DTYPE_F32)
@@ -549,11 +544,11 @@ static PyObject *as_dtype(PyObject *self, cg_dtype dt) {
 }
 
 /* type() -> 'cgrad.FloatTensor'; type(dtype or type string) -> cast */
-static PyObject *m_type(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *dtype = Py_None;
-    int non_blocking = 0;
-    static char *kwlist[] = {"dtype", "non_blocking", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|Op:type", kwlist, &dtype, &non_blocking)) return NULL;
+static PyObject *m_type(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("type", CGPY_ARG("dtype", CGPY_A_OBJ), CGPY_ARG("non_blocking", CGPY_A_BOOL));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *dtype = v[0].o ? v[0].o : Py_None;
     cg_dtype dt = cg_tensor_dtype(T_OF(self));
     if (dtype == Py_None) return PyUnicode_FromFormat("cgrad.%sTensor", cgpy_torch_type_name(dt));
     if (PyUnicode_Check(dtype)) {
@@ -592,29 +587,17 @@ static PyObject *m_expand_as(PyObject *self, PyObject *other) {
     return cgpy_wrap(cg_expand(T_OF(self), cg_tensor_ndim(o), cg_tensor_shape(o)));
 }
 
-/* keyword arguments of the new_* family; dtype / device default to self's */
-static int new_kwargs(PyObject *self, PyObject *kw, cg_dtype *dt, cg_device *dev, int *rg) {
-    *dt = cg_tensor_dtype(T_OF(self));
-    *dev = cg_tensor_device(T_OF(self));
-    *rg = 0;
-    if (!kw) return 0;
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(kw, &pos, &k, &v)) {
-        const char *name = PyUnicode_AsUTF8(k);
-        if (!name) return -1;
-        if (strcmp(name, "dtype") == 0) {
-            if (!cgpy_dtype_conv(v, dt)) return -1;
-        } else if (strcmp(name, "device") == 0) {
-            if (v != Py_None && !cgpy_device_conv(v, dev)) return -1;
-        } else if (strcmp(name, "requires_grad") == 0) {
-            if ((*rg = PyObject_IsTrue(v)) < 0) return -1;
-        } else if (strcmp(name, "layout") && strcmp(name, "pin_memory")) {
-            PyErr_Format(PyExc_TypeError, "new_*() got an unexpected keyword argument '%s'", name);
-            return -1;
-        }
-    }
-    return 0;
+/* keyword arguments of the new_* family (the last NEW_KW_N parameters of
+ * their specs; layout and pin_memory are ignored); dtype / device default to self's */
+#define NEW_KW_N 5
+#define NEW_KW                                                                                                     \
+    CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY),                  \
+        CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY), CGPY_ARG("layout", CGPY_A_OBJ, CGPY_KWONLY),          \
+        CGPY_ARG("pin_memory", CGPY_A_OBJ, CGPY_KWONLY)
+static void new_kwargs(PyObject *self, const cgpy_val *kw, cg_dtype *dt, cg_device *dev, int *rg) {
+    *dt = (int)kw[0].dtype >= 0 ? kw[0].dtype : cg_tensor_dtype(T_OF(self));
+    *dev = cgpy_given(&kw[1]) ? kw[1].dev : cg_tensor_device(T_OF(self));
+    *rg = kw[2].b;
 }
 
 static PyObject *new_result(cg_tensor *t, int rg) {
@@ -627,33 +610,24 @@ static PyObject *new_result(cg_tensor *t, int rg) {
 }
 
 enum { NEW_ZEROS, NEW_ONES, NEW_EMPTY, NEW_FULL };
-static PyObject *new_factory(PyObject *self, PyObject *args, PyObject *kw, int kind) {
+static PyObject *new_factory(CGPY_FASTKW_ARGS, int kind) {
+    static cgpy_spec specs[4] = {
+        [NEW_ZEROS] = CGPY_SPEC("new_zeros", CGPY_ARG("size", CGPY_A_SIZE), NEW_KW),
+        [NEW_ONES] = CGPY_SPEC("new_ones", CGPY_ARG("size", CGPY_A_SIZE), NEW_KW),
+        [NEW_EMPTY] = CGPY_SPEC("new_empty", CGPY_ARG("size", CGPY_A_SIZE), NEW_KW),
+        [NEW_FULL] = CGPY_SPEC("new_full", CGPY_ARG("size", CGPY_A_INTLIST, CGPY_REQ), CGPY_ARG("fill_value",
+                               CGPY_A_OBJ, CGPY_REQ),
+                               NEW_KW),
+    };
+    cgpy_val v[2 + NEW_KW_N];
+    if (cgpy_args_parse(&specs[kind], self, args, nargs, kwnames, v)) return NULL;
     cg_dtype dt;
     cg_device dev;
-    int rg, nd;
-    int64_t shape[CG_MAX_DIMS];
+    int rg, nd = v[0].n;
+    const int64_t *shape = v[0].v;
     double fill = 0;
-    PyObject *size = NULL, *fv = NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    if (kind == NEW_FULL) {
-        if (n != 2) {
-            PyErr_Format(PyExc_TypeError, "new_full() takes 2 positional arguments (size, fill_value) but %zd were given", n);
-            return NULL;
-        }
-        size = PyTuple_GetSlice(args, 0, 1);
-        fv = PyTuple_GET_ITEM(args, 1);
-    } else if (n == 0 && kw && (size = PyDict_GetItemString(kw, "size"))) {
-        size = PyTuple_Pack(1, size);
-    } else {
-        size = Py_NewRef(args);
-    }
-    if (!size) return NULL;
-    PyObject *kwc = kw ? PyDict_Copy(kw) : NULL;
-    if (kwc && PyDict_GetItemString(kwc, "size") && PyDict_DelItemString(kwc, "size")) goto fail;
-    int bad = cgpy_parse_shape(size, 0, &nd, shape) || new_kwargs(self, kwc, &dt, &dev, &rg);
-    if (bad) goto fail;
-    Py_CLEAR(size);
-    Py_CLEAR(kwc);
+    PyObject *fv = kind == NEW_FULL ? v[1].o : NULL;
+    new_kwargs(self, v + (kind == NEW_FULL ? 2 : 1), &dt, &dev, &rg);
     if (fv) {
         if (cgpy_is_tensor(fv)) {
             if (cgpy_check(cg_tensor_item(cgpy_t(fv), &fill))) return NULL;
@@ -670,27 +644,22 @@ static PyObject *new_factory(PyObject *self, PyObject *args, PyObject *kw, int k
         return NULL;
     }
     return new_result(t, rg);
-fail:
-    Py_XDECREF(size);
-    Py_XDECREF(kwc);
-    return NULL;
 }
-static PyObject *m_new_zeros(PyObject *s, PyObject *a, PyObject *k) { return new_factory(s, a, k, NEW_ZEROS); }
-static PyObject *m_new_ones(PyObject *s, PyObject *a, PyObject *k) { return new_factory(s, a, k, NEW_ONES); }
-static PyObject *m_new_empty(PyObject *s, PyObject *a, PyObject *k) { return new_factory(s, a, k, NEW_EMPTY); }
-static PyObject *m_new_full(PyObject *s, PyObject *a, PyObject *k) { return new_factory(s, a, k, NEW_FULL); }
+static PyObject *m_new_zeros(CGPY_FASTKW_ARGS) { return new_factory(self, args, nargs, kwnames, NEW_ZEROS); }
+static PyObject *m_new_ones(CGPY_FASTKW_ARGS) { return new_factory(self, args, nargs, kwnames, NEW_ONES); }
+static PyObject *m_new_empty(CGPY_FASTKW_ARGS) { return new_factory(self, args, nargs, kwnames, NEW_EMPTY); }
+static PyObject *m_new_full(CGPY_FASTKW_ARGS) { return new_factory(self, args, nargs, kwnames, NEW_FULL); }
 
 /* new_tensor(data): a copy of data with self's dtype and device by default */
-static PyObject *m_new_tensor(PyObject *self, PyObject *args, PyObject *kw) {
-    if (PyTuple_GET_SIZE(args) != 1) {
-        PyErr_SetString(PyExc_TypeError, "new_tensor() takes exactly one positional argument (data)");
-        return NULL;
-    }
+static PyObject *m_new_tensor(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("new_tensor", CGPY_ARG("data", CGPY_A_OBJ, CGPY_REQ), NEW_KW);
+    cgpy_val v[1 + NEW_KW_N];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     cg_dtype dt;
     cg_device dev;
     int rg;
-    if (new_kwargs(self, kw, &dt, &dev, &rg)) return NULL;
-    cg_tensor *t = cgpy_tensor_from_data(PyTuple_GET_ITEM(args, 0), (int)dt, dev);
+    new_kwargs(self, v + 1, &dt, &dev, &rg);
+    cg_tensor *t = cgpy_tensor_from_data(v[0].o, (int)dt, dev);
     if (!t) return NULL;
     return new_result(t, rg);
 }
@@ -786,42 +755,42 @@ PyMethodDef cgpy_tensor_core_methods[] = {
     {"nelement", m_numel, METH_NOARGS, NULL},
     {"storage_offset", m_storage_offset, METH_NOARGS, NULL},
     {"element_size", m_element_size, METH_NOARGS, NULL},
-    {"is_contiguous", (PyCFunction)(void (*)(void))m_is_contiguous, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"contiguous", (PyCFunction)(void (*)(void))m_contiguous, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"clone", (PyCFunction)(void (*)(void))m_clone, METH_VARARGS | METH_KEYWORDS, NULL},
+    CGPY_FASTKW("is_contiguous", m_is_contiguous),
+    CGPY_FASTKW("contiguous", m_contiguous),
+    CGPY_FASTKW("clone", m_clone),
     {"detach", m_detach, METH_NOARGS, NULL},
     {"detach_", m_detach_, METH_NOARGS, NULL},
     {"item", m_item, METH_NOARGS, NULL},
     {"tolist", m_tolist, METH_NOARGS, NULL},
-    {"requires_grad_", (PyCFunction)(void (*)(void))m_requires_grad_, METH_VARARGS | METH_KEYWORDS, NULL},
+    CGPY_FASTKW("requires_grad_", m_requires_grad_),
     {"retain_grad", m_retain_grad, METH_NOARGS, NULL},
     {"register_hook", m_register_hook, METH_O, NULL},
     {"_remove_hook", m_remove_hook, METH_O, NULL},
-    {"backward", (PyCFunction)(void (*)(void))m_backward, METH_VARARGS | METH_KEYWORDS, NULL},
+    CGPY_FASTKW("backward", m_backward),
     {"zero_", m_zero_, METH_NOARGS, NULL},
     {"fill_", m_fill_, METH_O, NULL},
-    {"copy_", (PyCFunction)(void (*)(void))m_copy_, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"float", (PyCFunction)(void (*)(void))m_float, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"double", (PyCFunction)(void (*)(void))m_double, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"half", (PyCFunction)(void (*)(void))m_half, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"bfloat16", (PyCFunction)(void (*)(void))m_bfloat16, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"int", (PyCFunction)(void (*)(void))m_int, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"long", (PyCFunction)(void (*)(void))m_long, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"short", (PyCFunction)(void (*)(void))m_short, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"char", (PyCFunction)(void (*)(void))m_char, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"byte", (PyCFunction)(void (*)(void))m_byte, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"bool", (PyCFunction)(void (*)(void))m_bool, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"type", (PyCFunction)(void (*)(void))m_type, METH_VARARGS | METH_KEYWORDS, NULL},
+    CGPY_FASTKW("copy_", m_copy_),
+    CGPY_FASTKW("to", m_to),
+    CGPY_FASTKW("float", m_float),
+    CGPY_FASTKW("double", m_double),
+    CGPY_FASTKW("half", m_half),
+    CGPY_FASTKW("bfloat16", m_bfloat16),
+    CGPY_FASTKW("int", m_int),
+    CGPY_FASTKW("long", m_long),
+    CGPY_FASTKW("short", m_short),
+    CGPY_FASTKW("char", m_char),
+    CGPY_FASTKW("byte", m_byte),
+    CGPY_FASTKW("bool", m_bool),
+    CGPY_FASTKW("type", m_type),
     {"type_as", m_type_as, METH_O, NULL},
     {"view_as", m_view_as, METH_O, NULL},
     {"reshape_as", m_reshape_as, METH_O, NULL},
     {"expand_as", m_expand_as, METH_O, NULL},
-    {"new_zeros", (PyCFunction)(void (*)(void))m_new_zeros, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"new_ones", (PyCFunction)(void (*)(void))m_new_ones, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"new_empty", (PyCFunction)(void (*)(void))m_new_empty, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"new_full", (PyCFunction)(void (*)(void))m_new_full, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"new_tensor", (PyCFunction)(void (*)(void))m_new_tensor, METH_VARARGS | METH_KEYWORDS, NULL},
+    CGPY_FASTKW("new_zeros", m_new_zeros),
+    CGPY_FASTKW("new_ones", m_new_ones),
+    CGPY_FASTKW("new_empty", m_new_empty),
+    CGPY_FASTKW("new_full", m_new_full),
+    CGPY_FASTKW("new_tensor", m_new_tensor),
     {"is_floating_point", m_is_floating_point, METH_NOARGS, NULL},
     {"is_signed", m_is_signed, METH_NOARGS, NULL},
     {"data_ptr", m_data_ptr, METH_NOARGS, NULL},
