@@ -1,6 +1,6 @@
 /* arith.c — the backward formulas of the arithmetic binary ops (add, sub, mul,
  * div, floor_divide, remainder, fmod, pow, atan2, maximum, minimum, hypot,
- * logaddexp), written with cg ops. Their descriptors, entry points and CPU
+ * logaddexp, copysign), written with cg ops. Their descriptors, entry points and CPU
  * loops are generated from the op table (src/ops/elementwise_ops.py). */
 #include "../backend/cpu/loops.h"
 #include "elementwise_ops.gen.h"
@@ -291,5 +291,26 @@ done:
     cg_tensor_release(one);
     cg_tensor_release(a);
     cg_tensor_release(b);
+    return st;
+}
+
+/* ---------------------------------------------------------------- copysign
+ * ga = g * where(a == 0, 0, out / a) (PyTorch's ratio: ±1, computed without
+ * history since it is piecewise constant); gb = 0.   (slots: a, b, out) */
+cg_status cg_bw_copysign(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    if (cg_node_needs_grad(node, 1) && !(gin[1] = cg_zeros_like(g[0]))) return cg_last_error();
+    if (!cg_node_needs_grad(node, 0)) return CG_OK;
+    cg_tensor *a = cg_node_saved(node, 0), *out = cg_node_saved(node, 2);
+    cg_tensor *t[4] = {0};
+    cg_status st = CG_OK;
+    bool prev = cg_set_grad_enabled(false);
+    if (!a || !out || !(t[0] = scalar_like(0.0, a)) || !(t[1] = cg_eq(a, t[0])) || !(t[2] = cg_div(out, a)) ||
+        !(t[3] = cg_where(t[1], t[0], t[2])))
+        st = cg_last_error();
+    cg_set_grad_enabled(prev);
+    if (st == CG_OK && !(gin[0] = cg_mul(g[0], t[3]))) st = cg_last_error();
+    cg_release_all(4, t);
+    cg_tensor_release(a);
+    cg_tensor_release(out);
     return st;
 }

@@ -721,6 +721,17 @@ const cg_elementwise_op cg_op_logaddexp = {
 };
 cg_tensor *cg_logaddexp(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_logaddexp, a, b, NULL, 0); }
 
+/* copysign: f16 bf16 f32 f64 */
+const cg_elementwise_op cg_op_copysign = {
+    .id = CG_OP_COPYSIGN,
+    .schema = {"copysign", "CopysignBackward0", 1, CG_AMP_KEEP, false, true, true},
+    .arity = 2,
+    .out_dtype = CG_SAME_DTYPE,
+    .cpu = {[CG_DTYPE_F16] = cg_cpu_copysign_f16, [CG_DTYPE_BF16] = cg_cpu_copysign_bf16, [CG_DTYPE_F32] = cg_cpu_copysign_f32, [CG_DTYPE_F64] = cg_cpu_copysign_f64},
+    .backward = cg_bw_copysign,
+};
+cg_tensor *cg_copysign(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_copysign, a, b, NULL, 0); }
+
 /* eq: b u8 i8 i16 i32 i64 f16 bf16 f32 f64 u16 u32 u64 */
 const cg_elementwise_op cg_op_eq = {
     .id = CG_OP_EQ,
@@ -939,6 +950,7 @@ const cg_elementwise_op *const cg_elementwise_ops[CG_OP_COUNT] = {
     [CG_OP_MINIMUM] = &cg_op_minimum,
     [CG_OP_HYPOT] = &cg_op_hypot,
     [CG_OP_LOGADDEXP] = &cg_op_logaddexp,
+    [CG_OP_COPYSIGN] = &cg_op_copysign,
     [CG_OP_EQ] = &cg_op_eq,
     [CG_OP_NE] = &cg_op_ne,
     [CG_OP_LT] = &cg_op_lt,
@@ -976,6 +988,7 @@ static const struct {
     {"bitwise_right_shift", CG_OP_BITWISE_RIGHT_SHIFT},
     {"bitwise_xor", CG_OP_BITWISE_XOR},
     {"ceil", CG_OP_CEIL},
+    {"copysign", CG_OP_COPYSIGN},
     {"cos", CG_OP_COS},
     {"cosh", CG_OP_COSH},
     {"div", CG_OP_DIV},

@@ -69,6 +69,7 @@ extern const cg_elementwise_op cg_op_maximum;
 extern const cg_elementwise_op cg_op_minimum;
 extern const cg_elementwise_op cg_op_hypot;
 extern const cg_elementwise_op cg_op_logaddexp;
+extern const cg_elementwise_op cg_op_copysign;
 extern const cg_elementwise_op cg_op_eq;
 extern const cg_elementwise_op cg_op_ne;
 extern const cg_elementwise_op cg_op_lt;
@@ -137,6 +138,7 @@ cg_status cg_bw_maximum(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 cg_status cg_bw_minimum(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 cg_status cg_bw_hypot(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 cg_status cg_bw_logaddexp(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
+cg_status cg_bw_copysign(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 
 /* the descriptor of each id (index CG_OP_NONE: NULL) */
 extern const cg_elementwise_op *const cg_elementwise_ops[CG_OP_COUNT];

@@ -239,6 +239,9 @@ OPS = [
      "loops": {"float": ("cg_logaddexp_f(a, b)", "cg_logaddexp_d(a, b)")},
      "promote": "arith", "operands": "both", "py_inplace": "", "node": "LogaddexpBackward0", "saves": "in",
      "backward": "cg_bw_logaddexp"},
+    {"name": "copysign", "arity": 2, "family": "arith", "loops": {"float": ("copysignf(a, b)", "copysign(a, b)")},
+     "promote": "float", "operands": "input", "node": "CopysignBackward0", "saves": "in out",
+     "backward": "cg_bw_copysign", "doc": "|a| with the sign of b"},
 
     # ------------------------------------------------------------ comparisons (compare.c): not differentiable
     {"name": "eq", "arity": 2, "family": "compare", "out": "bool", "loops": {"all_pred": "(a == b)", "uint_pred": "a == b"},
