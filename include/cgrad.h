@@ -468,102 +468,31 @@ CG_API cg_tensor *cg_triu(cg_tensor *t, int64_t diagonal);
 
 /* ------------------------------------------------------------- elementwise binary */
 
-CG_API cg_tensor *cg_add(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_sub(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_mul(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_div(cg_tensor *a, cg_tensor *b); /* true division (float dtypes) */
-CG_API cg_tensor *cg_floor_divide(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_remainder(cg_tensor *a, cg_tensor *b); /* sign of divisor (Python %) */
-CG_API cg_tensor *cg_fmod(cg_tensor *a, cg_tensor *b);      /* sign of dividend (C fmod) */
-CG_API cg_tensor *cg_pow(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_atan2(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_maximum(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_minimum(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_hypot(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_logaddexp(cg_tensor *a, cg_tensor *b);
+/* The named elementwise ops (one row each in src/ops/elementwise_ops.py): their
+ * ids and functions are generated (tools/gen_ops.py). */
+#include "cgrad_op_ids.h"
+#include "cgrad_elementwise_ops.h"
+
 /* comparison -> bool */
-CG_API cg_tensor *cg_eq(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_ne(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_lt(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_le(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_gt(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_ge(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_isclose(cg_tensor *a, cg_tensor *b, double rtol, double atol, bool equal_nan);
 /* logical -> bool (any dtype, nonzero is true) */
-CG_API cg_tensor *cg_logical_and(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_logical_or(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_logical_xor(cg_tensor *a, cg_tensor *b);
 /* bitwise: integer and bool dtypes */
-CG_API cg_tensor *cg_bitwise_and(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_bitwise_or(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_bitwise_xor(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_bitwise_left_shift(cg_tensor *a, cg_tensor *b);
-CG_API cg_tensor *cg_bitwise_right_shift(cg_tensor *a, cg_tensor *b);
 
 /* ------------------------------------------------------------- elementwise unary */
 
-CG_API cg_tensor *cg_neg(cg_tensor *x);
-CG_API cg_tensor *cg_abs(cg_tensor *x);
-CG_API cg_tensor *cg_sign(cg_tensor *x);
-CG_API cg_tensor *cg_reciprocal(cg_tensor *x);
-CG_API cg_tensor *cg_square(cg_tensor *x);
-CG_API cg_tensor *cg_sqrt(cg_tensor *x);
-CG_API cg_tensor *cg_rsqrt(cg_tensor *x);
-CG_API cg_tensor *cg_exp(cg_tensor *x);
-CG_API cg_tensor *cg_exp2(cg_tensor *x);
-CG_API cg_tensor *cg_expm1(cg_tensor *x);
-CG_API cg_tensor *cg_log(cg_tensor *x);
-CG_API cg_tensor *cg_log2(cg_tensor *x);
-CG_API cg_tensor *cg_log10(cg_tensor *x);
-CG_API cg_tensor *cg_log1p(cg_tensor *x);
-CG_API cg_tensor *cg_sin(cg_tensor *x);
-CG_API cg_tensor *cg_cos(cg_tensor *x);
-CG_API cg_tensor *cg_tan(cg_tensor *x);
-CG_API cg_tensor *cg_asin(cg_tensor *x);
-CG_API cg_tensor *cg_acos(cg_tensor *x);
-CG_API cg_tensor *cg_atan(cg_tensor *x);
-CG_API cg_tensor *cg_sinh(cg_tensor *x);
-CG_API cg_tensor *cg_cosh(cg_tensor *x);
-CG_API cg_tensor *cg_tanh(cg_tensor *x);
-CG_API cg_tensor *cg_asinh(cg_tensor *x);
-CG_API cg_tensor *cg_acosh(cg_tensor *x);
-CG_API cg_tensor *cg_atanh(cg_tensor *x);
-CG_API cg_tensor *cg_erf(cg_tensor *x);
-CG_API cg_tensor *cg_erfc(cg_tensor *x);
-CG_API cg_tensor *cg_erfinv(cg_tensor *x);
-CG_API cg_tensor *cg_floor(cg_tensor *x);
-CG_API cg_tensor *cg_ceil(cg_tensor *x);
-CG_API cg_tensor *cg_round(cg_tensor *x); /* half to even */
-CG_API cg_tensor *cg_trunc(cg_tensor *x);
-CG_API cg_tensor *cg_frac(cg_tensor *x);
 CG_API cg_tensor *cg_nan_to_num(cg_tensor *x, double nan, double posinf, double neginf);
 CG_API cg_tensor *cg_clamp_scalar(cg_tensor *x, const double *min, const double *max); /* NULL = no bound */
 CG_API cg_tensor *cg_pow_scalar(cg_tensor *x, double exponent);
 CG_API cg_tensor *cg_rpow_scalar(double base, cg_tensor *x); /* base ** x */
-CG_API cg_tensor *cg_logical_not(cg_tensor *x);
-CG_API cg_tensor *cg_bitwise_not(cg_tensor *x);
-CG_API cg_tensor *cg_isnan(cg_tensor *x);
-CG_API cg_tensor *cg_isinf(cg_tensor *x);
-CG_API cg_tensor *cg_isfinite(cg_tensor *x);
 
 /* ------------------------------------------------------------- activations */
 
-CG_API cg_tensor *cg_relu(cg_tensor *x);
-CG_API cg_tensor *cg_relu6(cg_tensor *x);
 CG_API cg_tensor *cg_leaky_relu(cg_tensor *x, double negative_slope);
 CG_API cg_tensor *cg_elu(cg_tensor *x, double alpha);
-CG_API cg_tensor *cg_selu(cg_tensor *x);
 CG_API cg_tensor *cg_celu(cg_tensor *x, double alpha);
 CG_API cg_tensor *cg_gelu(cg_tensor *x, bool tanh_approx);
-CG_API cg_tensor *cg_silu(cg_tensor *x);
-CG_API cg_tensor *cg_mish(cg_tensor *x);
 CG_API cg_tensor *cg_softplus(cg_tensor *x, double beta, double threshold);
-CG_API cg_tensor *cg_softsign(cg_tensor *x);
-CG_API cg_tensor *cg_sigmoid(cg_tensor *x);
-CG_API cg_tensor *cg_logsigmoid(cg_tensor *x);
 CG_API cg_tensor *cg_hardtanh(cg_tensor *x, double min_val, double max_val);
-CG_API cg_tensor *cg_hardsigmoid(cg_tensor *x);
-CG_API cg_tensor *cg_hardswish(cg_tensor *x);
 CG_API cg_tensor *cg_softmax(cg_tensor *x, int64_t dim);
 CG_API cg_tensor *cg_log_softmax(cg_tensor *x, int64_t dim);
 
@@ -650,11 +579,6 @@ CG_API cg_status cg_index_put_(cg_tensor *x, int n, cg_tensor *const *indices, c
  * on a leaf requiring grad while grad mode is on, and (CG_ERR_SHAPE) when the
  * broadcast result's shape differs from self's. */
 
-CG_API cg_status cg_add_(cg_tensor *self, cg_tensor *other);
-CG_API cg_status cg_sub_(cg_tensor *self, cg_tensor *other);
-CG_API cg_status cg_mul_(cg_tensor *self, cg_tensor *other);
-CG_API cg_status cg_div_(cg_tensor *self, cg_tensor *other);
-CG_API cg_status cg_pow_(cg_tensor *self, cg_tensor *other);
 /* Generic in-place for any unary op by name: cg_unary_inplace("exp", x) etc.
  * Names are those of the op schemas ("relu", "sigmoid", ...). */
 CG_API cg_status cg_unary_(const char *op_name, cg_tensor *self);

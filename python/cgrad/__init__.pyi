@@ -82,6 +82,7 @@ from ._C import conv3d as conv3d
 from ._C import conv_transpose1d as conv_transpose1d
 from ._C import conv_transpose2d as conv_transpose2d
 from ._C import conv_transpose3d as conv_transpose3d
+from ._C import copysign as copysign
 from ._C import cos as cos
 from ._C import cosh as cosh
 from ._C import cosine_similarity as cosine_similarity

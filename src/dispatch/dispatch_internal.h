@@ -57,6 +57,7 @@ typedef struct cg_elementwise_op {
     cg_loop_fn cpu[CG_DTYPE_COUNT]; /* by the data inputs' dtype; NULL = unsupported */
     cg_backward_fn backward;        /* NULL = not differentiable (no graph recorded) */
     const char *loop_error;         /* message when a loop flags an error (Note [Loop errors]) */
+    cg_op_id id;                    /* its row in the op table (src/ops/elementwise_ops.py); CG_OP_NONE if none */
 } cg_elementwise_op;
 
 typedef cg_elementwise_op cg_unary_op;

@@ -1,15 +1,16 @@
 /* activations.c — elementwise activation functions (relu family, elu family,
  * gelu, silu, mish, softplus, softsign, sigmoid family, hard* functions):
- * descriptor, loops and backward formula of each, side by side. Gradients at
+ * descriptor, loops and backward formula of each, side by side (the
+ * parameter-free ones, rows of the op table src/ops/elementwise_ops.py, keep
+ * only their backward formula here: descriptors and loops are generated). Gradients at
  * kinks follow PyTorch (relu'(0) = 0, hardtanh' = 0 on its bounds, ...);
  * masks use the differentiable gradient gates of unary_internal.h. Float32
  * loops use the vectorisable math of vmath.h (Note [Vector math]). */
 #include "unary_internal.h"
+#include "../backend/cpu/elementwise_kernels.h"
 
 #define K_SQRT_2_PI 0.79788456080286535588    /* sqrt(2/pi) */
 #define K_GELU_C 0.044715
-#define K_SELU_ALPHA 1.6732632423543772848170429916717
-#define K_SELU_SCALE 1.0507009873554804934193349852946
 
 /* descriptor of a unary op whose formula reads its saved input (X) or output (Y) */
 #define ACT_OP(var, NAME, NODE, AMP, SIN, SOUT, BW, ...)                                       \
@@ -17,28 +18,13 @@
         .schema = {NAME, NODE, 1, AMP, false, SIN, SOUT},                                      \
         .arity = 1, .out_dtype = CG_SAME_DTYPE, .cpu = {__VA_ARGS__}, .backward = BW,          \
     };
-/* a named, parameter-free op (listed in unary_ops.def): cg_op_<name> + cg_<name>(x) */
-#define NAMED_DESC(name, NODE, SIN, SOUT, ...)                                                 \
-    const cg_unary_op cg_op_##name = {                                                         \
-        .schema = {#name, NODE, 1, CG_AMP_KEEP, false, SIN, SOUT},                             \
-        .arity = 1, .out_dtype = CG_SAME_DTYPE, .cpu = {__VA_ARGS__}, .backward = name##_backward, \
-    };
-#define NAMED_OP(name, NODE, SIN, SOUT, ...)                                                   \
-    NAMED_DESC(name, NODE, SIN, SOUT, __VA_ARGS__)                                             \
-    cg_tensor *cg_##name(cg_tensor *x) { return cg_unary_forward(&cg_op_##name, x, NULL, 0); }
-
 /* ---------------------------------------------------------------- relu: NaN propagates; d = [!(y <= 0)] */
-CG_UNARY_FLOAT_LOOPS(relu, x < 0 ? 0.0f : x, x < 0 ? 0.0 : x)
-CG_UNARY_SINT_LOOPS(relu, x < 0 ? 0 : x)
-CG_UNARY_LOOP(relu_u8, uint8_t, uint8_t, uint8_t, CG_ID, CG_ID, x)
-CG_GRAD(relu, TK(cg_grad_gate(CG_GATE_NLE, g, s, 0, 0, 1, 0)))
-NAMED_OP(relu, "ReluBackward0", false, true, CG_FLOAT_TABLE(relu), CG_INT_TABLE(relu))
+CG_GRAD_ROW(relu, TK(cg_grad_gate(CG_GATE_NLE, g, s, 0, 0, 1, 0)))
 
 /* ---------------------------------------------------------------- hardtanh(lo, hi), relu6 = hardtanh(0, 6):
  * d = [lo < x < hi], read from the output (lo < y < hi is the same set); 0 at NaN, as
  * PyTorch's vectorised loop gives (its scalar tail passes the gradient) */
-#define HT(x, lo, hi) ((x) < (lo) ? (lo) : (x) > (hi) ? (hi) : (x))
-CG_UNARY_FLOAT_LOOPS(hardtanh, HT(x, (float)p[0], (float)p[1]), HT(x, p[0], p[1]))
+CG_UNARY_FLOAT_LOOPS(hardtanh, CG_HARDTANH(x, (float)p[0], (float)p[1]), CG_HARDTANH(x, p[0], p[1]))
 CG_GRAD(hardtanh, TK(cg_grad_gate(CG_GATE_EXCL, g, s, p[0], p[1], 1, 0)))
 ACT_OP(k_hardtanh, "hardtanh", "HardtanhBackward0", CG_AMP_KEEP, false, true, hardtanh_backward, CG_FLOAT_TABLE(hardtanh))
 cg_tensor *cg_hardtanh(cg_tensor *x, double min_val, double max_val) {
@@ -48,9 +34,7 @@ cg_tensor *cg_hardtanh(cg_tensor *x, double min_val, double max_val) {
     return cg_unary_forward(&k_hardtanh, x, p, 2);
 }
 
-CG_UNARY_FLOAT_LOOPS(relu6, HT(x, 0.0f, 6.0f), HT(x, 0.0, 6.0))
-CG_GRAD(relu6, TK(cg_grad_gate(CG_GATE_EXCL, g, s, 0, 6, 1, 0)))
-NAMED_OP(relu6, "HardtanhBackward0", false, true, CG_FLOAT_TABLE(relu6))
+CG_GRAD_ROW(relu6, TK(cg_grad_gate(CG_GATE_EXCL, g, s, 0, 6, 1, 0)))
 
 /* ---------------------------------------------------------------- leaky_relu: p = {slope}; d = x > 0 ? 1 : slope */
 CG_UNARY_FLOAT_LOOPS(leaky_relu, x > 0 ? x : x * (float)p[0], x > 0 ? x : x * p[0])
@@ -67,16 +51,15 @@ cg_status cg_leaky_relu_(cg_tensor *self, double negative_slope) {
 /* ---------------------------------------------------------------- elu family:
  * f(x) = x > 0 ? scale*x : scale*alpha*expm1(input_scale*x); p = {alpha, scale, input_scale}.
  * elu: (alpha, 1, 1); celu: (alpha, 1, 1/alpha); selu: fixed constants. */
-#define ELU(x, CT, A, S, IS, EXPM1) ((x) > 0 ? (CT)(S) * (x) : (CT)((S) * (A)) * EXPM1((x) * (CT)(IS)))
 /* d = x > 0 ? scale : scale*alpha*is*exp(is*min(x, 0)) (min keeps the unused branch finite) */
 static cg_tensor *elu_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x, double alpha, double scale, double is) {
     double zero = 0;
     cg_tensor *neg = MUL(SCALE(g, scale * alpha * is), TK(cg_exp(SCALE(TK(cg_clamp_scalar(x, NULL, &zero)), is))));
     return WHERE(GT(x, 0), SCALE(g, scale), neg);
 }
-CG_UNARY_LOOP(elu_f64, double, double, double, CG_ID, CG_ID, ELU(x, double, p[0], p[1], p[2], expm1))
-CG_UNARY_LOOP_F16(elu_f16, cg_f16, CG_HALF_TO_F16, ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
-CG_UNARY_LOOP(elu_bf16, cg_bf16, float, cg_bf16, CG_LD_BF16, CG_ST_BF16, ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
+CG_UNARY_LOOP(elu_f64, double, double, double, CG_ID, CG_ID, CG_ELU(x, double, p[0], p[1], p[2], expm1))
+CG_UNARY_LOOP_F16(elu_f16, cg_f16, CG_HALF_TO_F16, CG_ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
+CG_UNARY_LOOP(elu_bf16, cg_bf16, float, cg_bf16, CG_LD_BF16, CG_ST_BF16, CG_ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
 /* float32 reads its parameters once, before the loop: read inside the branch
  * they are conditional loads, and the loop does not vectorise */
 static void elu_f32(char **args, const int64_t *steps, int64_t n, const void *params) {
@@ -109,17 +92,12 @@ cg_tensor *cg_celu(cg_tensor *x, double alpha) {
     return cg_unary_forward(&k_celu, x, p, 3);
 }
 
-CG_UNARY_FLOAT_LOOPS(selu, ELU(x, float, K_SELU_ALPHA, K_SELU_SCALE, 1, cg_vm_expm1f),
-                     ELU(x, double, K_SELU_ALPHA, K_SELU_SCALE, 1, expm1))
-CG_GRAD(selu, elu_formula_(A_, g, s, K_SELU_ALPHA, K_SELU_SCALE, 1.0))
-NAMED_OP(selu, "EluBackward0", true, false, CG_FLOAT_TABLE(selu))
+CG_GRAD_ROW(selu, elu_formula_(A_, g, s, CG_SELU_ALPHA, CG_SELU_SCALE, 1.0))
 
 /* ---------------------------------------------------------------- gelu (exact): x * Phi(x), Phi(x) = erfc(-x/sqrt2)/2;
  * d = Phi(x) + x phi(x). At -inf both are the limit, -0 (x Phi(x) literally is -inf * 0);
  * the negative tail underflows to -0 (vmath.h) */
-CG_UNARY_FLOAT_LOOPS(gelu, cg_vm_geluf(x), cg_vm_gelu_d(x))
-CG_GRAD(gelu, TK(cg_act_grad(CG_ACT_GRAD_GELU, g, s)))
-NAMED_DESC(gelu, "GeluBackward0", true, false, CG_FLOAT_TABLE(gelu))
+CG_GRAD_ROW(gelu, TK(cg_act_grad(CG_ACT_GRAD_GELU, g, s)))
 
 /* gelu (tanh approximation): 0.5 x (1 + tanh(u)), u = k (x + c x^3), k = sqrt(2/pi).
  * 0.5 (1 + tanh(u)) = sigmoid(2u) = s: f = x s, one exp and no cancellation for u << 0
@@ -153,20 +131,13 @@ cg_tensor *cg_gelu(cg_tensor *x, bool tanh_approx) {
 }
 
 /* ---------------------------------------------------------------- sigmoid: d = y (1 - y) */
-CG_UNARY_FLOAT_LOOPS(sigmoid, cg_vm_sigmoidf(x), cg_vm_sigmoid_d(x))
-CG_GRAD(sigmoid, TK(cg_act_grad(CG_ACT_GRAD_SIGMOID, g, s)))
-NAMED_OP(sigmoid, "SigmoidBackward0", false, true, CG_FLOAT_TABLE(sigmoid))
+CG_GRAD_ROW(sigmoid, TK(cg_act_grad(CG_ACT_GRAD_SIGMOID, g, s)))
 
 /* ---------------------------------------------------------------- logsigmoid = min(x,0) - log1p(exp(-|x|)): d = sigmoid(-x) */
-CG_UNARY_FLOAT_LOOPS(logsigmoid, (x < 0.0f ? x : 0.0f) - cg_vm_log1pf(cg_vm_expf(-fabsf(x))),
-                     fmin(x, 0.0) - log1p(exp(-fabs(x))))
-CG_GRAD(logsigmoid, MUL(g, TK(cg_sigmoid(NEG(s)))))
-NAMED_OP(logsigmoid, "LogSigmoidBackward0", true, false, CG_FLOAT_TABLE(logsigmoid))
+CG_GRAD_ROW(logsigmoid, MUL(g, TK(cg_sigmoid(NEG(s)))))
 
 /* ---------------------------------------------------------------- silu = x sigmoid(x): d = s (1 + x (1 - s)) */
-CG_UNARY_FLOAT_LOOPS(silu, x * cg_vm_sigmoidf(x), x / (1.0 + exp(-x)))
-CG_GRAD(silu, TK(cg_act_grad(CG_ACT_GRAD_SILU, g, s)))
-NAMED_OP(silu, "SiluBackward0", true, false, CG_FLOAT_TABLE(silu))
+CG_GRAD_ROW(silu, TK(cg_act_grad(CG_ACT_GRAD_SILU, g, s)))
 
 /* ---------------------------------------------------------------- softplus: p = {beta, threshold};
  * f = beta x > threshold ? x : log1p(exp(beta x)) / beta; d = beta x > threshold ? 1 : sigmoid(beta x) */
@@ -189,37 +160,23 @@ cg_tensor *cg_softplus(cg_tensor *x, double beta, double threshold) {
 /* ---------------------------------------------------------------- mish = x tanh(softplus(x)):
  * d = t + x sigmoid(x) (1 - t^2), t = tanh(softplus(x)). In float, with w = e^x,
  * tanh(log(1 + w)) = w (w + 2) / (w (w + 2) + 2) (1 above x = 20, where w^2 would overflow). */
-static inline float cg_mish_f(float x) {
-    const float w = cg_vm_expf(x), n = w * (w + 2.0f);
-    return x > 20.0f ? x : x * (n / (n + 2.0f));
-}
-CG_UNARY_FLOAT_LOOPS(mish, cg_mish_f(x), x * tanh(log1p(exp(x))))
 static cg_tensor *mish_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
     cg_tensor *t = TK(cg_tanh(TK(cg_softplus(x, 1.0, 20.0))));
     return MUL(g, ADD(t, MUL(MUL(x, TK(cg_sigmoid(x))), RSUB(1.0, SQ(t)))));
 }
-CG_GRAD(mish, mish_formula_(A_, g, s))
-NAMED_OP(mish, "MishBackward0", true, false, CG_FLOAT_TABLE(mish))
+CG_GRAD_ROW(mish, mish_formula_(A_, g, s))
 
 /* ---------------------------------------------------------------- softsign = x / (1 + |x|): d = 1 / (1 + |x|)^2 */
-CG_UNARY_FLOAT_LOOPS(softsign, x / (1.0f + fabsf(x)), x / (1.0 + fabs(x)))
-CG_GRAD(softsign, DIV(g, SQ(SHIFT(TK(cg_abs(s)), 1.0))))
-NAMED_OP(softsign, "SoftsignBackward0", true, false, CG_FLOAT_TABLE(softsign))
+CG_GRAD_ROW(softsign, DIV(g, SQ(SHIFT(TK(cg_abs(s)), 1.0))))
 
 /* ---------------------------------------------------------------- hardsigmoid = clamp(x/6 + 1/2, 0, 1): d = [-3 < x < 3] / 6 */
-#define HSIG(x, CT) ((x) <= (CT)-3 ? (CT)0 : (x) >= (CT)3 ? (CT)1 : (x) / (CT)6 + (CT)0.5)
-CG_UNARY_FLOAT_LOOPS(hardsigmoid, HSIG(x, float), HSIG(x, double))
-CG_GRAD(hardsigmoid, TK(cg_grad_gate(CG_GATE_EXCL, g, s, -3, 3, 1.0 / 6.0, 0)))
-NAMED_OP(hardsigmoid, "HardsigmoidBackward0", true, false, CG_FLOAT_TABLE(hardsigmoid))
+CG_GRAD_ROW(hardsigmoid, TK(cg_grad_gate(CG_GATE_EXCL, g, s, -3, 3, 1.0 / 6.0, 0)))
 
 /* ---------------------------------------------------------------- hardswish = x relu6(x + 3) / 6:
  * -0 for x <= -3, -inf included (x * 0 there is NaN); d = x < -3 ? 0 : x <= 3 ? x/3 + 1/2 : 1
  * (PyTorch's boundary choice), 0 at NaN (no gate passes a NaN input) */
-#define HSW(x, CT) ((x) <= (CT)-3 ? -(CT)0 : (x) >= (CT)3 ? (x) : (x) * ((x) + (CT)3) / (CT)6)
-CG_UNARY_FLOAT_LOOPS(hardswish, HSW(x, float), HSW(x, double))
 static cg_tensor *hardswish_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
     cg_tensor *mid = WHERE(LE(x, 3.0), MUL(g, SHIFT(SCALE(x, 1.0 / 3.0), 0.5)), g);
     return TK(cg_grad_gate(CG_GATE_INCL, mid, x, -3, INFINITY, 1, 0));
 }
-CG_GRAD(hardswish, hardswish_formula_(A_, g, s))
-NAMED_OP(hardswish, "HardswishBackward0", true, false, CG_FLOAT_TABLE(hardswish))
+CG_GRAD_ROW(hardswish, hardswish_formula_(A_, g, s))

@@ -1,17 +1,16 @@
-/* arith.c — arithmetic binary ops: add, sub, mul, div, floor_divide,
- * remainder, fmod, pow, atan2, maximum, minimum, hypot, logaddexp (descriptor,
- * loops and backward formula side by side), and their in-place forms. */
+/* arith.c — the backward formulas of the arithmetic binary ops (add, sub, mul,
+ * div, floor_divide, remainder, fmod, pow, atan2, maximum, minimum, hypot,
+ * logaddexp, copysign), written with cg ops. Their descriptors, entry points and CPU
+ * loops are generated from the op table (src/ops/elementwise_ops.py). */
 #include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
+#include "elementwise_ops.gen.h"
 
 #include <stdatomic.h>
 
 /* ---------------------------------------------------------------- add */
-CG_BINARY_FLOAT_LOOPS(add, a + b, a + b)
-CG_BINARY_WRAPPING_INT_LOOPS(add, a + b)
-CG_BINARY_LOOP(add_b, uint8_t, int, uint8_t, CG_LD_BOOL, CG_ST_BOOL, a || b)
 
-static cg_status add_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_add(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     for (int i = 0; i < 2; i++)
         if (cg_node_needs_grad(node, i)) {
             cg_tensor_retain(g[0]);
@@ -20,18 +19,9 @@ static cg_status add_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gi
     return CG_OK;
 }
 
-const cg_binary_op cg_op_add = {
-    .schema = {"add", "AddBackward0", 1, CG_AMP_KEEP, false, false, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(add), CG_INT_TABLE(add), [CG_DTYPE_BOOL] = add_b},
-    .backward = add_backward,
-};
-
 /* ---------------------------------------------------------------- sub */
-CG_BINARY_FLOAT_LOOPS(sub, a - b, a - b)
-CG_BINARY_WRAPPING_INT_LOOPS(sub, a - b)
 
-static cg_status sub_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_sub(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     if (cg_node_needs_grad(node, 0)) {
         cg_tensor_retain(g[0]);
         gin[0] = g[0];
@@ -40,20 +30,9 @@ static cg_status sub_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gi
     return CG_OK;
 }
 
-const cg_binary_op cg_op_sub = {
-    .schema = {"sub", "SubBackward0", 1, CG_AMP_KEEP, false, false, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(sub), CG_INT_TABLE(sub)},
-    .backward = sub_backward,
-};
-
 /* ---------------------------------------------------------------- mul */
-CG_BINARY_FLOAT_LOOPS(mul, a * b, a * b)
-CG_BINARY_WRAPPING_INT_LOOPS(mul, a * b)
-CG_BINARY_LOOP(mul_b, uint8_t, int, uint8_t, CG_LD_BOOL, CG_ST_BOOL, a && b)
-CG_BINARY_UINT_LOOPS(mul, a * b)
 
-static cg_status mul_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_mul(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     for (int i = 0; i < 2; i++) {
         if (!cg_node_needs_grad(node, i)) continue;
         cg_tensor *other = cg_node_saved(node, 1 - i);
@@ -65,18 +44,10 @@ static cg_status mul_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gi
     return CG_OK;
 }
 
-const cg_binary_op cg_op_mul = {
-    .schema = {"mul", "MulBackward0", 1, CG_AMP_KEEP, false, true, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(mul), CG_INT_TABLE(mul), [CG_DTYPE_BOOL] = mul_b, CG_UINT_TABLE(mul)},
-    .backward = mul_backward,
-};
-
 /* ---------------------------------------------------------------- div (true division) */
-CG_BINARY_FLOAT_LOOPS(div, a / b, a / b)
 
 /* ga = g / b ; gb = -g * a / b^2 = -(ga * a) / b */
-static cg_status div_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_div(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor *a = cg_node_saved(node, 0), *b = cg_node_saved(node, 1);
     cg_status st = CG_OK;
     cg_tensor *ga = NULL, *t = NULL, *u = NULL;
@@ -102,115 +73,19 @@ done:
     return st;
 }
 
-const cg_binary_op cg_op_div = {
-    .schema = {"div", "DivBackward0", 1, CG_AMP_KEEP, false, true, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(div)},
-    .backward = div_backward,
-};
-
 /* ---------------------------------------------------------------- backward helpers */
 
 /* A 0-d tensor holding v, in t's dtype and on t's device. */
 static cg_tensor *scalar_like(double v, const cg_tensor *t) { return cg_scalar_on(v, t->dtype, t->device); }
 
-/* Note [Integer division by zero]: integer floor_divide / remainder / fmod by
- * zero is an error in PyTorch. The loops never divide by zero (UB in C): they
- * store 0 and flag the error to the driver (Note [Loop errors]), which fails
- * the call, in-place forms included. INT64_MIN / -1 wraps (no trap). */
-static inline int64_t zero_divisor(const void *params) {
-    cg_loop_flag_error(params);
-    return 0;
-}
-
-/* Integer kernels computed in int64 (inputs of every integer dtype fit; the
- * store narrows with wrap-around, as the fixed-width op would). */
-static inline int64_t ifloordiv(int64_t a, int64_t b, const void *flag) {
-    if (b == 0) return zero_divisor(flag);
-    if (b == -1) return (int64_t)(0 - (uint64_t)a);
-    int64_t q = a / b, r = a % b;
-    return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
-}
-static inline int64_t iremainder(int64_t a, int64_t b, const void *flag) {
-    if (b == 0) return zero_divisor(flag);
-    if (b == -1) return 0;
-    int64_t r = a % b;
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-static inline int64_t ifmod(int64_t a, int64_t b, const void *flag) {
-    if (b == 0) return zero_divisor(flag);
-    if (b == -1) return 0;
-    return a % b;
-}
-/* PyTorch's powi: negative exponents give 0 except for bases 1 and -1. */
-static inline int64_t ipow(int64_t a, int64_t b) {
-    if (b < 0) {
-        if (a == 1) return 1;
-        if (a == -1) return (b & 1) ? -1 : 1;
-        return 0;
-    }
-    uint64_t r = 1, base = (uint64_t)a;
-    for (uint64_t e = (uint64_t)b; e; e >>= 1) {
-        if (e & 1) r *= base;
-        base *= base;
-    }
-    return (int64_t)r;
-}
-
-#define INT64_COMPUTE_LOOPS(name, EXPR)                                          \
-    CG_BINARY_LOOP(name##_u8, uint8_t, int64_t, uint8_t, CG_ID, CG_ID, EXPR)     \
-    CG_BINARY_LOOP(name##_i8, int8_t, int64_t, int8_t, CG_ID, CG_ID, EXPR)       \
-    CG_BINARY_LOOP(name##_i16, int16_t, int64_t, int16_t, CG_ID, CG_ID, EXPR)    \
-    CG_BINARY_LOOP(name##_i32, int32_t, int64_t, int32_t, CG_ID, CG_ID, EXPR)    \
-    CG_BINARY_LOOP(name##_i64, int64_t, int64_t, int64_t, CG_ID, CG_ID, EXPR)
-
-/* Floating floor division as PyTorch computes it (exact quotient from fmod,
- * then floor, with the sign of zero kept); b == 0 gives the IEEE a / b. */
-#define FLOORDIV_FN(NAME, T, FMOD, FLOOR, COPYSIGN)                     \
-    static inline T NAME(T a, T b) {                                    \
-        if (b == 0) return a / b;                                       \
-        T mod = FMOD(a, b);                                             \
-        T div = (a - mod) / b;                                          \
-        if (mod != 0 && ((b < 0) != (mod < 0))) div -= (T)1;            \
-        if (div == 0) return COPYSIGN((T)0, a / b);                     \
-        T fl = FLOOR(div);                                              \
-        return div - fl > (T)0.5 ? fl + (T)1 : fl;                      \
-    }
-FLOORDIV_FN(floordiv_f, float, fmodf, floorf, copysignf)
-FLOORDIV_FN(floordiv_d, double, fmod, floor, copysign)
-
-/* Python %: the result takes the divisor's sign. */
-#define REMAINDER_FN(NAME, T, FMOD)                                     \
-    static inline T NAME(T a, T b) {                                    \
-        T mod = FMOD(a, b);                                             \
-        return (mod != 0 && ((b < 0) != (mod < 0))) ? mod + b : mod;   \
-    }
-REMAINDER_FN(remainder_f, float, fmodf)
-REMAINDER_FN(remainder_d, double, fmod)
+/* (the scalar kernels of the loops, integer division by zero included, are in
+ * src/backend/cpu/elementwise_kernels.h) */
 
 /* ---------------------------------------------------------------- floor_divide
  * Piecewise constant: the gradient is zero wherever it exists. */
-CG_BINARY_FLOAT_LOOPS(floor_divide, floordiv_f(a, b), floordiv_d(a, b))
-INT64_COMPUTE_LOOPS(floor_divide, ifloordiv(a, b, p))
-
-static cg_status zero_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
-    for (int i = 0; i < node->num_inputs; i++)
-        if (cg_node_needs_grad(node, i) && !(gin[i] = cg_zeros_like(g[0]))) return cg_last_error();
-    return CG_OK;
-}
-
-const cg_binary_op cg_op_floor_divide = {
-    .schema = {"floor_divide", "FloorDivideBackward0", 1, CG_AMP_KEEP, false, false, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(floor_divide), CG_INT_TABLE(floor_divide)},
-    .loop_error = "integer division by zero (ZeroDivisionError)",
-    .backward = zero_backward,
-};
 
 /* ---------------------------------------------------------------- remainder
  * ga = g ; gb = -g * floor_divide(a, b) (the quotient is piecewise constant). */
-CG_BINARY_FLOAT_LOOPS(remainder, remainder_f(a, b), remainder_d(a, b))
-INT64_COMPUTE_LOOPS(remainder, iremainder(a, b, p))
 
 /* Shared by remainder and fmod: ga = g ; gb = -g * q(a, b), q computed
  * without history (its derivative is zero almost everywhere). */
@@ -244,34 +119,16 @@ done:
     cg_tensor_release(b);
     return st;
 }
-static cg_status remainder_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_remainder(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     return mod_backward(node, g, gin, false);
 }
 
-const cg_binary_op cg_op_remainder = {
-    .schema = {"remainder", "RemainderBackward0", 1, CG_AMP_KEEP, false, true, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(remainder), CG_INT_TABLE(remainder)},
-    .loop_error = "integer division by zero (ZeroDivisionError)",
-    .backward = remainder_backward,
-};
-
 /* ---------------------------------------------------------------- fmod
  * C fmod: the result takes the dividend's sign. ga = g ; gb = -g * trunc(a / b). */
-CG_BINARY_FLOAT_LOOPS(fmod, fmodf(a, b), fmod(a, b))
-INT64_COMPUTE_LOOPS(fmod, ifmod(a, b, p))
 
-static cg_status fmod_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_fmod(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     return mod_backward(node, g, gin, true);
 }
-
-const cg_binary_op cg_op_fmod = {
-    .schema = {"fmod", "FmodBackward0", 1, CG_AMP_KEEP, false, true, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(fmod), CG_INT_TABLE(fmod)},
-    .loop_error = "integer division by zero (ZeroDivisionError)",
-    .backward = fmod_backward,
-};
 
 /* ---------------------------------------------------------------- log (private, for pow's backward)
  * Note [pow log]: pow's exponent gradient needs log(a); this private unary op
@@ -295,12 +152,10 @@ static const cg_unary_op pow_log_op = {
 };
 
 /* ---------------------------------------------------------------- pow (tensor ** tensor) */
-CG_BINARY_FLOAT_LOOPS(pow, powf(a, b), pow(a, b))
-INT64_COMPUTE_LOOPS(pow, ipow(a, b))
 
 /* ga = where(b == 0, 0, g * b * a^(b-1))
  * gb = g * where(a == 0 & b >= 0, 0, out * log(a))   (PyTorch's masking at a = 0) */
-static cg_status pow_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_pow(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor *a = cg_node_saved(node, 0), *b = cg_node_saved(node, 1), *out = cg_node_saved(node, 2);
     cg_tensor *t[12] = {0};
     cg_status st = CG_OK;
@@ -332,18 +187,10 @@ done:
     return st;
 }
 
-const cg_binary_op cg_op_pow = {
-    .schema = {"pow", "PowBackward1", 1, CG_AMP_KEEP, false, true, true},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(pow), CG_INT_TABLE(pow)},
-    .backward = pow_backward,
-};
-
 /* ---------------------------------------------------------------- atan2 (a = y, b = x) */
-CG_BINARY_FLOAT_LOOPS(atan2, atan2f(a, b), atan2(a, b))
 
 /* ga = g * b / (a^2 + b^2) ; gb = -g * a / (a^2 + b^2) */
-static cg_status atan2_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_atan2(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor *a = cg_node_saved(node, 0), *b = cg_node_saved(node, 1);
     cg_tensor *t[6] = {0};
     cg_status st = CG_OK;
@@ -362,22 +209,9 @@ done:
     return st;
 }
 
-const cg_binary_op cg_op_atan2 = {
-    .schema = {"atan2", "Atan2Backward0", 1, CG_AMP_KEEP, false, true, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(atan2)},
-    .backward = atan2_backward,
-};
-
 /* ---------------------------------------------------------------- maximum, minimum
  * NaN in either operand propagates. Gradient (PyTorch): the winner gets g, a
  * tie splits it evenly (g/2 each). */
-CG_BINARY_FLOAT_LOOPS(maximum, (isnan(a) || a > b) ? a : b, (isnan(a) || a > b) ? a : b)
-CG_BINARY_INT_LOOPS(maximum, a > b ? a : b)
-CG_BINARY_LOOP(maximum_b, uint8_t, int, uint8_t, CG_LD_BOOL, CG_ST_BOOL, a || b)
-CG_BINARY_FLOAT_LOOPS(minimum, (isnan(a) || a < b) ? a : b, (isnan(a) || a < b) ? a : b)
-CG_BINARY_INT_LOOPS(minimum, a < b ? a : b)
-CG_BINARY_LOOP(minimum_b, uint8_t, int, uint8_t, CG_LD_BOOL, CG_ST_BOOL, a && b)
 
 /* h = where(a == b, g/2, g); ga = where(a loses, 0, h); gb = where(b loses, 0, h) */
 static cg_status minmax_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin, bool is_max) {
@@ -405,31 +239,17 @@ done:
     cg_tensor_release(b);
     return st;
 }
-static cg_status maximum_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_maximum(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     return minmax_backward(node, g, gin, true);
 }
-static cg_status minimum_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_minimum(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     return minmax_backward(node, g, gin, false);
 }
 
-const cg_binary_op cg_op_maximum = {
-    .schema = {"maximum", "MaximumBackward0", 1, CG_AMP_KEEP, false, true, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(maximum), CG_INT_TABLE(maximum), [CG_DTYPE_BOOL] = maximum_b},
-    .backward = maximum_backward,
-};
-const cg_binary_op cg_op_minimum = {
-    .schema = {"minimum", "MinimumBackward0", 1, CG_AMP_KEEP, false, true, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(minimum), CG_INT_TABLE(minimum), [CG_DTYPE_BOOL] = minimum_b},
-    .backward = minimum_backward,
-};
-
 /* ---------------------------------------------------------------- hypot */
-CG_BINARY_FLOAT_LOOPS(hypot, hypotf(a, b), hypot(a, b))
 
 /* ga = g * a / out ; gb = g * b / out   (slots: a, b, out) */
-static cg_status hypot_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_hypot(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor *a = cg_node_saved(node, 0), *b = cg_node_saved(node, 1), *out = cg_node_saved(node, 2);
     cg_tensor *q = NULL;
     cg_status st = CG_OK;
@@ -447,27 +267,10 @@ done:
     return st;
 }
 
-const cg_binary_op cg_op_hypot = {
-    .schema = {"hypot", "HypotBackward0", 1, CG_AMP_KEEP, false, true, true},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(hypot)},
-    .backward = hypot_backward,
-};
-
 /* ---------------------------------------------------------------- logaddexp
  * log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities give themselves. */
-#define LOGADDEXP_FN(NAME, T, FABS, LOG1P, EXP)                              \
-    static inline T NAME(T a, T b) {                                         \
-        if (isinf(a) && a == b) return a;                                    \
-        T m = a < b ? b : a;                                                 \
-        return m + LOG1P(EXP(-FABS(a - b)));                                 \
-    }
-LOGADDEXP_FN(logaddexp_f, float, fabsf, log1pf, expf)
-LOGADDEXP_FN(logaddexp_d, double, fabs, log1p, exp)
-CG_BINARY_FLOAT_LOOPS(logaddexp, logaddexp_f(a, b), logaddexp_d(a, b))
-
 /* ga = g / (1 + exp(b - a)) ; gb = g / (1 + exp(a - b)) */
-static cg_status logaddexp_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+cg_status cg_bw_logaddexp(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor *a = cg_node_saved(node, 0), *b = cg_node_saved(node, 1), *one = NULL;
     cg_status st = CG_OK;
     if (!a || !b || !(one = scalar_like(1.0, g[0]))) goto fail;
@@ -492,35 +295,23 @@ done:
     return st;
 }
 
-const cg_binary_op cg_op_logaddexp = {
-    .schema = {"logaddexp", "LogaddexpBackward0", 1, CG_AMP_KEEP, false, true, false},
-    .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(logaddexp)},
-    .backward = logaddexp_backward,
-};
-
-/* ---------------------------------------------------------------- entry points */
-cg_tensor *cg_add(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_add, a, b, NULL, 0); }
-cg_tensor *cg_sub(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_sub, a, b, NULL, 0); }
-cg_tensor *cg_mul(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_mul, a, b, NULL, 0); }
-cg_tensor *cg_div(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_div, a, b, NULL, 0); }
-
-static cg_status inplace2(const cg_binary_op *op, cg_tensor *self, cg_tensor *other) {
-    cg_tensor *in[2] = {self, other};
-    return cg_elementwise_inplace(op, 2, in, NULL, 0);
+/* ---------------------------------------------------------------- copysign
+ * ga = g * where(a == 0, 0, out / a) (PyTorch's ratio: ±1, computed without
+ * history since it is piecewise constant); gb = 0.   (slots: a, b, out) */
+cg_status cg_bw_copysign(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    if (cg_node_needs_grad(node, 1) && !(gin[1] = cg_zeros_like(g[0]))) return cg_last_error();
+    if (!cg_node_needs_grad(node, 0)) return CG_OK;
+    cg_tensor *a = cg_node_saved(node, 0), *out = cg_node_saved(node, 2);
+    cg_tensor *t[4] = {0};
+    cg_status st = CG_OK;
+    bool prev = cg_set_grad_enabled(false);
+    if (!a || !out || !(t[0] = scalar_like(0.0, a)) || !(t[1] = cg_eq(a, t[0])) || !(t[2] = cg_div(out, a)) ||
+        !(t[3] = cg_where(t[1], t[0], t[2])))
+        st = cg_last_error();
+    cg_set_grad_enabled(prev);
+    if (st == CG_OK && !(gin[0] = cg_mul(g[0], t[3]))) st = cg_last_error();
+    cg_release_all(4, t);
+    cg_tensor_release(a);
+    cg_tensor_release(out);
+    return st;
 }
-cg_status cg_add_(cg_tensor *self, cg_tensor *other) { return inplace2(&cg_op_add, self, other); }
-cg_status cg_sub_(cg_tensor *self, cg_tensor *other) { return inplace2(&cg_op_sub, self, other); }
-cg_status cg_mul_(cg_tensor *self, cg_tensor *other) { return inplace2(&cg_op_mul, self, other); }
-cg_status cg_div_(cg_tensor *self, cg_tensor *other) { return inplace2(&cg_op_div, self, other); }
-
-cg_tensor *cg_floor_divide(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_floor_divide, a, b, NULL, 0); }
-cg_tensor *cg_remainder(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_remainder, a, b, NULL, 0); }
-cg_tensor *cg_fmod(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_fmod, a, b, NULL, 0); }
-cg_tensor *cg_pow(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_pow, a, b, NULL, 0); }
-cg_tensor *cg_atan2(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_atan2, a, b, NULL, 0); }
-cg_tensor *cg_maximum(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_maximum, a, b, NULL, 0); }
-cg_tensor *cg_minimum(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_minimum, a, b, NULL, 0); }
-cg_tensor *cg_hypot(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_hypot, a, b, NULL, 0); }
-cg_tensor *cg_logaddexp(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_logaddexp, a, b, NULL, 0); }
-cg_status cg_pow_(cg_tensor *self, cg_tensor *other) { return inplace2(&cg_op_pow, self, other); }

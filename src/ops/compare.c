@@ -1,27 +1,8 @@
-/* compare.c — comparison ops (eq, ne, lt, le, gt, ge, isclose): every dtype in, bool
- * out, not differentiable. NaN compares unequal (IEEE), as in PyTorch. */
+/* compare.c — isclose (every dtype in, bool out, not differentiable). The
+ * comparisons eq, ne, lt, le, gt, ge (NaN compares unequal, as in PyTorch) are
+ * rows of the op table (src/ops/elementwise_ops.py): generated. */
 #include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
-
-/* UINT: the table entries of the barebones unsigned dtypes (eq and ne only, as in PyTorch) */
-#define COMPARE_OP(name, OPX, NODE, UINT)                                                          \
-    CG_BINARY_PRED_LOOPS(name, (a OPX b))                                                           \
-    const cg_binary_op cg_op_##name = {                                                            \
-        .schema = {#name, NODE, 1, CG_AMP_KEEP, false, false, false},                              \
-        .arity = 2, .out_dtype = CG_DTYPE_BOOL,                                                    \
-        .cpu = {CG_ALL_TABLE(name), UINT},                                                         \
-        .backward = NULL,                                                                          \
-    };                                                                                             \
-    cg_tensor *cg_##name(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_##name, a, b, NULL, 0); }
-
-CG_BINARY_UINT_PRED_LOOPS(eq, a == b)
-CG_BINARY_UINT_PRED_LOOPS(ne, a != b)
-COMPARE_OP(eq, ==, "EqBackward0", CG_UINT_TABLE(eq))
-COMPARE_OP(ne, !=, "NeBackward0", CG_UINT_TABLE(ne))
-COMPARE_OP(lt, <, "LtBackward0", )
-COMPARE_OP(le, <=, "LeBackward0", )
-COMPARE_OP(gt, >, "GtBackward0", )
-COMPARE_OP(ge, >=, "GeBackward0", )
 
 /* ---------------------------------------------------------------- isclose
  * |a - b| <= atol + |rtol * b| (finite error only), or a == b (equal

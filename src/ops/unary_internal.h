@@ -9,6 +9,7 @@
 #include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 #include "../backend/cpu/vmath.h"
+#include "elementwise_ops.gen.h"
 
 /* ------------------------------------------------------------- temporaries
  * Backward formulas chain many cg ops. Each result goes into the arena; the
@@ -106,14 +107,18 @@ cg_status cg_chain_rule(cg_node *node, cg_tensor *const *g, cg_tensor **gin, cg_
         return cg_chain_rule(node, g, gin, name##_formula);                                     \
     }
 
+/* The same for an op of the op table: defines `cg_status cg_bw_<name>`, the
+ * backward function its row names (declared in elementwise_ops.gen.h). */
+#define CG_GRAD_ROW(name, EXPR)                                                                 \
+    static cg_tensor *name##_formula(cg_tmp *A_, cg_tensor *g, cg_tensor *s, const double *p) { \
+        (void)g, (void)s, (void)p;                                                              \
+        return (EXPR);                                                                          \
+    }                                                                                           \
+    cg_status cg_bw_##name(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {               \
+        return cg_chain_rule(node, g, gin, name##_formula);                                     \
+    }
+
 /* zeros for every input that needs a gradient (floor, sign, ...) */
 cg_status cg_zero_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
-
-/* signed integer loops (int8 .. int64) computed in their own type */
-#define CG_UNARY_SINT_LOOPS(name, EXPR)                                       \
-    CG_UNARY_LOOP(name##_i8, int8_t, int8_t, int8_t, CG_ID, CG_ID, EXPR)      \
-    CG_UNARY_LOOP(name##_i16, int16_t, int16_t, int16_t, CG_ID, CG_ID, EXPR)  \
-    CG_UNARY_LOOP(name##_i32, int32_t, int32_t, int32_t, CG_ID, CG_ID, EXPR)  \
-    CG_UNARY_LOOP(name##_i64, int64_t, int64_t, int64_t, CG_ID, CG_ID, EXPR)
 
 #endif

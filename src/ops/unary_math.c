@@ -1,33 +1,27 @@
-/* unary_math.c — unary math ops (neg, abs, sign, powers, exp/log family,
- * trigonometric and hyperbolic functions, erf family, rounding, nan_to_num,
- * clamp with scalar bounds, pow with a scalar): descriptor, loops and
- * backward formula of each, side by side. Backward formulas are cg ops
- * (unary_internal.h), so every op is differentiable again. The float32
- * exp / expm1 / log / log1p / tanh / erf / erfc loops use the vectorisable
- * versions of vmath.h (Note [Vector math]). */
+/* unary_math.c — the backward formulas of the unary math ops of the op table
+ * (neg, abs, sign, powers, exp/log family, trigonometric and hyperbolic
+ * functions, erf family, rounding; their descriptors, entry points and CPU
+ * loops are generated from src/ops/elementwise_ops.py), and the unary ops with
+ * scalar parameters (nan_to_num, clamp with scalar bounds, pow with a scalar):
+ * descriptor, loops and backward formula side by side. Backward formulas are
+ * cg ops (unary_internal.h), so every op is differentiable again. Formulas
+ * (CG_GRAD_ROW) see the saved tensor as s: the input x or the output y, as the
+ * row's `saves` says. */
 #include "unary_internal.h"
 
-/* ---------------------------------------------------------------- neg */
-CG_UNARY_FLOAT_LOOPS(neg, -x, -x)
-CG_UNARY_INT_LOOPS(neg, -x)
+#define K_LN2 0.69314718055994530942
+#define K_LN10 2.30258509299404568402
+#define K_2_SQRTPI 1.12837916709551257390 /* 2/sqrt(pi) */
+#define K_SQRTPI_2 0.88622692545275801365 /* sqrt(pi)/2 */
 
-static cg_status neg_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+/* neg: d = -1 */
+cg_status cg_bw_neg(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     (void)node;
     return (gin[0] = cg_neg(g[0])) ? CG_OK : cg_last_error();
 }
 
-const cg_unary_op cg_op_neg = {
-    .schema = {"neg", "NegBackward0", 1, CG_AMP_KEEP, false, false, false},
-    .arity = 1, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(neg), CG_INT_TABLE(neg)},
-    .backward = neg_backward,
-};
-cg_tensor *cg_neg(cg_tensor *x) { return cg_unary_forward(&cg_op_neg, x, NULL, 0); }
-
-/* ---------------------------------------------------------------- exp: d/dx = exp(x) = out */
-CG_UNARY_FLOAT_LOOPS(exp, cg_vm_expf(x), exp(x))
-
-static cg_status exp_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+/* exp: d/dx = exp(x) = out */
+cg_status cg_bw_exp(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor *out = cg_node_saved(node, 0);
     if (!out) return cg_last_error();
     gin[0] = cg_mul(g[0], out);
@@ -35,249 +29,56 @@ static cg_status exp_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gi
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-const cg_unary_op cg_op_exp = {
-    .schema = {"exp", "ExpBackward0", 1, CG_AMP_KEEP, false, false, true},
-    .arity = 1, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(exp)},
-    .backward = exp_backward,
-};
-cg_tensor *cg_exp(cg_tensor *x) { return cg_unary_forward(&cg_op_exp, x, NULL, 0); }
+/* abs: d = sign(x) (0 at 0); sign, floor, ceil, round, trunc: zero gradient (cg_zero_backward) */
+CG_GRAD_ROW(abs, MUL(g, TK(cg_sign(s))))
+/* reciprocal: d = -y^2 */
+CG_GRAD_ROW(reciprocal, NEG(MUL(MUL(g, s), s)))
+/* square: d = 2x */
+CG_GRAD_ROW(square, MUL(g, SCALE(s, 2.0)))
+/* sqrt: d = 1/(2y); rsqrt: d = -y^3/2 */
+CG_GRAD_ROW(sqrt, DIV(g, SCALE(s, 2.0)))
+CG_GRAD_ROW(rsqrt, SCALE(MUL(MUL(MUL(g, s), s), s), -0.5))
+/* exp2: d = y ln2; expm1: d = y + 1 */
+CG_GRAD_ROW(exp2, SCALE(MUL(g, s), K_LN2))
+CG_GRAD_ROW(expm1, MUL(g, SHIFT(s, 1.0)))
+/* log family: d = 1/(x ln b), 1/(1+x) */
+CG_GRAD_ROW(log, DIV(g, s))
+CG_GRAD_ROW(log2, DIV(g, SCALE(s, K_LN2)))
+CG_GRAD_ROW(log10, DIV(g, SCALE(s, K_LN10)))
+CG_GRAD_ROW(log1p, DIV(g, SHIFT(s, 1.0)))
+/* trigonometric; tan: d = 1 + y^2; asin, acos: d = ±rsqrt(1 - x^2); atan: d = 1/(1 + x^2) */
+CG_GRAD_ROW(sin, MUL(g, TK(cg_cos(s))))
+CG_GRAD_ROW(cos, NEG(MUL(g, TK(cg_sin(s)))))
+CG_GRAD_ROW(tan, MUL(g, SHIFT(SQ(s), 1.0)))
+CG_GRAD_ROW(asin, MUL(g, TK(cg_rsqrt(RSUB(1.0, SQ(s))))))
+CG_GRAD_ROW(acos, NEG(MUL(g, TK(cg_rsqrt(RSUB(1.0, SQ(s)))))))
+CG_GRAD_ROW(atan, DIV(g, SHIFT(SQ(s), 1.0)))
+/* hyperbolic; tanh: d = 1 - y^2 (fused); asinh, acosh, atanh: d = rsqrt(x^2 + 1), rsqrt(x^2 - 1), 1/(1 - x^2) */
+CG_GRAD_ROW(sinh, MUL(g, TK(cg_cosh(s))))
+CG_GRAD_ROW(cosh, MUL(g, TK(cg_sinh(s))))
+CG_GRAD_ROW(tanh, TK(cg_act_grad(CG_ACT_GRAD_TANH, g, s)))
+CG_GRAD_ROW(asinh, MUL(g, TK(cg_rsqrt(SHIFT(SQ(s), 1.0)))))
+CG_GRAD_ROW(acosh, MUL(g, TK(cg_rsqrt(SHIFT(SQ(s), -1.0)))))
+CG_GRAD_ROW(atanh, DIV(g, RSUB(1.0, SQ(s))))
+/* erf family: d erf = 2/sqrt(pi) exp(-x^2); d erfinv = sqrt(pi)/2 exp(y^2) */
+CG_GRAD_ROW(erf, MUL(g, SCALE(TK(cg_exp(NEG(SQ(s)))), K_2_SQRTPI)))
+CG_GRAD_ROW(erfc, MUL(g, SCALE(TK(cg_exp(NEG(SQ(s)))), -K_2_SQRTPI)))
+CG_GRAD_ROW(erfinv, MUL(g, SCALE(TK(cg_exp(SQ(s))), K_SQRTPI_2)))
 
-/* ---------------------------------------------------------------- isnan (-> bool) */
-CG_UNARY_FLOAT_PRED_LOOPS(isnan, isnan(x), isnan(x))
-CG_UNARY_LOOP(isnan_int, uint8_t, int, uint8_t, CG_ID, CG_ST_BOOL, 0 * x)
-CG_UNARY_LOOP(isnan_i16, int16_t, int, uint8_t, CG_ID, CG_ST_BOOL, 0 * x)
-CG_UNARY_LOOP(isnan_i32, int32_t, int, uint8_t, CG_ID, CG_ST_BOOL, 0 * x)
-CG_UNARY_LOOP(isnan_i64, int64_t, int64_t, uint8_t, CG_ID, CG_ST_BOOL, 0 * x)
-
-const cg_unary_op cg_op_isnan = {
-    .schema = {"isnan", "IsnanBackward0", 1, CG_AMP_KEEP, false, false, false},
-    .arity = 1, .out_dtype = CG_DTYPE_BOOL,
-    .cpu = {CG_FLOAT_TABLE(isnan), [CG_DTYPE_BOOL] = isnan_int, [CG_DTYPE_U8] = isnan_int,
-            [CG_DTYPE_I8] = isnan_int, [CG_DTYPE_I16] = isnan_i16, [CG_DTYPE_I32] = isnan_i32,
-            [CG_DTYPE_I64] = isnan_i64, [CG_DTYPE_U16] = isnan_i16, [CG_DTYPE_U32] = isnan_i32,
-            [CG_DTYPE_U64] = isnan_i64},
-    .backward = NULL,
-};
-cg_tensor *cg_isnan(cg_tensor *x) { return cg_unary_forward(&cg_op_isnan, x, NULL, 0); }
-
-/* ================================================================ ops below: one formula each
- * UNARY_OP(name, node, amp, saves_input, saves_output, backward, cpu table...)
- * declares the descriptor and the entry point. Formulas (CG_GRAD) see the
- * saved tensor as s: the input x (saves_input) or the output y (saves_output).
- * AMP: none of these is on PyTorch's CPU autocast lists, so all keep their dtype. */
-#define UNARY_OP(name, NODE, AMP, SIN, SOUT, BW, ...)                            \
-    const cg_unary_op cg_op_##name = {                                           \
-        .schema = {#name, NODE, 1, AMP, false, SIN, SOUT},                       \
-        .arity = 1, .out_dtype = CG_SAME_DTYPE, .cpu = {__VA_ARGS__}, .backward = BW, \
-    };                                                                           \
-    cg_tensor *cg_##name(cg_tensor *x) { return cg_unary_forward(&cg_op_##name, x, NULL, 0); }
-#define FLOAT_OP_X(name, NODE, AMP) UNARY_OP(name, NODE, AMP, true, false, name##_backward, CG_FLOAT_TABLE(name))
-#define FLOAT_OP_Y(name, NODE, AMP) UNARY_OP(name, NODE, AMP, false, true, name##_backward, CG_FLOAT_TABLE(name))
-
-#define K_LN2 0.69314718055994530942
-#define K_LN10 2.30258509299404568402
-#define K_2_SQRTPI 1.12837916709551257390 /* 2/sqrt(pi) */
-#define K_SQRTPI_2 0.88622692545275801365 /* sqrt(pi)/2 */
-
-/* ---------------------------------------------------------------- abs: d = sign(x) (0 at 0) */
-CG_UNARY_FLOAT_LOOPS(abs, fabsf(x), fabs(x))
-CG_UNARY_SINT_LOOPS(abs, x < 0 ? -x : x)
-CG_UNARY_LOOP(abs_u8, uint8_t, uint8_t, uint8_t, CG_ID, CG_ID, x)
-CG_GRAD(abs, MUL(g, TK(cg_sign(s))))
-UNARY_OP(abs, "AbsBackward0", CG_AMP_KEEP, true, false, abs_backward, CG_FLOAT_TABLE(abs), CG_INT_TABLE(abs))
-
-/* ---------------------------------------------------------------- sign (NaN -> 0, as PyTorch); zero gradient */
-CG_UNARY_FLOAT_LOOPS(sign, (float)((x > 0) - (x < 0)), (double)((x > 0) - (x < 0)))
-CG_UNARY_SINT_LOOPS(sign, (x > 0) - (x < 0))
-CG_UNARY_LOOP(sign_u8, uint8_t, uint8_t, uint8_t, CG_ID, CG_ID, x > 0)
-CG_UNARY_LOOP(sign_b, uint8_t, uint8_t, uint8_t, CG_ID, CG_ID, x != 0)
-UNARY_OP(sign, "SignBackward0", CG_AMP_KEEP, false, false, cg_zero_backward, CG_FLOAT_TABLE(sign), CG_INT_TABLE(sign),
-         [CG_DTYPE_BOOL] = sign_b)
-
-/* ---------------------------------------------------------------- reciprocal: d = -y^2 */
-CG_UNARY_FLOAT_LOOPS(reciprocal, 1.0f / x, 1.0 / x)
-CG_GRAD(reciprocal, NEG(MUL(MUL(g, s), s)))
-FLOAT_OP_Y(reciprocal, "ReciprocalBackward0", CG_AMP_KEEP)
-
-/* ---------------------------------------------------------------- square: d = 2x
- * integer squares wrap (computed in uint64 so overflow is defined) */
-CG_UNARY_FLOAT_LOOPS(square, x * x, x * x)
-CG_UNARY_INT_LOOPS(square, (uint64_t)x * (uint64_t)x)
-CG_GRAD(square, MUL(g, SCALE(s, 2.0)))
-UNARY_OP(square, "PowBackward0", CG_AMP_KEEP, true, false, square_backward, CG_FLOAT_TABLE(square), CG_INT_TABLE(square))
-
-/* ---------------------------------------------------------------- sqrt: d = 1/(2y) */
-CG_UNARY_FLOAT_LOOPS(sqrt, sqrtf(x), sqrt(x))
-CG_GRAD(sqrt, DIV(g, SCALE(s, 2.0)))
-FLOAT_OP_Y(sqrt, "SqrtBackward0", CG_AMP_KEEP)
-
-/* ---------------------------------------------------------------- rsqrt: d = -y^3/2 */
-CG_UNARY_FLOAT_LOOPS(rsqrt, 1.0f / sqrtf(x), 1.0 / sqrt(x))
-CG_GRAD(rsqrt, SCALE(MUL(MUL(MUL(g, s), s), s), -0.5))
-FLOAT_OP_Y(rsqrt, "RsqrtBackward0", CG_AMP_KEEP)
-
-/* ---------------------------------------------------------------- exp2: d = y ln2 */
-CG_UNARY_FLOAT_LOOPS(exp2, exp2f(x), exp2(x))
-CG_GRAD(exp2, SCALE(MUL(g, s), K_LN2))
-FLOAT_OP_Y(exp2, "Exp2Backward0", CG_AMP_KEEP)
-
-/* ---------------------------------------------------------------- expm1: d = y + 1 */
-CG_UNARY_FLOAT_LOOPS(expm1, cg_vm_expm1f(x), expm1(x))
-CG_GRAD(expm1, MUL(g, SHIFT(s, 1.0)))
-FLOAT_OP_Y(expm1, "Expm1Backward0", CG_AMP_KEEP)
-
-/* ---------------------------------------------------------------- log family: d = 1/(x ln b), 1/(1+x) */
-CG_UNARY_FLOAT_LOOPS(log, cg_vm_logf(x), log(x))
-CG_GRAD(log, DIV(g, s))
-FLOAT_OP_X(log, "LogBackward0", CG_AMP_KEEP)
-
-CG_UNARY_FLOAT_LOOPS(log2, log2f(x), log2(x))
-CG_GRAD(log2, DIV(g, SCALE(s, K_LN2)))
-FLOAT_OP_X(log2, "Log2Backward0", CG_AMP_KEEP)
-
-CG_UNARY_FLOAT_LOOPS(log10, log10f(x), log10(x))
-CG_GRAD(log10, DIV(g, SCALE(s, K_LN10)))
-FLOAT_OP_X(log10, "Log10Backward0", CG_AMP_KEEP)
-
-CG_UNARY_FLOAT_LOOPS(log1p, cg_vm_log1pf(x), log1p(x))
-CG_GRAD(log1p, DIV(g, SHIFT(s, 1.0)))
-FLOAT_OP_X(log1p, "Log1PBackward0", CG_AMP_KEEP)
-
-/* ---------------------------------------------------------------- trigonometric */
-CG_UNARY_FLOAT_LOOPS(sin, sinf(x), sin(x))
-CG_GRAD(sin, MUL(g, TK(cg_cos(s))))
-FLOAT_OP_X(sin, "SinBackward0", CG_AMP_KEEP)
-
-CG_UNARY_FLOAT_LOOPS(cos, cosf(x), cos(x))
-CG_GRAD(cos, NEG(MUL(g, TK(cg_sin(s)))))
-FLOAT_OP_X(cos, "CosBackward0", CG_AMP_KEEP)
-
-/* d = 1 + y^2 */
-CG_UNARY_FLOAT_LOOPS(tan, tanf(x), tan(x))
-CG_GRAD(tan, MUL(g, SHIFT(SQ(s), 1.0)))
-FLOAT_OP_Y(tan, "TanBackward0", CG_AMP_KEEP)
-
-/* d = ±rsqrt(1 - x^2) */
-CG_UNARY_FLOAT_LOOPS(asin, asinf(x), asin(x))
-CG_GRAD(asin, MUL(g, TK(cg_rsqrt(RSUB(1.0, SQ(s))))))
-FLOAT_OP_X(asin, "AsinBackward0", CG_AMP_KEEP)
-
-CG_UNARY_FLOAT_LOOPS(acos, acosf(x), acos(x))
-CG_GRAD(acos, NEG(MUL(g, TK(cg_rsqrt(RSUB(1.0, SQ(s)))))))
-FLOAT_OP_X(acos, "AcosBackward0", CG_AMP_KEEP)
-
-/* d = 1/(1 + x^2) */
-CG_UNARY_FLOAT_LOOPS(atan, atanf(x), atan(x))
-CG_GRAD(atan, DIV(g, SHIFT(SQ(s), 1.0)))
-FLOAT_OP_X(atan, "AtanBackward0", CG_AMP_KEEP)
-
-/* ---------------------------------------------------------------- hyperbolic */
-CG_UNARY_FLOAT_LOOPS(sinh, sinhf(x), sinh(x))
-CG_GRAD(sinh, MUL(g, TK(cg_cosh(s))))
-FLOAT_OP_X(sinh, "SinhBackward0", CG_AMP_KEEP)
-
-CG_UNARY_FLOAT_LOOPS(cosh, coshf(x), cosh(x))
-CG_GRAD(cosh, MUL(g, TK(cg_sinh(s))))
-FLOAT_OP_X(cosh, "CoshBackward0", CG_AMP_KEEP)
-
-/* d = 1 - y^2 */
-CG_UNARY_FLOAT_LOOPS(tanh, cg_vm_tanhf(x), tanh(x))
-CG_GRAD(tanh, TK(cg_act_grad(CG_ACT_GRAD_TANH, g, s)))
-FLOAT_OP_Y(tanh, "TanhBackward0", CG_AMP_KEEP)
-
-/* d = rsqrt(x^2 + 1), rsqrt(x^2 - 1), 1/(1 - x^2) */
-CG_UNARY_FLOAT_LOOPS(asinh, asinhf(x), asinh(x))
-CG_GRAD(asinh, MUL(g, TK(cg_rsqrt(SHIFT(SQ(s), 1.0)))))
-FLOAT_OP_X(asinh, "AsinhBackward0", CG_AMP_KEEP)
-
-CG_UNARY_FLOAT_LOOPS(acosh, acoshf(x), acosh(x))
-CG_GRAD(acosh, MUL(g, TK(cg_rsqrt(SHIFT(SQ(s), -1.0)))))
-FLOAT_OP_X(acosh, "AcoshBackward0", CG_AMP_KEEP)
-
-CG_UNARY_FLOAT_LOOPS(atanh, atanhf(x), atanh(x))
-CG_GRAD(atanh, DIV(g, RSUB(1.0, SQ(s))))
-FLOAT_OP_X(atanh, "AtanhBackward0", CG_AMP_KEEP)
-
-/* ---------------------------------------------------------------- erf family */
-/* d erf = 2/sqrt(pi) exp(-x^2) */
-CG_UNARY_FLOAT_LOOPS(erf, cg_vm_erff(x), erf(x))
-CG_GRAD(erf, MUL(g, SCALE(TK(cg_exp(NEG(SQ(s)))), K_2_SQRTPI)))
-FLOAT_OP_X(erf, "ErfBackward0", CG_AMP_KEEP)
-
-CG_UNARY_FLOAT_LOOPS(erfc, cg_vm_erfcf(x), erfc(x))
-CG_GRAD(erfc, MUL(g, SCALE(TK(cg_exp(NEG(SQ(s)))), -K_2_SQRTPI)))
-FLOAT_OP_X(erfc, "ErfcBackward0", CG_AMP_KEEP)
-
-/* erfinv: Giles' single-precision approximation ("Approximating the erfinv
- * function", GPU Computing Gems, 2011) refined by two Newton steps on erf,
- * all in double; |y| == 1 gives ±inf, |y| > 1 NaN. */
-static double erfinv_d(double y) {
-    if (!(y > -1.0 && y < 1.0)) return y == 1.0 ? INFINITY : y == -1.0 ? -INFINITY : NAN;
-    double w = -log((1.0 - y) * (1.0 + y)), p;
-    if (w < 5.0) {
-        w -= 2.5;
-        p = 2.81022636e-08;
-        p = 3.43273939e-07 + p * w;
-        p = -3.5233877e-06 + p * w;
-        p = -4.39150654e-06 + p * w;
-        p = 0.00021858087 + p * w;
-        p = -0.00125372503 + p * w;
-        p = -0.00417768164 + p * w;
-        p = 0.246640727 + p * w;
-        p = 1.50140941 + p * w;
-    } else {
-        w = sqrt(w) - 3.0;
-        p = -0.000200214257;
-        p = 0.000100950558 + p * w;
-        p = 0.00134934322 + p * w;
-        p = -0.00367342844 + p * w;
-        p = 0.00573950773 + p * w;
-        p = -0.0076224613 + p * w;
-        p = 0.00943887047 + p * w;
-        p = 1.00167406 + p * w;
-        p = 2.83297682 + p * w;
-    }
-    double x = p * y;
-    for (int i = 0; i < 2; i++) {
-        double d = K_2_SQRTPI * exp(-x * x);
-        if (d > 0) x -= (erf(x) - y) / d;
-    }
-    return x;
-}
-CG_UNARY_FLOAT_LOOPS(erfinv, (float)erfinv_d(x), erfinv_d(x))
-/* d = sqrt(pi)/2 exp(y^2) */
-CG_GRAD(erfinv, MUL(g, SCALE(TK(cg_exp(SQ(s))), K_SQRTPI_2)))
-FLOAT_OP_Y(erfinv, "ErfinvBackward0", CG_AMP_KEEP)
-
-/* ---------------------------------------------------------------- rounding: zero gradient;
- * integer inputs are returned unchanged (as PyTorch does) */
-/* the barebones unsigned dtypes: copies (PyTorch runs rounding and nan_to_num on them) */
-#define UINT_COPY_LOOPS(name)                                                        \
-    CG_UNARY_LOOP(name##_u16, uint16_t, uint16_t, uint16_t, CG_ID, CG_ID, x)          \
-    CG_UNARY_LOOP(name##_u32, uint32_t, uint32_t, uint32_t, CG_ID, CG_ID, x)          \
-    CG_UNARY_LOOP(name##_u64, uint64_t, uint64_t, uint64_t, CG_ID, CG_ID, x)
-#define ROUNDING_OP(name, NODE, FF, FD)                                                          \
-    CG_UNARY_FLOAT_LOOPS(name, FF(x), FD(x))                                                     \
-    CG_UNARY_INT_LOOPS(name, x)                                                                  \
-    UINT_COPY_LOOPS(name)                                                                        \
-    UNARY_OP(name, NODE, CG_AMP_KEEP, false, false, cg_zero_backward, CG_FLOAT_TABLE(name), CG_INT_TABLE(name), \
-             CG_UINT_TABLE(name))
-ROUNDING_OP(floor, "FloorBackward0", floorf, floor)
-ROUNDING_OP(ceil, "CeilBackward0", ceilf, ceil)
-ROUNDING_OP(round, "RoundBackward0", rintf, rint) /* rint: half to even in the default rounding mode */
-ROUNDING_OP(trunc, "TruncBackward0", truncf, trunc)
-
-/* ---------------------------------------------------------------- frac = x - trunc(x): d = 1 */
-CG_UNARY_FLOAT_LOOPS(frac, x - truncf(x), x - trunc(x))
-static cg_status frac_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+/* frac = x - trunc(x): d = 1 */
+cg_status cg_bw_frac(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     if (cg_node_needs_grad(node, 0)) {
         cg_tensor_retain(g[0]);
         gin[0] = g[0];
     }
     return CG_OK;
 }
-UNARY_OP(frac, "FracBackward0", CG_AMP_KEEP, false, false, frac_backward, CG_FLOAT_TABLE(frac))
+
+/* the barebones unsigned dtypes: copies (PyTorch runs nan_to_num on them) */
+#define UINT_COPY_LOOPS(name)                                                        \
+    CG_UNARY_LOOP(name##_u16, uint16_t, uint16_t, uint16_t, CG_ID, CG_ID, x)          \
+    CG_UNARY_LOOP(name##_u32, uint32_t, uint32_t, uint32_t, CG_ID, CG_ID, x)          \
+    CG_UNARY_LOOP(name##_u64, uint64_t, uint64_t, uint64_t, CG_ID, CG_ID, x)
 
 /* ================================================================ ops with scalar parameters */
 

@@ -6,6 +6,7 @@
  * unary operators, scalar conversions (__bool__, __float__, __int__,
  * __index__) and `element in tensor`. */
 #include "bind.h"
+#include "elementwise_ops.gen.h" /* the op table's promotion kinds (tools/gen_ops.py) */
 
 /* interop.c: NumPy objects without importing NumPy */
 extern int cgpy_numpy_kind(PyObject *o);
@@ -129,7 +130,7 @@ static int check_kind(const binop *op, PyObject *a, PyObject *b, cg_dtype dt) {
 static int op_dtype(const binop *op, PyObject *a, PyObject *b, cg_dtype *dt) {
     PyObject *ops[2] = {a, b};
     if (cgpy_result_type(2, ops, dt)) return -1;
-    if (op->kind == K_TRUEDIV && !cg_dtype_is_floating(*dt)) *dt = cgpy_default_dtype;
+    if (op->kind == K_TRUEDIV) *dt = cgpy_promoted_dtype(CGPY_PROMOTE_div, *dt); /* div's row */
     return check_kind(op, a, b, *dt);
 }
 

@@ -5,6 +5,7 @@
  * Activations, softmax and the n-ary ops live in ops_activation.c; their
  * entries are appended to this file's tables. */
 #include "ops_math.h"
+#include "elementwise_ops.gen.h" /* the op table's lists (tools/gen_ops.py) */
 
 #include <math.h>
 #include <string.h>
@@ -190,23 +191,12 @@ static PyObject *unary_inplace(const unary_def *d, cgpy_fastkw_fn outofplace, Py
         return unary_inplace(&U_##name, py_##name, self, args, nargs, kw);                                      \
     }
 
-/* name, dtype rule, in-place through a copy */
-#define UNARY_OPS(X)                                                                                          \
-    X(abs, UK_SAME, false) X(sign, UK_SAME, false) X(neg, UK_SAME, false) X(reciprocal, UK_FLOAT, false)       \
-    X(square, UK_SQUARE, false) X(sqrt, UK_FLOAT, false) X(rsqrt, UK_FLOAT, false) X(exp, UK_FLOAT, false)     \
-    X(exp2, UK_FLOAT, false) X(expm1, UK_FLOAT, false) X(log, UK_FLOAT, false) X(log2, UK_FLOAT, false)        \
-    X(log10, UK_FLOAT, false) X(log1p, UK_FLOAT, false) X(sin, UK_FLOAT, false) X(cos, UK_FLOAT, false)        \
-    X(tan, UK_FLOAT, false) X(asin, UK_FLOAT, false) X(acos, UK_FLOAT, false) X(atan, UK_FLOAT, false)         \
-    X(sinh, UK_FLOAT, false) X(cosh, UK_FLOAT, false) X(tanh, UK_FLOAT, false) X(asinh, UK_FLOAT, false)       \
-    X(acosh, UK_FLOAT, false) X(atanh, UK_FLOAT, false) X(erf, UK_FLOAT, false) X(erfc, UK_FLOAT, false)       \
-    X(erfinv, UK_FLOAT, false) X(floor, UK_SAME, false) X(ceil, UK_SAME, false) X(trunc, UK_SAME, false)       \
-    X(frac, UK_SAME, false) X(logical_not, UK_SAME, true) X(bitwise_not, UK_SAME, false)                       \
-    X(relu, UK_SAME, false) X(sigmoid, UK_FLOAT, false)
+/* name, dtype rule, in-place through a copy: the op table's rows (elementwise_ops.gen.h) */
+#define UNARY_OPS(X) CGPY_UNARY_METHOD_OPS(X)
+#define UNARY_NOIP(name, kind, copy) UNARY(name, kind)
 UNARY_OPS(UNARY_IP)
-UNARY_IP(selu, UK_SAME, false) /* module function only, as in PyTorch */
-UNARY(isnan, UK_SAME)
-UNARY(isinf, UK_SAME)
-UNARY(isfinite, UK_SAME)
+CGPY_UNARY_FUNCTION_OPS(UNARY_IP) /* module function only, as in PyTorch (selu) */
+CGPY_UNARY_NOIP_OPS(UNARY_NOIP)
 
 /* positive(input): input itself (PyTorch returns the same tensor); not for bool */
 static PyObject *py_positive(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {
@@ -280,10 +270,10 @@ static PyObject *py_round_(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 /* ================================================================ binary ops */
 
-enum {
-    BK_ARITH, /* PyTorch's result type */
-    BK_FLOAT, /* result type, integers raised to the default float dtype */
-    BK_BOOL,  /* comparisons and logic: operands promoted, bool result */
+enum { /* the op table's promotion kinds (elementwise_ops.gen.h) */
+    BK_ARITH = CGPY_PROMOTE_ARITH, /* PyTorch's result type */
+    BK_FLOAT = CGPY_PROMOTE_FLOAT, /* result type, integers raised to the default float dtype */
+    BK_BOOL = CGPY_PROMOTE_BOOL,   /* comparisons and logic: operands promoted, bool result */
 };
 
 /* Which operands may be Python numbers, as in PyTorch's signatures: torch.eq(2, t)
@@ -353,7 +343,7 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
     cg_tensor *t = cgpy_t(self);
     cg_dtype dt;
     if (cgpy_result_type(2, v, &dt)) return NULL;
-    if (d->kind == BK_FLOAT && !cg_dtype_is_floating(dt)) dt = cgpy_default_dtype;
+    dt = cgpy_promoted_dtype(d->kind, dt);
     if (cgpy_check_cast(dt, cg_tensor_dtype(t))) return NULL;
     cg_tensor *o = cgpy_like_operand(v[1], t);
     if (!o) return NULL;
@@ -378,19 +368,10 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
         return binary_inplace(&B_##name, py_##name, self, args, nargs, kw);                                     \
     }
 
-/* name, dtype rule, which operands may be numbers (as in PyTorch's signatures) */
-#define BINARY_IP_OPS(X)                                                                                      \
-    X(mul, BK_ARITH, OPND_ANY) X(floor_divide, BK_ARITH, OPND_ANY) X(remainder, BK_ARITH, OPND_ANY)            \
-    X(fmod, BK_ARITH, OPND_INPUT) X(atan2, BK_FLOAT, OPND_BOTH) X(hypot, BK_ARITH, OPND_BOTH)                 \
-    X(eq, BK_BOOL, OPND_INPUT) X(ne, BK_BOOL, OPND_INPUT) X(lt, BK_BOOL, OPND_INPUT)                         \
-    X(le, BK_BOOL, OPND_INPUT) X(gt, BK_BOOL, OPND_INPUT) X(ge, BK_BOOL, OPND_INPUT)                         \
-    X(logical_and, BK_BOOL, OPND_BOTH) X(logical_or, BK_BOOL, OPND_BOTH) X(logical_xor, BK_BOOL, OPND_BOTH)  \
-    X(bitwise_and, BK_ARITH, OPND_ANY) X(bitwise_or, BK_ARITH, OPND_ANY) X(bitwise_xor, BK_ARITH, OPND_ANY)   \
-    X(bitwise_left_shift, BK_ARITH, OPND_ANY) X(bitwise_right_shift, BK_ARITH, OPND_ANY)
+/* name, dtype rule, which operands may be numbers (as in PyTorch's signatures): the op table's rows */
+#define BINARY_IP_OPS(X) CGPY_BINARY_METHOD_OPS(X)
 BINARY_IP_OPS(BINARY_IP)
-BINARY_DEF(maximum, BK_ARITH, OPND_BOTH)
-BINARY_DEF(minimum, BK_ARITH, OPND_BOTH)
-BINARY_DEF(logaddexp, BK_ARITH, OPND_BOTH)
+CGPY_BINARY_NOIP_OPS(BINARY_DEF)
 
 /* fmax / fmin: maximum / minimum that ignore NaN (a NaN loses unless both are NaN) */
 static cg_tensor *nan_ignoring(cg_tensor *a, cg_tensor *b, binary_fn pick) {
@@ -534,7 +515,7 @@ static cg_tensor *div_trunc(cg_tensor *a, cg_tensor *b) {
     if (d) cg_tensor_release(d);
     return r;
 }
-static const binary_def B_div = {"div", cg_div, BK_FLOAT, OPND_ANY};
+static const binary_def B_div = {"div", cg_div, CGPY_PROMOTE_div, OPND_ANY};
 static const binary_def B_div_trunc = {"div", div_trunc, BK_ARITH, OPND_ANY};
 static const binary_def B_div_floor = {"div", cg_floor_divide, BK_ARITH, OPND_ANY};
 
@@ -692,9 +673,9 @@ static PyObject *py_equal(PyObject *self, PyObject *const *args, Py_ssize_t narg
 
 /* entries shared by the Tensor methods and the module functions */
 #define MATH_COMMON                                                                                          \
-    UNARY_OPS(UNARY_ENTRY) BINARY_IP_OPS(BINARY_ENTRY) OP(isnan), OP(isinf), OP(isfinite), OP(isposinf),       \
-        OP(isneginf), OP(positive), OP(round), OP(add), OP(sub), OP(div), OP(pow), OP(float_power),            \
-        OP(maximum), OP(minimum), OP(fmax), OP(fmin), OP(logaddexp), OP(isclose), OP(allclose), OP(equal),     \
+    UNARY_OPS(UNARY_ENTRY) CGPY_UNARY_NOIP_OPS(UNARY_ENTRY) BINARY_IP_OPS(BINARY_ENTRY)                      \
+        CGPY_BINARY_NOIP_OPS(BINARY_ENTRY) OP(isposinf), OP(isneginf), OP(positive), OP(round), OP(add),        \
+        OP(sub), OP(div), OP(pow), OP(float_power), OP(fmax), OP(fmin), OP(isclose), OP(allclose), OP(equal),  \
         ALIAS(absolute, abs), ALIAS(negative, neg), ALIAS(fix, trunc), ALIAS(arcsin, asin),                   \
         ALIAS(arccos, acos), ALIAS(arctan, atan), ALIAS(arcsinh, asinh), ALIAS(arccosh, acosh),               \
         ALIAS(arctanh, atanh), ALIAS(arctan2, atan2), ALIAS(subtract, sub), ALIAS(multiply, mul),             \
@@ -715,7 +696,7 @@ PyMethodDef cgpy_math_methods[] = {
 
 PyMethodDef cgpy_math_functions[] = {
     MATH_COMMON,
-    OP(selu), IP(selu), IP(relu), IP(sigmoid), IP(tanh),
+    CGPY_UNARY_FUNCTION_OPS(UNARY_ENTRY) CGPY_UNARY_FUNCTION_OPS(UNARY_IP_ENTRY) IP(relu), IP(sigmoid), IP(tanh),
     CGPY_ACTIVATION_FUNCTIONS(ACT_ENTRY)
     CGPY_TABLE_END,
 };

@@ -15,6 +15,12 @@
 
 #include <math.h>
 
+/* Loops are static to the file that expands them; the generated table of the
+ * named ops (elementwise_loops.gen.c) defines this empty to export its loops. */
+#ifndef CG_LOOP_LINKAGE
+#define CG_LOOP_LINKAGE static
+#endif
+
 #define CG_ID(x) (x)
 #define CG_LD_F16(x) cg_f16_to_f32(x)
 #define CG_ST_F16(x) cg_f32_to_f16(x)
@@ -26,7 +32,7 @@
 /* ---------------------------------------------------------------- unary
  * EXPR computes the result from `x` (of compute type CT); `p` = params. */
 #define CG_UNARY_LOOP(fname, T, CT, OT, LOAD, STORE, EXPR)                                         \
-    static void fname(char **args, const int64_t *steps, int64_t n, const void *params) {          \
+    CG_LOOP_LINKAGE void fname(char **args, const int64_t *steps, int64_t n, const void *params) { \
         const double *p = params;                                                                  \
         (void)p;                                                                                   \
         char *o_ = args[0];                                                                        \
@@ -90,7 +96,7 @@ static inline void cg_bool_copy_n(uint8_t *restrict y, const uint8_t *restrict x
 /* float16 -> OT (float16 or bool) unary loop; EXPR in float from `x`; TO: CG_HALF_TO_* */
 #define CG_UNARY_LOOP_F16(fname, OT, TO, EXPR) CG_UNARY_LOOP_F16_(fname, OT, TO, EXPR)
 #define CG_UNARY_LOOP_F16_(fname, OT, YT, YCONV, STN, EXPR)                                        \
-    static void fname(char **args, const int64_t *steps, int64_t n, const void *params) {          \
+    CG_LOOP_LINKAGE void fname(char **args, const int64_t *steps, int64_t n, const void *params) { \
         const double *p = params;                                                                  \
         (void)p;                                                                                   \
         float xb_[CG_HALF_BLOCK];                                                                  \
@@ -110,7 +116,7 @@ static inline void cg_bool_copy_n(uint8_t *restrict y, const uint8_t *restrict x
 /* float16 -> OT binary loop; EXPR in float from `a` and `b`; TO: CG_HALF_TO_* */
 #define CG_BINARY_LOOP_F16(fname, OT, TO, EXPR) CG_BINARY_LOOP_F16_(fname, OT, TO, EXPR)
 #define CG_BINARY_LOOP_F16_(fname, OT, YT, YCONV, STN, EXPR)                                       \
-    static void fname(char **args, const int64_t *steps, int64_t n, const void *params) {          \
+    CG_LOOP_LINKAGE void fname(char **args, const int64_t *steps, int64_t n, const void *params) { \
         const double *p = params;                                                                  \
         (void)p;                                                                                   \
         float ab_[CG_HALF_BLOCK], bb_[CG_HALF_BLOCK];                                              \
@@ -163,7 +169,7 @@ static inline void cg_bool_copy_n(uint8_t *restrict y, const uint8_t *restrict x
  * EXPR computes from `a` and `b` (compute type CT). Fast paths: both
  * contiguous, and either side a broadcast scalar (step 0). */
 #define CG_BINARY_LOOP(fname, T, CT, OT, LOAD, STORE, EXPR)                                        \
-    static void fname(char **args, const int64_t *steps, int64_t n, const void *params) {          \
+    CG_LOOP_LINKAGE void fname(char **args, const int64_t *steps, int64_t n, const void *params) { \
         const double *p = params;                                                                  \
         (void)p;                                                                                   \
         char *o_ = args[0];                                                                        \
