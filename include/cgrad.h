@@ -53,12 +53,13 @@ typedef enum cg_dtype {
 typedef enum cg_device_type {
     CG_DEVICE_CPU = 0,
     CG_DEVICE_META = 1, /* shapes and dtypes only, no data */
+    CG_DEVICE_PRIVATE = 2, /* served by a backend registered at run time (out-of-tree, tests) */
     CG_DEVICE_TYPE_COUNT
 } cg_device_type;
 
 typedef struct cg_device {
     cg_device_type type;
-    int index; /* always 0 for cpu and meta */
+    int index; /* always 0 (one device of each type) */
 } cg_device;
 
 typedef enum cg_status {
@@ -102,7 +103,7 @@ CG_API bool cg_dtype_is_signed(cg_dtype dt);
 CG_API cg_device cg_cpu(void);
 CG_API cg_device cg_meta(void);
 CG_API bool cg_device_eq(cg_device a, cg_device b);
-CG_API const char *cg_device_name(cg_device d); /* "cpu", "meta" */
+CG_API const char *cg_device_name(cg_device d); /* "cpu", "meta", or the registered backend's name */
 
 /* ------------------------------------------------------------- global state */
 
@@ -259,7 +260,8 @@ CG_API int64_t cg_tensor_offset(const cg_tensor *t);          /* storage offset 
 CG_API cg_dtype cg_tensor_dtype(const cg_tensor *t);
 CG_API cg_device cg_tensor_device(const cg_tensor *t);
 CG_API bool cg_tensor_is_contiguous(const cg_tensor *t);
-CG_API void *cg_tensor_data(const cg_tensor *t);             /* pointer to element 0 (NULL on meta) */
+CG_API void *cg_tensor_data(const cg_tensor *t);             /* pointer to element 0; NULL on meta, and on a device
+                                                              * whose memory the host cannot address (CG_ERR_DEVICE) */
 CG_API const void *cg_tensor_storage_id(const cg_tensor *t); /* equal for tensors sharing storage */
 CG_API int64_t cg_tensor_storage_nbytes(const cg_tensor *t);
 CG_API uint64_t cg_tensor_version(const cg_tensor *t);

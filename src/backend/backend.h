@@ -2,7 +2,9 @@
  * receive, device-independent: the inner-loop signatures (elementwise and
  * reduction), the loop parameter block, the iterator plan (shapes, byte
  * strides, data pointers after broadcast and coalescing) and the thread pool's
- * range runner. Knows nothing of autograd or op descriptors. */
+ * range runner; and the backend interface (Note [Backends]): one struct of
+ * function pointers per device type, in a table indexed by device type.
+ * Knows nothing of autograd or op descriptors. */
 #ifndef CG_BACKEND_H
 #define CG_BACKEND_H
 
@@ -74,5 +76,45 @@ typedef void (*cg_reduce_cols_loop)(char *out, const char *in, int64_t rows, int
  * tries `chunked`, then the plain loop. */
 typedef bool (*cg_reduce_full_fn)(cg_dtype dt, char *out, const char *in, int64_t n, int64_t s,
                                   const double *params);
+
+/* ------------------------------------------------------------- the backend interface
+ * Note [Backends]: a device type is served by one cg_backend. Drivers reach
+ * memory and compute only through it: storage comes from `alloc` (the CPU's is
+ * the caching allocator, src/core/allocator.c), data crosses between host and
+ * device only by `copy_from_host` / `copy_to_host`, and the generic runners
+ * take an iterator plan. `run_elementwise` gets the op's table id and dtype
+ * (which a device backend uses to pick its own kernel) and the op's host loop
+ * (which the CPU, and backends whose memory is host memory, run). Streams: the
+ * CPU's work is done when a call returns; `synchronize` waits for a device's.
+ * Custom kernels (conv, pool, norm, ...) are not yet per-device entries: those
+ * ops run on backends with `host_kernels` only (CPU, and meta, whose kernels
+ * are skipped), and raise NotImplementedError naming the op and the device on
+ * any other (cg_device_refused, src/backend/registry.c). */
+typedef struct cg_backend {
+    const char *name;      /* "cpu", "meta", ... (cg_device_name) */
+    bool has_data;         /* false: meta, shapes and dtypes only */
+    bool host_addressable; /* the engine's CPU code may read and write the data directly */
+    bool host_kernels;     /* the ops whose kernels are not yet per-device entries run here */
+    /* memory: alloc returns NULL and sets CG_ERR_OOM on failure (nbytes > 0) */
+    void *(*alloc)(size_t nbytes, cg_device dev);
+    void (*free)(void *p, size_t nbytes, cg_device dev);
+    void (*copy_from_host)(void *dst, const void *src, size_t nbytes, cg_device dev);
+    void (*copy_to_host)(void *dst, const void *src, size_t nbytes, cg_device dev);
+    void (*synchronize)(cg_device dev);
+    /* compute: every element of the plan (its ptr[] are this device's) */
+    void (*run_elementwise)(const cg_iter *plan, int op_id, cg_dtype dt, cg_loop_fn host_loop, const void *params,
+                            int64_t grain);
+    /* plan->ptr[0] <- the itemsize-byte value at `value` (host memory), every element */
+    void (*fill)(const cg_iter *plan, const void *value, size_t itemsize);
+} cg_backend;
+
+/* The backend of a device type (never NULL for a valid, registered type). */
+const cg_backend *cg_backend_of(cg_device dev);
+/* Serve CG_DEVICE_PRIVATE with b (NULL: none). For out-of-tree and test
+ * backends (tests/c/fake_backend.c); not thread-safe against running ops. */
+void cg_backend_register_private(const cg_backend *b);
+/* The backends in this tree. */
+extern const cg_backend cg_backend_cpu;
+extern const cg_backend cg_backend_meta;
 
 #endif

@@ -157,6 +157,20 @@ cg_tensor *cg_tensor_alias(const cg_tensor *t);
 /* Alias of t with new geometry (a view); no autograd history. */
 cg_tensor *cg_tensor_view_of(const cg_tensor *t, int ndim, const int64_t *shape,
                              const int64_t *strides, int64_t offset);
+/* Devices (Note [Backends], src/backend/backend.h). Storage and tensors know
+ * a device only by these entry points, which the backend layer's registry
+ * (src/backend/registry.c) implements. */
+bool cg_device_valid(cg_device dev);
+bool cg_device_host_addressable(cg_device dev);
+bool cg_device_has_data(cg_device dev); /* false: meta */
+/* *out <- nbytes of the device's memory (NULL for 0 bytes or a device without
+ * data); CG_ERR_OOM (error set) on failure. */
+cg_status cg_device_alloc(void **out, size_t nbytes, cg_device dev);
+void cg_device_free(void *p, size_t nbytes, cg_device dev);
+/* An op whose kernels are not per-device entries yet refuses inputs on other
+ * backends: true, with CG_ERR_NOT_IMPLEMENTED naming the op and the device. */
+bool cg_device_refused(const char *op, int n, cg_tensor *const *in);
+
 /* Release ts[0..n) (NULL entries allowed). */
 static inline void cg_release_all(int n, cg_tensor **ts) {
     for (int i = 0; i < n; i++) cg_tensor_release(ts[i]);
@@ -237,7 +251,10 @@ static inline const cg_tensor *cg_prof_out_status(cg_status s) { (void)s; return
  * uint16/32/64 (cg_barebones_refused's list, dtype.c) refuses such an input
  * before its body runs, with PyTorch's NotImplementedError. */
 bool cg_barebones_refused(const char *op, int n, cg_tensor *const *in);
-#define CG_PROF_FNV(ret, fn, opname, params, args, count, array)                   \
+/* CG_PROF_FNV_ON(..., any_device): any_device true for entry points that run
+ * on every backend (their work goes through the backend interface: fill_,
+ * copy_, clone), false for those cg_device_refused guards (Note [Backends]). */
+#define CG_PROF_FNV_ON(ret, fn, opname, params, args, count, array, any_device)    \
     static ret fn##_body params;                                                   \
     static CG_PROF_COLD ret fn##_profiled params {                                 \
         int64_t prof_ev_ = cg_prof_begin(opname, CG_PROF_OP, (count), (array));    \
@@ -246,15 +263,22 @@ bool cg_barebones_refused(const char *op, int n, cg_tensor *const *in);
         return prof_r_;                                                            \
     }                                                                              \
     ret fn params {                                                                \
-        if (cg_barebones_refused(opname, (count), (array)))                        \
+        if (cg_barebones_refused(opname, (count), (array)) ||                      \
+            (!(any_device) && cg_device_refused(opname, (count), (array))))        \
             return _Generic((ret){0}, cg_status: cg_last_error(), default: NULL);  \
         if (cg_prof_active()) return fn##_profiled args;                           \
         return fn##_body args;                                                     \
     }                                                                              \
     static ret fn##_body params
+#define CG_PROF_FNV(ret, fn, opname, params, args, count, array) \
+    CG_PROF_FNV_ON(ret, fn, opname, params, args, count, array, false)
 #define CG_PROF_FN(ret, fn, opname, params, args, ...) \
     CG_PROF_FNV(ret, fn, opname, params, args, (int)(sizeof((cg_tensor *[]){__VA_ARGS__}) / sizeof(cg_tensor *)), \
                 ((cg_tensor *const[]){__VA_ARGS__}))
+/* the same, for an entry point that runs on every backend */
+#define CG_PROF_FN_ANY_DEVICE(ret, fn, opname, params, args, ...) \
+    CG_PROF_FNV_ON(ret, fn, opname, params, args, (int)(sizeof((cg_tensor *[]){__VA_ARGS__}) / sizeof(cg_tensor *)), \
+                   ((cg_tensor *const[]){__VA_ARGS__}), true)
 #define CG_PROF_FN0(ret, fn, opname, params, args) CG_PROF_FNV(ret, fn, opname, params, args, 0, NULL)
 
 /* ------------------------------------------------------------- BLAS threads

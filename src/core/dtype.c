@@ -30,13 +30,6 @@ bool cg_dtype_is_signed(cg_dtype dt) { return valid(dt) && k_dtypes[dt].sign; }
 cg_device cg_cpu(void) { return (cg_device){CG_DEVICE_CPU, 0}; }
 cg_device cg_meta(void) { return (cg_device){CG_DEVICE_META, 0}; }
 bool cg_device_eq(cg_device a, cg_device b) { return a.type == b.type && a.index == b.index; }
-const char *cg_device_name(cg_device d) {
-    switch (d.type) {
-    case CG_DEVICE_CPU: return "cpu";
-    case CG_DEVICE_META: return "meta";
-    default: return "invalid";
-    }
-}
 
 double cg_load_f64(const void *p, cg_dtype dt) {
     switch (dt) {

@@ -6,8 +6,7 @@
 #include <stddef.h>
 
 cg_status cg_storage_init(cg_storage *s, size_t nbytes, cg_device dev, bool embedded) {
-    s->data = NULL;
-    if (dev.type == CG_DEVICE_CPU && nbytes > 0 && !(s->data = cg_alloc(nbytes, dev))) return CG_ERR_OOM;
+    if (cg_device_alloc(&s->data, nbytes, dev)) return CG_ERR_OOM;
     atomic_init(&s->refcount, 1);
     atomic_init(&s->version, 0);
     s->nbytes = nbytes;
@@ -40,7 +39,7 @@ void cg_storage_release(cg_storage *s) {
     if (s->external) {
         if (s->deleter) s->deleter(s->deleter_ctx);
     } else {
-        cg_free(s->data, s->nbytes, s->device);
+        cg_device_free(s->data, s->nbytes, s->device);
     }
     if (s->embedded)
         cg_tensor_block_free((cg_tensor_block *)(void *)((char *)s - offsetof(cg_tensor_block, storage)));

@@ -91,7 +91,7 @@ void cg_tensor_release(cg_tensor *t) {
 cg_tensor *cg_tensor_new(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
     int64_t numel;
     CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[%s] invalid dtype %d", op, (int)dt);
-    CG_CHECK(dev.type >= 0 && dev.type < CG_DEVICE_TYPE_COUNT, CG_ERR_DEVICE, "[%s] invalid device %d", op, (int)dev.type);
+    CG_CHECK(cg_device_valid(dev), CG_ERR_DEVICE, "[%s] invalid device %d:%d", op, (int)dev.type, dev.index);
     size_t isz = cg_itemsize(dt);
     if (cg_shape_check(op, ndim, shape, isz, &numel)) return NULL;
     cg_tensor_block *b = cg_tensor_block_alloc();
@@ -123,12 +123,15 @@ cg_status cg_tensor_resize_(cg_tensor *t, int ndim, const int64_t *shape) {
         CG_CHECK_S(!s->external, CG_ERR_RUNTIME,
                    "[resize_] Trying to resize storage that is not resizable (memory not owned by cgrad, %zu bytes; "
                    "%zu needed)", s->nbytes, need);
-        if (s->device.type == CG_DEVICE_CPU) {
-            void *data = cg_alloc(need, s->device);
-            if (!data) return CG_ERR_OOM;
+        if (cg_device_host_addressable(s->device)) {
+            void *data;
+            if (cg_device_alloc(&data, need, s->device)) return CG_ERR_OOM;
             if (s->nbytes) memcpy(data, s->data, s->nbytes);
-            cg_free(s->data, s->nbytes, s->device);
+            cg_device_free(s->data, s->nbytes, s->device);
             s->data = data;
+        } else {
+            CG_CHECK_S(!cg_device_has_data(s->device), CG_ERR_NOT_IMPLEMENTED, "[resize_] is not implemented for device '%s'",
+                       cg_device_name(s->device));
         }
         s->nbytes = need;
     }
@@ -260,7 +263,12 @@ int64_t cg_tensor_numel(const cg_tensor *t) { return cg_shape_numel(t->ndim, t->
 int64_t cg_tensor_offset(const cg_tensor *t) { return t->offset; }
 cg_dtype cg_tensor_dtype(const cg_tensor *t) { return t->dtype; }
 cg_device cg_tensor_device(const cg_tensor *t) { return t->device; }
-void *cg_tensor_data(const cg_tensor *t) { return cg_tensor_ptr(t); }
+void *cg_tensor_data(const cg_tensor *t) {
+    CG_CHECK(cg_device_host_addressable(t->device) || !t->storage->data, CG_ERR_DEVICE,
+             "[data] tensor is on %s, whose memory the host cannot address: copy it with to(cpu) first",
+             cg_device_name(t->device));
+    return cg_tensor_ptr(t);
+}
 const void *cg_tensor_storage_id(const cg_tensor *t) { return t->storage; }
 int64_t cg_tensor_storage_nbytes(const cg_tensor *t) { return (int64_t)t->storage->nbytes; }
 uint64_t cg_tensor_version(const cg_tensor *t) { return atomic_load(&t->storage->version) + t->version_bias; }
@@ -291,7 +299,8 @@ static int64_t flat_offset(const cg_tensor *t, int64_t i) {
 
 cg_status cg_tensor_get_flat(const cg_tensor *t, int64_t index, double *out) {
     int64_t n = cg_tensor_numel(t);
-    CG_CHECK_S(!cg_is_meta(t), CG_ERR_DEVICE, "[get_flat] tensor is on the meta device and has no data");
+    CG_CHECK_S(cg_device_host_addressable(t->device), CG_ERR_DEVICE, "[get_flat] tensor is on %s, %s", cg_device_name(t->device),
+               cg_device_has_data(t->device) ? "whose memory the host cannot address: copy it with to(cpu) first" : "which has no data");
     CG_CHECK_S(index >= 0 && index < n, CG_ERR_INDEX, "[get_flat] index %lld is out of bounds for %lld elements",
                (long long)index, (long long)n);
     *out = cg_load_f64(cg_tensor_ptr(t) + flat_offset(t, index), t->dtype);
@@ -305,7 +314,8 @@ cg_status cg_tensor_item(const cg_tensor *t, double *out) {
 }
 
 cg_status cg_tensor_copy_to_buffer(const cg_tensor *t, void *buf, cg_dtype dt) {
-    CG_CHECK_S(!cg_is_meta(t), CG_ERR_DEVICE, "[copy_to_buffer] tensor is on the meta device and has no data");
+    CG_CHECK_S(cg_device_host_addressable(t->device), CG_ERR_DEVICE, "[copy_to_buffer] tensor is on %s, which the host cannot read",
+               cg_device_name(t->device));
     cg_tensor *dst = cg_from_blob(buf, t->ndim, t->shape, NULL, dt, NULL, NULL);
     if (!dst) return cg_last_error();
     bool prev = cg_set_grad_enabled(false);

@@ -79,33 +79,36 @@ static cg_status validate(const cg_elementwise_op *op, int n, cg_tensor *const *
     return CG_OK;
 }
 
-/* Run the loop; a loop-flagged error (Note [Loop errors]) fails the call.
- * flat: every operand is contiguous with out's shape (Note [Elementwise fast
- * path]), so below the threading grain one call of the loop does it all. */
+/* Run the loop through out's backend (Note [Backends]); a loop-flagged
+ * error (Note [Loop errors]) fails the call. flat: every operand is
+ * contiguous with out's shape (Note [Elementwise fast path]), so the plan is
+ * one flat dim, built without the general iterator. */
 static cg_status run_loop(const cg_elementwise_op *op, cg_loop_fn loop, cg_tensor *out, int n, cg_tensor *const *in,
                           const double *params, int np, bool flat) {
-    if (cg_is_meta(out)) return CG_OK;
+    cg_dtype dt = CG_DTYPE_BOOL; /* the loop's: its data inputs' dtype */
+    for (int i = 0; i < n; i++)
+        if (!(op->bool_inputs & (1u << i))) {
+            dt = in[i]->dtype;
+            break;
+        }
     cg_tensor *args[CG_ITER_MAX_ARGS];
     args[0] = out;
     for (int i = 0; i < n; i++) args[i + 1] = in[i];
     cg_loop_params lp = {{0}, 0};
     for (int i = 0; i < np; i++) lp.p[i] = params[i];
-    int64_t numel = cg_shape_numel(out->ndim, out->shape);
-    if (flat && numel < CG_GRAIN) {
-        if (numel > 0) {
-            char *ptr[CG_ITER_MAX_ARGS];
-            int64_t steps[CG_ITER_MAX_ARGS];
-            for (int k = 0; k <= n; k++) {
-                ptr[k] = cg_tensor_ptr(args[k]);
-                steps[k] = (int64_t)cg_itemsize(args[k]->dtype);
-            }
-            loop(ptr, steps, numel, &lp);
+    cg_iter it;
+    if (flat) {
+        it.ndim = 1;
+        it.nargs = n + 1;
+        it.numel = it.shape[0] = cg_shape_numel(out->ndim, out->shape);
+        for (int k = 0; k <= n; k++) {
+            it.ptr[k] = cg_tensor_ptr(args[k]);
+            it.strides[k][0] = (int64_t)cg_itemsize(args[k]->dtype);
         }
     } else {
-        cg_iter it;
         cg_iter_init(&it, n + 1, args, out->ndim, out->shape);
-        cg_iter_run(&it, loop, &lp, CG_GRAIN);
     }
+    cg_backend_of(out->device)->run_elementwise(&it, (int)op->id, dt, loop, &lp, CG_GRAIN);
     if (atomic_load_explicit(&lp.error, memory_order_relaxed))
         return cg_set_error(CG_ERR_VALUE, "[%s] %s", op->schema.name, op->loop_error ? op->loop_error : "invalid input");
     return CG_OK;
@@ -143,7 +146,7 @@ static cg_tensor *elementwise_forward(const cg_elementwise_op *op, int n, cg_ten
         cg_release_all(n, in);
         return NULL;
     }
-    cg_tensor *out = cg_new_output(op->schema.name, ondim, oshape, odt, in[0]->device);
+    cg_tensor *out = cg_tensor_new(op->schema.name, ondim, oshape, odt, in[0]->device);
     if (out) {
         if (run_loop(op, loop, out, n, in, params, np, flat) || wire(op, n, in, out, params, np)) {
             cg_tensor_release(out);

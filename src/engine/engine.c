@@ -199,7 +199,7 @@ static cg_status run_hooks(cg_node *node, int nr, cg_tensor **g) {
 
 static cg_status anomaly_check(cg_node *node, int n, cg_tensor **gin) {
     for (int i = 0; i < n; i++) {
-        if (!gin[i] || cg_is_meta(gin[i])) continue;
+        if (!gin[i] || !cg_device_has_data(gin[i]->device)) continue;
         bool prev = cg_set_grad_enabled(false);
         cg_tensor *nan = cg_isnan(gin[i]);
         cg_tensor *any = nan ? cg_any(nan, 0, NULL, false) : NULL;

@@ -179,16 +179,18 @@ static void copy_same(char **args, const int64_t *steps, int64_t n, const void *
     for (int64_t k = 0; k < n; k++) memcpy(args[0] + k * steps[0], args[1] + k * steps[1], isz);
 }
 
-/* Raw data copy dst <- src (broadcast, convert); no autograd, no version bump. */
+/* Raw data copy dst <- src (broadcast, convert; one device), through the
+ * device's backend; no autograd, no version bump. */
 static void copy_raw(cg_tensor *dst, cg_tensor *src) {
-    if (cg_is_meta(dst) || cg_is_meta(src)) return;
     cg_tensor *args[2] = {dst, src};
     cg_iter it;
     cg_iter_init(&it, 2, args, dst->ndim, dst->shape);
+    const cg_backend *b = cg_backend_of(dst->device);
     if (dst->dtype == src->dtype)
-        cg_iter_run(&it, copy_same, (const void *)(uintptr_t)cg_dtype_size(dst->dtype), CG_GRAIN);
+        b->run_elementwise(&it, CG_OP_NONE, dst->dtype, copy_same, (const void *)(uintptr_t)cg_dtype_size(dst->dtype),
+                           CG_GRAIN);
     else
-        cg_iter_run(&it, k_cast[dst->dtype][src->dtype], NULL, CG_GRAIN);
+        b->run_elementwise(&it, CG_OP_NONE, src->dtype, k_cast[dst->dtype][src->dtype], NULL, CG_GRAIN);
 }
 
 /* ------------------------------------------------------------- copy_ */
@@ -213,7 +215,7 @@ static bool inplace_graph(const cg_tensor *t, const cg_tensor *src) {
            ((src && src->requires_grad) || t->requires_grad || (t->base && t->base->requires_grad));
 }
 
-CG_PROF_FN(cg_status, cg_copy_, "copy_", (cg_tensor *dst, cg_tensor *src), (dst, src), dst, src) {
+CG_PROF_FN_ANY_DEVICE(cg_status, cg_copy_, "copy_", (cg_tensor *dst, cg_tensor *src), (dst, src), dst, src) {
     CG_CHECK_S(dst && src, CG_ERR_VALUE, "[copy_] argument is NULL");
     if (!cg_device_eq(dst->device, src->device) && !cg_is_meta(dst))
         return cg_set_error(CG_ERR_DEVICE, "[copy_] cannot copy from %s to %s", cg_device_name(src->device),
@@ -261,7 +263,7 @@ static cg_status identity_backward(cg_node *node, cg_tensor *const *gout, cg_ten
 }
 
 static cg_tensor *copy_out(const char *name, const char *node_name, cg_tensor *t, cg_dtype dt) {
-    cg_tensor *out = cg_new_output(name, t->ndim, t->shape, dt, t->device);
+    cg_tensor *out = cg_tensor_new(name, t->ndim, t->shape, dt, t->device);
     if (!out) return NULL;
     copy_raw(out, t);
     if (!cg_dtype_is_floating(dt)) return out;
@@ -274,7 +276,7 @@ static cg_tensor *copy_out(const char *name, const char *node_name, cg_tensor *t
     return out;
 }
 
-CG_PROF_FN(cg_tensor *, cg_clone, "clone", (cg_tensor *t), (t), t) {
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_clone, "clone", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[clone] argument is NULL");
     return copy_out("clone", "CloneBackward0", t, t->dtype);
 }
@@ -310,21 +312,76 @@ cg_tensor *cg_to_dtype(cg_tensor *t, cg_dtype dt) {
     return copy_out("to", "ToCopyBackward0", t, dt);
 }
 
+/* to(device)'s gradient goes back to the input's device */
+static cg_status to_device_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    gin[0] = cg_to_device(gout[0], node->input_meta[0].device);
+    return gin[0] ? CG_OK : cg_last_error();
+}
+
+/* Note [Moving between devices]: data crosses devices only through the
+ * backends' copy_from_host / copy_to_host (Note [Backends]), as one
+ * contiguous block: the source is made contiguous on its own device first,
+ * and a copy between two devices neither of which is the host stages through
+ * a host buffer. A meta tensor has no data to move. */
+static cg_status move_data(cg_tensor *out, cg_tensor *t) {
+    cg_tensor *c = cg_contiguous(t);
+    if (!c) return cg_last_error();
+    size_t nbytes = (size_t)cg_tensor_numel(c) * cg_itemsize(c->dtype);
+    const cg_backend *from = cg_backend_of(c->device), *to = cg_backend_of(out->device);
+    cg_status st = CG_OK;
+    if (from->host_addressable) {
+        to->copy_from_host(cg_tensor_ptr(out), cg_tensor_ptr(c), nbytes, out->device);
+    } else if (to->host_addressable) {
+        from->copy_to_host(cg_tensor_ptr(out), cg_tensor_ptr(c), nbytes, c->device);
+    } else {
+        void *stage = cg_malloc_n("to", 1, nbytes);
+        if (!stage) {
+            st = cg_last_error();
+        } else {
+            from->copy_to_host(stage, cg_tensor_ptr(c), nbytes, c->device);
+            to->copy_from_host(cg_tensor_ptr(out), stage, nbytes, out->device);
+            free(stage);
+        }
+    }
+    cg_tensor_release(c);
+    return st;
+}
+
 cg_tensor *cg_to_device(cg_tensor *t, cg_device dev) {
     CG_CHECK(t, CG_ERR_VALUE, "[to] argument is NULL");
     if (cg_device_eq(t->device, dev)) {
         cg_tensor_retain(t);
         return t;
     }
-    CG_CHECK(dev.type == CG_DEVICE_META, CG_ERR_NOT_IMPLEMENTED,
+    CG_CHECK(cg_device_valid(dev), CG_ERR_DEVICE, "[to] invalid device %d:%d", (int)dev.type, dev.index);
+    CG_CHECK(cg_device_has_data(t->device) || !cg_device_has_data(dev), CG_ERR_NOT_IMPLEMENTED,
              "[to] copying a tensor from %s to %s is not supported (meta tensors have no data)",
              cg_device_name(t->device), cg_device_name(dev));
-    return cg_empty(t->ndim, t->shape, t->dtype, dev);
+    cg_tensor *out = cg_empty(t->ndim, t->shape, t->dtype, dev);
+    if (!out) return NULL;
+    if (cg_device_has_data(dev) && cg_tensor_numel(t) > 0) {
+        bool prev = cg_set_grad_enabled(false);
+        cg_status st = move_data(out, t);
+        cg_set_grad_enabled(prev);
+        if (st) {
+            cg_tensor_release(out);
+            return NULL;
+        }
+    }
+    if (!cg_dtype_is_floating(t->dtype)) return out;
+    bool failed;
+    cg_wire_unary_output("ToCopyBackward0", to_device_backward, NULL, 1, &t, out, 0, &failed);
+    if (failed) {
+        cg_tensor_release(out);
+        return NULL;
+    }
+    return out;
 }
 
 /* ------------------------------------------------------------- fill_ / zero_ */
 
-CG_PROF_FN(cg_status, cg_fill_, "fill_", (cg_tensor *t, double value), (t, value), t) {
+/* fill_ runs on every backend (its fill entry; Note [Backends]) */
+CG_PROF_FN_ANY_DEVICE(cg_status, cg_fill_, "fill_", (cg_tensor *t, double value), (t, value), t) {
     CG_CHECK_S(t, CG_ERR_VALUE, "[fill_] argument is NULL");
     /* Note [Memory overlap]: one value written everywhere is the same in any
      * order, so PyTorch's fill_ / zero_ write through a stride-0 dim; so do
@@ -339,17 +396,14 @@ CG_PROF_FN(cg_status, cg_fill_, "fill_", (cg_tensor *t, double value), (t, value
         cg_tensor_release(r);
         return st;
     }
-    cg_tensor *s = cg_scalar_on(value, t->dtype, cg_cpu());
+    cg_tensor *s = cg_scalar_on(value, t->dtype, cg_cpu()); /* the value's bytes, in host memory */
     if (!s) return cg_last_error();
-    if (!cg_is_meta(t)) {
-        cg_tensor *args[2] = {t, s};
-        cg_iter it;
-        cg_iter_init(&it, 2, args, t->ndim, t->shape);
-        cg_iter_run(&it, copy_same, (const void *)(uintptr_t)cg_dtype_size(t->dtype), CG_GRAIN);
-    }
+    cg_iter it;
+    cg_iter_init(&it, 1, &t, t->ndim, t->shape);
+    cg_backend_of(t->device)->fill(&it, cg_tensor_ptr(s), cg_itemsize(t->dtype));
     cg_tensor_release(s);
     cg_storage_bump_version(t->storage);
     return CG_OK;
 }
 
-CG_PROF_FN(cg_status, cg_zero_, "zero_", (cg_tensor *t), (t), t) { return cg_fill_(t, 0.0); }
+CG_PROF_FN_ANY_DEVICE(cg_status, cg_zero_, "zero_", (cg_tensor *t), (t), t) { return cg_fill_(t, 0.0); }

@@ -1,0 +1,27 @@
+/* meta_backend.c — the meta device's entry in the backend table (Note
+ * [Backends]): shapes and dtypes only. It has no memory, so its kernels do
+ * nothing; drivers run every step but the kernel (validation, shapes, graph). */
+#include "../backend.h"
+
+static void meta_copy(void *dst, const void *src, size_t nbytes, cg_device dev) {
+    (void)dst, (void)src, (void)nbytes, (void)dev;
+}
+static void meta_synchronize(cg_device dev) { (void)dev; }
+static void meta_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, cg_loop_fn host_loop,
+                                 const void *params, int64_t grain) {
+    (void)plan, (void)op_id, (void)dt, (void)host_loop, (void)params, (void)grain;
+}
+static void meta_fill(const cg_iter *plan, const void *value, size_t itemsize) { (void)plan, (void)value, (void)itemsize; }
+
+/* alloc / free are never called: cg_device_alloc asks for memory only where has_data */
+const cg_backend cg_backend_meta = {
+    .name = "meta",
+    .has_data = false,
+    .host_addressable = false,
+    .host_kernels = true, /* the ops not yet behind per-device entries skip their kernels on meta themselves */
+    .copy_from_host = meta_copy,
+    .copy_to_host = meta_copy,
+    .synchronize = meta_synchronize,
+    .run_elementwise = meta_run_elementwise,
+    .fill = meta_fill,
+};

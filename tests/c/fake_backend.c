@@ -1,0 +1,121 @@
+/* fake_backend.c — a second, test-only backend (Note [Backends] in
+ * src/backend/backend.h). Its data lives in host memory, but a storage's data
+ * pointer is a handle (the host address with bit 62 set: non-canonical, so a
+ * direct dereference by any CPU code path faults). The backend alone turns
+ * handles into addresses: in its copies, fill, and its own serial runner of
+ * iterator plans. Ops whose kernels are not per-device entries refuse it
+ * (host_kernels false). This is how the seam is tested without a GPU. */
+#include "fake_backend.h"
+
+#include "backend/backend.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_TAG ((uintptr_t)1 << 62)
+
+static atomic_llong g_allocs, g_frees, g_to_device, g_to_host, g_runs, g_fills, g_live;
+
+static char *host_of(const void *handle) {
+    uintptr_t h = (uintptr_t)handle;
+    CG_ASSERT(h & FAKE_TAG);
+    return (char *)(h - FAKE_TAG);
+}
+
+static void *fake_alloc(size_t nbytes, cg_device dev) {
+    (void)dev;
+    void *p = malloc(nbytes);
+    if (!p) {
+        cg_set_error(CG_ERR_OOM, "[fake] out of memory allocating %zu bytes", nbytes);
+        return NULL;
+    }
+    atomic_fetch_add(&g_allocs, 1);
+    atomic_fetch_add(&g_live, (long long)nbytes);
+    return (void *)((uintptr_t)p + FAKE_TAG);
+}
+static void fake_free(void *p, size_t nbytes, cg_device dev) {
+    (void)dev;
+    atomic_fetch_add(&g_frees, 1);
+    atomic_fetch_sub(&g_live, (long long)nbytes);
+    free(host_of(p));
+}
+static void fake_from_host(void *dst, const void *src, size_t nbytes, cg_device dev) {
+    (void)dev;
+    atomic_fetch_add(&g_to_device, 1);
+    memcpy(host_of(dst), src, nbytes);
+}
+static void fake_to_host(void *dst, const void *src, size_t nbytes, cg_device dev) {
+    (void)dev;
+    atomic_fetch_add(&g_to_host, 1);
+    memcpy(dst, host_of(src), nbytes);
+}
+static void fake_synchronize(cg_device dev) { (void)dev; }
+
+/* the plan, run serially over its outer coordinates with host addresses */
+static void run_plan(const cg_iter *plan, cg_loop_fn fn, const void *params) {
+    if (plan->numel == 0) return;
+    int n = plan->nargs;
+    char *base[CG_ITER_MAX_ARGS];
+    int64_t steps[CG_ITER_MAX_ARGS];
+    for (int k = 0; k < n; k++) {
+        base[k] = host_of(plan->ptr[k]);
+        steps[k] = plan->strides[k][0];
+    }
+    int64_t outer = plan->numel / plan->shape[0];
+    for (int64_t o = 0; o < outer; o++) {
+        char *ptr[CG_ITER_MAX_ARGS];
+        int64_t rem = o;
+        for (int k = 0; k < n; k++) ptr[k] = base[k];
+        for (int d = 1; d < plan->ndim; d++) {
+            int64_t c = rem % plan->shape[d];
+            rem /= plan->shape[d];
+            for (int k = 0; k < n; k++) ptr[k] += c * plan->strides[k][d];
+        }
+        fn(ptr, steps, plan->shape[0], params);
+    }
+}
+
+static void fake_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, cg_loop_fn host_loop,
+                                 const void *params, int64_t grain) {
+    (void)op_id, (void)dt, (void)grain;
+    atomic_fetch_add(&g_runs, 1);
+    run_plan(plan, host_loop, params);
+}
+
+static void fill_bytes(char **args, const int64_t *steps, int64_t n, const void *params) {
+    const size_t *isz = params;
+    for (int64_t k = 0; k < n; k++) memcpy(args[0] + k * steps[0], args[1], *isz);
+}
+static void fake_fill(const cg_iter *plan, const void *value, size_t itemsize) {
+    atomic_fetch_add(&g_fills, 1);
+    if (plan->numel == 0) return;
+    /* the value is host memory: tag a copy's address so run_plan treats it as ours */
+    cg_iter p = *plan;
+    p.nargs = 2;
+    p.ptr[1] = (char *)((uintptr_t)value + FAKE_TAG);
+    for (int d = 0; d < p.ndim; d++) p.strides[1][d] = 0;
+    run_plan(&p, fill_bytes, &itemsize);
+}
+
+static const cg_backend k_fake = {
+    .name = "fake",
+    .has_data = true,
+    .host_addressable = false,
+    .host_kernels = false,
+    .alloc = fake_alloc,
+    .free = fake_free,
+    .copy_from_host = fake_from_host,
+    .copy_to_host = fake_to_host,
+    .synchronize = fake_synchronize,
+    .run_elementwise = fake_run_elementwise,
+    .fill = fake_fill,
+};
+
+void fake_backend_install(void) { cg_backend_register_private(&k_fake); }
+cg_device fake_device(void) { return (cg_device){CG_DEVICE_PRIVATE, 0}; }
+fake_counts fake_backend_counts(void) {
+    return (fake_counts){atomic_load(&g_allocs), atomic_load(&g_frees), atomic_load(&g_to_device),
+                         atomic_load(&g_to_host), atomic_load(&g_runs), atomic_load(&g_fills)};
+}
+int64_t fake_backend_live_bytes(void) { return atomic_load(&g_live); }

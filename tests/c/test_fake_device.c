@@ -1,0 +1,136 @@
+/* test_fake_device.c — the device seam through the test-only fake backend
+ * (fake_backend.c): explicit moves, the elementwise drivers (flat,
+ * broadcast, strided, 0-d, empty), fill, autograd, cross-device refusals,
+ * and NotImplementedError for ops without per-device entries. The fake's
+ * data pointers fault when dereferenced, so a CPU code path that touched
+ * them would crash these tests. */
+#include "fake_backend.h"
+#include "test.h"
+
+#include <string.h>
+
+static cg_tensor *on_cpu(cg_tensor *t) { return cg_to_device(t, cg_cpu()); }
+
+/* max |cpu(fake_result) - expected| (INFINITY on failure) */
+static double diff_from_fake(cg_tensor *fake_result, const cg_tensor *expected) {
+    if (!fake_result) return INFINITY;
+    CHECK(cg_device_eq(cg_tensor_device(fake_result), fake_device()));
+    cg_tensor *c = on_cpu(fake_result);
+    double d = c ? tt_maxdiff(c, expected) : INFINITY;
+    cg_tensor_release(c);
+    return d;
+}
+
+TEST(fake_moves_go_through_the_backend) {
+    fake_backend_install();
+    CHECK(strcmp(cg_device_name(fake_device()), "fake") == 0);
+    int64_t shape[2] = {2, 3};
+    cg_tensor *x = tt_rand(CG_DTYPE_F32, 2, shape, -1, 1, 1);
+    fake_counts c0 = fake_backend_counts();
+    cg_tensor *f = cg_to_device(x, fake_device());
+    CHECK_NN(f);
+    fake_counts c1 = fake_backend_counts();
+    CHECK(c1.to_device == c0.to_device + 1 && c1.allocs == c0.allocs + 1);
+    /* no direct pointer to the fake's memory */
+    CHECK_ERR(cg_tensor_data(f) == NULL, CG_ERR_DEVICE, "fake");
+    cg_tensor *back = on_cpu(f);
+    CHECK(back && tt_maxdiff(back, x) == 0);
+    CHECK(fake_backend_counts().to_host == c1.to_host + 1);
+    /* a strided source is made contiguous on its own device first */
+    cg_tensor *ft = cg_transpose(f, 0, 1), *xt = cg_transpose(x, 0, 1);
+    cg_tensor *bt = on_cpu(ft);
+    CHECK_NN(bt);
+    CHECK(bt && tt_maxdiff(bt, xt) == 0);
+    int64_t live = fake_backend_live_bytes();
+    cg_tensor *all[] = {x, f, back, ft, xt, bt};
+    for (int i = 0; i < 6; i++) cg_tensor_release(all[i]);
+    CHECK(fake_backend_live_bytes() < live);
+}
+
+TEST(fake_elementwise_drivers) {
+    fake_backend_install();
+    int64_t s23[2] = {2, 3}, s3[1] = {3}, s0[1] = {0};
+    cg_tensor *a = tt_rand(CG_DTYPE_F32, 2, s23, -1, 1, 2), *b = tt_rand(CG_DTYPE_F32, 2, s23, -1, 1, 3);
+    cg_tensor *row = tt_rand(CG_DTYPE_F32, 1, s3, -1, 1, 4), *sc = cg_scalar(0.5, CG_DTYPE_F32);
+    cg_tensor *e = cg_empty(1, s0, CG_DTYPE_F32, cg_cpu());
+    cg_tensor *fa = cg_to_device(a, fake_device()), *fb = cg_to_device(b, fake_device());
+    cg_tensor *frow = cg_to_device(row, fake_device()), *fsc = cg_to_device(sc, fake_device());
+    cg_tensor *fe = cg_to_device(e, fake_device());
+    fake_counts c0 = fake_backend_counts();
+    cg_tensor *r;
+    /* flat, unary, broadcast, 0-d, strided, empty, in-place */
+    r = cg_add(a, b); CHECK(diff_from_fake(cg_add(fa, fb), r) == 0); cg_tensor_release(r);
+    r = cg_exp(a); CHECK(diff_from_fake(cg_exp(fa), r) == 0); cg_tensor_release(r);
+    r = cg_mul(a, row); CHECK(diff_from_fake(cg_mul(fa, frow), r) == 0); cg_tensor_release(r);
+    r = cg_sub(a, sc); CHECK(diff_from_fake(cg_sub(fa, fsc), r) == 0); cg_tensor_release(r);
+    cg_tensor *at = cg_transpose(a, 0, 1), *bt = cg_transpose(b, 0, 1);
+    cg_tensor *fat = cg_transpose(fa, 0, 1), *fbt = cg_transpose(fb, 0, 1);
+    r = cg_div(at, bt); CHECK(diff_from_fake(cg_div(fat, fbt), r) == 0); cg_tensor_release(r);
+    r = cg_contiguous(at); CHECK(diff_from_fake(cg_contiguous(fat), r) == 0); cg_tensor_release(r);
+    r = cg_neg(e); CHECK(diff_from_fake(cg_neg(fe), r) == 0); cg_tensor_release(r);
+    r = cg_to_dtype(a, CG_DTYPE_F64); CHECK(diff_from_fake(cg_to_dtype(fa, CG_DTYPE_F64), r) == 0); cg_tensor_release(r);
+    cg_tensor *ac = cg_clone(a), *fac = cg_clone(fa);
+    CHECK_OK(cg_add_(ac, b));
+    CHECK_OK(cg_add_(fac, fb));
+    CHECK(diff_from_fake(fac, ac) == 0);
+    /* fill: zeros / full */
+    cg_tensor *z = cg_full(2, s23, 2.5, CG_DTYPE_F32, fake_device()), *zc = cg_full(2, s23, 2.5, CG_DTYPE_F32, cg_cpu());
+    CHECK(diff_from_fake(z, zc) == 0);
+    fake_counts c1 = fake_backend_counts();
+    CHECK(c1.runs > c0.runs && c1.fills > c0.fills);
+    cg_tensor *all[] = {a, b, row, sc, e, fa, fb, frow, fsc, fe, at, bt, fat, fbt, ac, zc};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) cg_tensor_release(all[i]);
+}
+
+TEST(fake_cross_device_rules) {
+    fake_backend_install();
+    int64_t s2[1] = {2};
+    cg_tensor *c = cg_ones(1, s2, CG_DTYPE_F32, cg_cpu()), *f = cg_ones(1, s2, CG_DTYPE_F32, fake_device());
+    cg_tensor *m = cg_ones(1, s2, CG_DTYPE_F32, cg_meta());
+    CHECK_ERR(cg_add(c, f) == NULL, CG_ERR_DEVICE, NULL);
+    CHECK_ERR(cg_mul(f, m) == NULL, CG_ERR_DEVICE, NULL);
+    CHECK_ERR(cg_copy_(c, f) != CG_OK, CG_ERR_DEVICE, NULL);
+    /* ops whose kernels are not per-device entries name the op and the device */
+    CHECK_ERR(cg_matmul(f, f) == NULL, CG_ERR_NOT_IMPLEMENTED, "fake");
+    CHECK_ERR(cg_sum(f, 0, NULL, false) == NULL, CG_ERR_NOT_IMPLEMENTED, "fake");
+    double v;
+    cg_tensor *f1 = cg_narrow(f, 0, 0, 1);
+    CHECK_ERR(cg_tensor_item(f1, &v) != CG_OK, CG_ERR_DEVICE, "fake");
+    cg_tensor_release(f1);
+    /* meta moves: to meta keeps the shape; from meta there is no data */
+    cg_tensor *fm = cg_to_device(f, cg_meta());
+    CHECK(fm && cg_tensor_numel(fm) == 2);
+    CHECK_ERR(cg_to_device(m, fake_device()) == NULL, CG_ERR_NOT_IMPLEMENTED, "meta");
+    cg_tensor_release(fm);
+    cg_tensor_release(c);
+    cg_tensor_release(f);
+    cg_tensor_release(m);
+}
+
+TEST(fake_autograd_through_the_seam) {
+    fake_backend_install();
+    int64_t s4[1] = {4};
+    double xv[4] = {-1.5, 0.25, 2, 3};
+    cg_tensor *xc = tt_tensor(CG_DTYPE_F64, 1, s4, xv);
+    /* a leaf on the fake device: y = x * x + x, dy/dx = 2x + 1 */
+    cg_tensor *x = cg_to_device(xc, fake_device());
+    CHECK_OK(cg_tensor_set_requires_grad(x, true));
+    cg_tensor *xx = cg_mul(x, x), *y = cg_add(xx, x);
+    cg_tensor *seed = cg_ones(1, s4, CG_DTYPE_F64, fake_device());
+    CHECK_OK(cg_backward(y, seed, false, false));
+    cg_tensor *g = cg_tensor_grad_ref(x);
+    CHECK(g && cg_device_eq(cg_tensor_device(g), fake_device()));
+    cg_tensor *gc = g ? on_cpu(g) : NULL;
+    for (int i = 0; gc && i < 4; i++) CHECK_NEAR(tt_get(gc, i), 2 * xv[i] + 1, 0);
+    /* to() is differentiable both ways: a CPU leaf through the fake device */
+    cg_tensor *leaf = cg_clone(xc);
+    CHECK_OK(cg_tensor_set_requires_grad(leaf, true));
+    cg_tensor *lf = cg_to_device(leaf, fake_device()), *sq = cg_mul(lf, lf), *back = on_cpu(sq);
+    cg_tensor *ones = cg_ones(1, s4, CG_DTYPE_F64, cg_cpu());
+    CHECK_OK(cg_backward(back, ones, false, false));
+    cg_tensor *lg = cg_tensor_grad_ref(leaf);
+    CHECK(lg && cg_device_eq(cg_tensor_device(lg), cg_cpu()));
+    for (int i = 0; lg && i < 4; i++) CHECK_NEAR(tt_get(lg, i), 2 * xv[i], 0);
+    cg_tensor *all[] = {xc, x, xx, y, seed, g, gc, leaf, lf, sq, back, ones, lg};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) cg_tensor_release(all[i]);
+}
