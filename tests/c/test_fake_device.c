@@ -11,13 +11,14 @@
 
 static cg_tensor *on_cpu(cg_tensor *t) { return cg_to_device(t, cg_cpu()); }
 
-/* max |cpu(fake_result) - expected| (INFINITY on failure) */
+/* max |cpu(fake_result) - expected| (INFINITY on failure); releases fake_result */
 static double diff_from_fake(cg_tensor *fake_result, const cg_tensor *expected) {
     if (!fake_result) return INFINITY;
     CHECK(cg_device_eq(cg_tensor_device(fake_result), fake_device()));
     cg_tensor *c = on_cpu(fake_result);
     double d = c ? tt_maxdiff(c, expected) : INFINITY;
     cg_tensor_release(c);
+    cg_tensor_release(fake_result);
     return d;
 }
 
