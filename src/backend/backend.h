@@ -9,6 +9,7 @@
 #define CG_BACKEND_H
 
 #include "../core/core_internal.h"
+#include "kernels.h"
 
 /* ------------------------------------------------------------- threads (src/backend/cpu/threads.c)
  * Note [Threads]: cg_parallel_for splits [0, n) in contiguous chunks; the
@@ -86,10 +87,12 @@ typedef bool (*cg_reduce_full_fn)(cg_dtype dt, char *out, const char *in, int64_
  * (which a device backend uses to pick its own kernel) and the op's host loop
  * (which the CPU, and backends whose memory is host memory, run). Streams: the
  * CPU's work is done when a call returns; `synchronize` waits for a device's.
- * Custom kernels (conv, pool, norm, ...) are not yet per-device entries: those
- * ops run on backends with `host_kernels` only (CPU, and meta, whose kernels
- * are skipped), and raise NotImplementedError naming the op and the device on
- * any other (cg_device_refused, src/backend/registry.c). */
+ * Custom kernels (softmax, conv, pool, norm, ...) are the entries of the
+ * backend's `kernels` table (Note [Kernel entries], kernels.h). The ops whose
+ * kernels are not yet table entries run on backends with `host_kernels` only
+ * (CPU, and meta, whose kernels are skipped), and raise NotImplementedError
+ * naming the op and the device on any other (cg_device_refused,
+ * src/backend/registry.c). */
 typedef struct cg_backend {
     const char *name;      /* "cpu", "meta", ... (cg_device_name) */
     bool has_data;         /* false: meta, shapes and dtypes only */
@@ -106,7 +109,13 @@ typedef struct cg_backend {
                             int64_t grain);
     /* plan->ptr[0] <- the itemsize-byte value at `value` (host memory), every element */
     void (*fill)(const cg_iter *plan, const void *value, size_t itemsize);
+    /* the custom kernels (NULL or a NULL entry: the device lacks it) */
+    const cg_kernels *kernels;
 } cg_backend;
+
+/* Fails with CG_ERR_NOT_IMPLEMENTED, "[op] is not implemented for device
+ * 'name'", and returns that status: the one message for an op a device lacks. */
+cg_status cg_kernel_missing(const char *op, cg_device dev);
 
 /* The backend of a device type (never NULL for a valid, registered type). */
 const cg_backend *cg_backend_of(cg_device dev);

@@ -53,10 +53,14 @@ void cg_device_free(void *p, size_t nbytes, cg_device dev) {
     if (p) cg_backend_of(dev)->free(p, nbytes, dev);
 }
 
+cg_status cg_kernel_missing(const char *op, cg_device dev) {
+    return cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] is not implemented for device '%s'", op, cg_device_name(dev));
+}
+
 bool cg_device_refused(const char *op, int n, cg_tensor *const *in) {
     for (int i = 0; i < n; i++) {
         if (!in[i] || cg_backend_of(in[i]->device)->host_kernels) continue;
-        cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] is not implemented for device '%s'", op, cg_device_name(in[i]->device));
+        cg_kernel_missing(op, in[i]->device);
         return true;
     }
     return false;

@@ -123,11 +123,27 @@ cg_status cg_check_same(const char *op, int n, cg_tensor *const *ts, unsigned sk
  * cg_tensor_new. */
 static inline cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
     if (cg_device_valid(dev) && !cg_backend_of(dev)->host_kernels) {
-        cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] is not implemented for device '%s'", op, cg_device_name(dev));
+        cg_kernel_missing(op, dev);
         return NULL;
     }
     return cg_tensor_new(op, ndim, shape, dt, dev);
 }
+
+/* Note [Kernel entries] (src/backend/kernels.h): st <- the result of entry
+ * `name` of dev's kernel table called with the remaining arguments; CG_OK
+ * without a call on a device that stores no data (meta: nothing to compute);
+ * CG_ERR_NOT_IMPLEMENTED naming op and device when the table lacks the entry.
+ * Ops that call it allocate their outputs with cg_tensor_new (any device). */
+#define CG_RUN_KERNEL(st, op, dev, name, ...)                                    \
+    do {                                                                         \
+        const cg_backend *cg_kb_ = cg_backend_of(dev);                           \
+        if (!cg_kb_->has_data)                                                   \
+            (st) = CG_OK;                                                        \
+        else if (cg_kb_->kernels && cg_kb_->kernels->name)                       \
+            (st) = cg_kb_->kernels->name(__VA_ARGS__);                           \
+        else                                                                     \
+            (st) = cg_kernel_missing(op, dev);                                   \
+    } while (0)
 
 /* ------------------------------------------------------------- variadic ops (cat, stack)
  * Note [Variadic driver]: cg_variadic_forward owns validation (all non-NULL,

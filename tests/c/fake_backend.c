@@ -2,9 +2,14 @@
  * src/backend/backend.h). Its data lives in host memory, but a storage's data
  * pointer is a handle (the host address with bit 62 set: non-canonical, so a
  * direct dereference by any CPU code path faults). The backend alone turns
- * handles into addresses: in its copies, fill, and its own serial runner of
- * iterator plans. Ops whose kernels are not per-device entries refuse it
- * (host_kernels false). This is how the seam is tested without a GPU. */
+ * handles into addresses: in its copies, fill, its own serial runner of
+ * iterator plans, and its custom-kernel entries (Note [Kernel entries]),
+ * which stage their tensors through host memory and run the CPU's entries,
+ * as a device backend without its own kernel would. Its table has the softmax
+ * entries only, so every other custom op names itself and "fake" in a
+ * NotImplementedError, and ops whose kernels are not per-device entries
+ * refuse it (host_kernels false). This is how the seam is tested without a
+ * GPU. */
 #include "fake_backend.h"
 
 #include "backend/backend.h"
@@ -15,7 +20,7 @@
 
 #define FAKE_TAG ((uintptr_t)1 << 62)
 
-static atomic_llong g_allocs, g_frees, g_to_device, g_to_host, g_runs, g_fills, g_live;
+static atomic_llong g_allocs, g_frees, g_to_device, g_to_host, g_runs, g_fills, g_kernels, g_live;
 
 static char *host_of(const void *handle) {
     uintptr_t h = (uintptr_t)handle;
@@ -98,6 +103,42 @@ static void fake_fill(const cg_iter *plan, const void *value, size_t itemsize) {
     run_plan(&p, fill_bytes, &itemsize);
 }
 
+/* ---- custom-kernel entries, staged: inputs are contiguous fake tensors */
+static size_t nbytes_of(const cg_tensor *t) { return (size_t)cg_tensor_numel(t) * cg_itemsize(t->dtype); }
+/* a host tensor holding t's values (NULL: out of memory, error set) */
+static cg_tensor *staged(const cg_tensor *t) {
+    cg_tensor *h = cg_tensor_new("fake", t->ndim, t->shape, t->dtype, cg_cpu());
+    if (h && cg_tensor_numel(t)) fake_to_host(cg_tensor_ptr(h), cg_tensor_ptr(t), nbytes_of(t), t->device);
+    return h;
+}
+/* out <- the host result h (released), or the failure status */
+static cg_status unstage(cg_tensor *out, cg_tensor *h, cg_status st) {
+    if (st == CG_OK && cg_tensor_numel(out)) fake_from_host(cg_tensor_ptr(out), cg_tensor_ptr(h), nbytes_of(out), out->device);
+    cg_tensor_release(h);
+    return st;
+}
+
+static cg_status fake_softmax(cg_tensor *y, const cg_tensor *x, int64_t dim, bool log) {
+    atomic_fetch_add(&g_kernels, 1);
+    cg_tensor *hx = staged(x), *hy = hx ? staged(y) : NULL;
+    cg_status st = hy ? cg_backend_cpu.kernels->softmax(hy, hx, dim, log) : cg_last_error();
+    cg_tensor_release(hx);
+    return hy ? unstage(y, hy, st) : st;
+}
+static cg_status fake_softmax_backward(cg_tensor *gx, const cg_tensor *g, const cg_tensor *y, int64_t dim, bool log) {
+    atomic_fetch_add(&g_kernels, 1);
+    cg_tensor *hg = staged(g), *hy = hg ? staged(y) : NULL, *hgx = hy ? staged(gx) : NULL;
+    cg_status st = hgx ? cg_backend_cpu.kernels->softmax_backward(hgx, hg, hy, dim, log) : cg_last_error();
+    cg_tensor_release(hg);
+    cg_tensor_release(hy);
+    return hgx ? unstage(gx, hgx, st) : st;
+}
+
+static const cg_kernels k_fake_kernels = {
+    .softmax = fake_softmax,
+    .softmax_backward = fake_softmax_backward,
+};
+
 static const cg_backend k_fake = {
     .name = "fake",
     .has_data = true,
@@ -110,12 +151,14 @@ static const cg_backend k_fake = {
     .synchronize = fake_synchronize,
     .run_elementwise = fake_run_elementwise,
     .fill = fake_fill,
+    .kernels = &k_fake_kernels,
 };
 
 void fake_backend_install(void) { cg_backend_register_private(&k_fake); }
 cg_device fake_device(void) { return (cg_device){CG_DEVICE_PRIVATE, 0}; }
 fake_counts fake_backend_counts(void) {
     return (fake_counts){atomic_load(&g_allocs), atomic_load(&g_frees), atomic_load(&g_to_device),
-                         atomic_load(&g_to_host), atomic_load(&g_runs), atomic_load(&g_fills)};
+                         atomic_load(&g_to_host), atomic_load(&g_runs), atomic_load(&g_fills),
+                         atomic_load(&g_kernels)};
 }
 int64_t fake_backend_live_bytes(void) { return atomic_load(&g_live); }

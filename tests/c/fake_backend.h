@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 typedef struct fake_counts {
-    int64_t allocs, frees, to_device, to_host, runs, fills;
+    int64_t allocs, frees, to_device, to_host, runs, fills, kernels; /* kernels: custom-kernel entries run */
 } fake_counts;
 
 /* Serve CG_DEVICE_PRIVATE with the fake backend (idempotent). */

@@ -135,3 +135,38 @@ TEST(fake_autograd_through_the_seam) {
     cg_tensor *all[] = {xc, x, xx, y, seed, g, gc, leaf, lf, sq, back, ones, lg};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) cg_tensor_release(all[i]);
 }
+
+/* custom-kernel entries (Note [Kernel entries]): softmax runs the fake's own
+ * entries (forward, and the fused backward), matching the CPU; meta runs none */
+TEST(fake_custom_kernel_entries) {
+    fake_backend_install();
+    int64_t s23[2] = {2, 3};
+    double xv[6] = {-1, 0.5, 2, 3, -4, 0.25}, gv[6] = {1, -2, 0.5, 3, 0.25, -1};
+    cg_tensor *xc = tt_tensor(CG_DTYPE_F64, 2, s23, xv), *gc = tt_tensor(CG_DTYPE_F64, 2, s23, gv);
+    cg_tensor *x = cg_to_device(xc, fake_device()), *g = cg_to_device(gc, fake_device());
+    int64_t before = fake_backend_counts().kernels;
+    for (int dim = 0; dim < 2; dim++) {
+        cg_tensor *want = cg_log_softmax(xc, dim);
+        CHECK_NEAR(diff_from_fake(cg_log_softmax(x, dim), want), 0, 0);
+        cg_tensor_release(want);
+        /* autograd: the fake leaf's gradient through the fused backward entry */
+        cg_tensor *lc = cg_clone(xc), *lf = cg_clone(x);
+        CHECK_OK(cg_tensor_set_requires_grad(lc, true));
+        CHECK_OK(cg_tensor_set_requires_grad(lf, true));
+        cg_tensor *yc = cg_softmax(lc, dim), *yf = cg_softmax(lf, dim);
+        CHECK_OK(cg_backward(yc, gc, false, false));
+        CHECK_OK(cg_backward(yf, g, false, false));
+        cg_tensor *gl = cg_tensor_grad_ref(lf);
+        CHECK(gl != NULL);
+        CHECK_NEAR(diff_from_fake(gl, cg_tensor_grad(lc)), 0, 0);
+        cg_tensor *rel[] = {lc, lf, yc, yf};
+        for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) cg_tensor_release(rel[i]);
+    }
+    CHECK(fake_backend_counts().kernels - before == 6); /* 2 x (log_softmax, softmax, its backward) */
+    /* meta: shapes only, no entry runs */
+    cg_tensor *m = cg_ones(2, s23, CG_DTYPE_F32, cg_meta()), *sm = cg_softmax(m, 1);
+    CHECK(sm && cg_tensor_ndim(sm) == 2 && cg_device_eq(cg_tensor_device(sm), cg_meta()));
+    CHECK(fake_backend_counts().kernels - before == 6);
+    cg_tensor *all[] = {xc, gc, x, g, m, sm};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) cg_tensor_release(all[i]);
+}

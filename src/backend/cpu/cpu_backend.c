@@ -2,7 +2,7 @@
  * host memory from the caching allocator (src/core/allocator.c), memcpy for
  * copies, work done when a call returns, and the plan runners over the
  * thread pool. */
-#include "../backend.h"
+#include "cpu_kernels.h"
 
 #include <string.h>
 
@@ -67,4 +67,5 @@ const cg_backend cg_backend_cpu = {
     .synchronize = cpu_synchronize,
     .run_elementwise = cpu_run_elementwise,
     .fill = cpu_fill,
+    .kernels = &cg_cpu_kernels,
 };

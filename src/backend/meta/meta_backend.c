@@ -13,7 +13,8 @@ static void meta_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, cg
 }
 static void meta_fill(const cg_iter *plan, const void *value, size_t itemsize) { (void)plan, (void)value, (void)itemsize; }
 
-/* alloc / free are never called: cg_device_alloc asks for memory only where has_data */
+/* alloc / free are never called: cg_device_alloc asks for memory only where
+ * has_data; no kernel table: CG_RUN_KERNEL runs nothing where has_data is false */
 const cg_backend cg_backend_meta = {
     .name = "meta",
     .has_data = false,

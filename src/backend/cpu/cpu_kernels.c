@@ -1,0 +1,9 @@
+/* cpu_kernels.c — the CPU's table of custom-kernel entries (Note [Kernel
+ * entries]), one section per op family as in src/backend/kernels.h. */
+#include "cpu_kernels.h"
+
+const cg_kernels cg_cpu_kernels = {
+    /* ---- softmax */
+    .softmax = cg_cpu_softmax,
+    .softmax_backward = cg_cpu_softmax_backward,
+};

@@ -1,0 +1,29 @@
+/* kernels.h — internal: the per-device entries of the custom kernels, the ops
+ * whose compute is neither an elementwise formula nor a reduction (softmax,
+ * conv, pool, norm, sort / scan, indexing, gather / scatter, RNG, losses,
+ * optimizer steps, BLAS products). One table of entries per backend (Note
+ * [Kernel entries]). Knows nothing of autograd or op descriptors. */
+#ifndef CG_BACKEND_KERNELS_H
+#define CG_BACKEND_KERNELS_H
+
+#include "../core/core_internal.h"
+
+/* Note [Kernel entries]: the op (src/ops) validates its arguments, infers the
+ * output shapes, allocates the outputs on the inputs' device, prepares its
+ * inputs (contiguous copies and casts, which run through the backend) and
+ * wires the graph; the entry only computes values into the outputs it is
+ * handed. Entries take tensors of their backend's device and return CG_OK, or
+ * a failure status with the error set (CG_ERR_OOM for scratch memory). Ops
+ * call them through CG_RUN_KERNEL (src/dispatch/dispatch_internal.h): on a
+ * device that stores no data (meta) nothing runs, and a device whose table
+ * lacks the entry fails with CG_ERR_NOT_IMPLEMENTED naming the op and the
+ * device. The CPU's entries are in src/backend/cpu/cpu_kernels.c.
+ *
+ * Sections are kept one per op family, in the order of the families' files. */
+typedef struct cg_kernels {
+    /* ---- softmax (src/ops/softmax.c): along `dim` of contiguous tensors of one shape */
+    cg_status (*softmax)(cg_tensor *y, const cg_tensor *x, int64_t dim, bool log);
+    cg_status (*softmax_backward)(cg_tensor *gx, const cg_tensor *g, const cg_tensor *y, int64_t dim, bool log);
+} cg_kernels;
+
+#endif
