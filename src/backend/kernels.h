@@ -24,6 +24,17 @@ typedef struct cg_kernels {
     /* ---- softmax (src/ops/softmax.c): along `dim` of contiguous tensors of one shape */
     cg_status (*softmax)(cg_tensor *y, const cg_tensor *x, int64_t dim, bool log);
     cg_status (*softmax_backward)(cg_tensor *gx, const cg_tensor *g, const cg_tensor *y, int64_t dim, bool log);
+
+    /* ---- BLAS products, convolution, pooling, recurrent cells (src/ops/linalg.c, nn_linear.c, nn_conv.c,
+     *      nn_pool.c, nn_rnn.c) */
+
+    /* ---- normalization, losses, resampling and the other nn kernels, RNG (src/ops/nn_norm.c, nn_loss.c,
+     *      nn_misc.c, nn_resample.c, random.c) */
+
+    /* ---- creation, indexing, gather / scatter, sort, scan, repeat, copies (src/ops/creation.c, indexing.c,
+     *      advanced_index.c, gather_scatter.c, sort.c, scan.c, repeat.c, slicing.c, views.c, copy.c) */
+
+    /* ---- reductions and optimizer steps (src/ops/reduce*.c, src/optim) */
 } cg_kernels;
 
 #endif

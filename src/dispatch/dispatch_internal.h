@@ -145,6 +145,16 @@ static inline cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *
             (st) = cg_kernel_missing(op, dev);                                   \
     } while (0)
 
+/* For an op that must read t's values to go on (a result size that depends on
+ * data, a mask it reads): CG_OK where t's device stores data; on one that
+ * does not (meta) CG_ERR_NOT_IMPLEMENTED, "[op] not supported on the <device>
+ * device (why)". */
+static inline cg_status cg_need_values(const char *op, const cg_tensor *t, const char *why) {
+    if (cg_device_has_data(t->device)) return CG_OK;
+    return cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] not supported on the %s device (%s)", op,
+                        cg_device_name(t->device), why);
+}
+
 /* ------------------------------------------------------------- variadic ops (cat, stack)
  * Note [Variadic driver]: cg_variadic_forward owns validation (all non-NULL,
  * one dtype, one device, shapes equal except along `dim`; zero tensors is an

@@ -6,4 +6,12 @@ const cg_kernels cg_cpu_kernels = {
     /* ---- softmax */
     .softmax = cg_cpu_softmax,
     .softmax_backward = cg_cpu_softmax_backward,
+
+    /* ---- BLAS products, convolution, pooling, recurrent cells */
+
+    /* ---- normalization, losses, resampling and the other nn kernels, RNG */
+
+    /* ---- creation, indexing, gather / scatter, sort, scan, repeat, copies */
+
+    /* ---- reductions and optimizer steps */
 };
