@@ -78,14 +78,34 @@ typedef void (*cg_reduce_cols_loop)(char *out, const char *in, int64_t rows, int
 typedef bool (*cg_reduce_full_fn)(cg_dtype dt, char *out, const char *in, int64_t n, int64_t s,
                                   const double *params);
 
+/* A reduction's plan: `iter` runs over the outputs (args: the outputs, the
+ * int64 indices when has_idx, then the first input element of each output's
+ * run); each output folds n input elements `stride` bytes apart. The host
+ * loops are the op's (the CPU, and backends whose memory is host memory, run
+ * them): `loop` on the input dtype, optional `cols` (Note [Column
+ * reductions]), and for a single large output `full`, or `combine` (the op's
+ * loop on the output dtype, NULL when its partials do not combine) for the
+ * fixed chunks of Note [Chunked reductions]. */
+typedef struct cg_reduce_plan {
+    cg_iter iter;
+    int64_t n, stride;
+    cg_dtype in_dtype, out_dtype;
+    bool has_idx;
+    cg_reduce_loop loop, combine;
+    cg_reduce_cols_loop cols;
+    cg_reduce_full_fn full;
+    const double *params;
+} cg_reduce_plan;
+
 /* ------------------------------------------------------------- the backend interface
  * Note [Backends]: a device type is served by one cg_backend. Drivers reach
  * memory and compute only through it: storage comes from `alloc` (the CPU's is
  * the caching allocator, src/core/allocator.c), data crosses between host and
  * device only by `copy_from_host` / `copy_to_host`, and the generic runners
- * take an iterator plan. `run_elementwise` gets the op's table id and dtype
- * (which a device backend uses to pick its own kernel) and the op's host loop
- * (which the CPU, and backends whose memory is host memory, run). Streams: the
+ * take a plan (an iterator plan; `run_reduce` a reduction plan).
+ * `run_elementwise` gets the op's table id and dtype (which a device backend
+ * uses to pick its own kernel) and the op's host loop (which the CPU, and
+ * backends whose memory is host memory, run). Streams: the
  * CPU's work is done when a call returns; `synchronize` waits for a device's.
  * Custom kernels (softmax, conv, pool, norm, ...) are the entries of the
  * backend's `kernels` table (Note [Kernel entries], kernels.h). The ops whose
@@ -107,6 +127,8 @@ typedef struct cg_backend {
     /* compute: every element of the plan (its ptr[] are this device's) */
     void (*run_elementwise)(const cg_iter *plan, int op_id, cg_dtype dt, cg_loop_fn host_loop, const void *params,
                             int64_t grain);
+    /* every output of a reduction plan; NULL: the device has no reductions */
+    void (*run_reduce)(const cg_reduce_plan *plan);
     /* plan->ptr[0] <- the itemsize-byte value at `value` (host memory), every element */
     void (*fill)(const cg_iter *plan, const void *value, size_t itemsize);
     /* the custom kernels (NULL or a NULL entry: the device lacks it) */

@@ -20,6 +20,10 @@
  * device. The CPU's entries are in src/backend/cpu/cpu_kernels.c.
  *
  * Sections are kept one per op family, in the order of the families' files. */
+/* the optimizers of the optim_step entry; its operands: param, grad and up to four states */
+typedef enum cg_optim_kind { CG_OPTIM_SGD = 0, CG_OPTIM_ADAM, CG_OPTIM_RMSPROP, CG_OPTIM_ADAGRAD } cg_optim_kind;
+#define CG_OPTIM_OPERANDS 6
+
 typedef struct cg_kernels {
     /* ---- softmax (src/ops/softmax.c): along `dim` of contiguous tensors of one shape */
     cg_status (*softmax)(cg_tensor *y, const cg_tensor *x, int64_t dim, bool log);
@@ -35,6 +39,12 @@ typedef struct cg_kernels {
      *      advanced_index.c, gather_scatter.c, sort.c, scan.c, repeat.c, slicing.c, views.c, copy.c) */
 
     /* ---- reductions and optimizer steps (src/ops/reduce*.c, src/optim) */
+    /* one parameter's update in place: t[0] the parameter, t[1] its gradient, t[2..] the optimizer's states in
+     * its argument order (contiguous, of the parameter's dtype and shape; NULL: unused); s: the per-parameter
+     * scalars; opt: that optimizer's options (cg_sgd_options, ...); first: SGD's momentum buffer is new */
+    cg_status (*optim_step)(cg_optim_kind kind, cg_tensor *const *t, const double *s, bool first, const void *opt);
+    /* x *= inv_scale in place (contiguous, floating); *found_inf = true when an element was inf or NaN */
+    cg_status (*amp_unscale)(cg_tensor *x, float inv_scale, bool *found_inf);
 } cg_kernels;
 
 #endif

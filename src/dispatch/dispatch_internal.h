@@ -159,7 +159,7 @@ static inline cg_status cg_need_values(const char *op, const cg_tensor *t, const
  * Note [Variadic driver]: cg_variadic_forward owns validation (all non-NULL,
  * one dtype, one device, shapes equal except along `dim`; zero tensors is an
  * error), the schema guard, output allocation, dispatch (each input is copied
- * into its narrow()-slice of the output; skipped on meta) and graph wiring:
+ * into its narrow()-slice of the output through the backend) and graph wiring:
  * one node with one edge per input. Each input's size along dim is in the
  * node's input_meta; node->iattr[0] = the wrapped dim, iattr[1] = new_dim.
  * PyTorch's legacy rule: 1-D tensors of shape (0,) are skipped by cat. */
@@ -171,8 +171,9 @@ typedef struct cg_variadic_op {
 } cg_variadic_op;
 
 cg_tensor *cg_variadic_forward(const cg_variadic_op *op, int n, cg_tensor *const *ts, int64_t dim);
-/* dst <- src elementwise; same dtype and shape, any strides (negative too);
- * no autograd, no version bump; nothing happens on meta. */
+/* dst <- src elementwise; same dtype, shape and device, any strides (negative
+ * too), through the backend (nothing happens on meta); no autograd, no
+ * version bump. */
 void cg_copy_strided(cg_tensor *dst, const cg_tensor *src);
 
 #endif

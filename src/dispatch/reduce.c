@@ -1,81 +1,20 @@
 /* reduce.c — the reduction driver: validation, output shape (keepdim),
  * a layout where the reduced dims form one strided run (a contiguous copy
- * only when they cannot), the per-output loop split across threads, and
- * graph wiring; plus reduce_to_shape and the gradient-expansion helpers. */
+ * only when they cannot), the reduction plan handed to the backend
+ * (run_reduce), and graph wiring; plus reduce_to_shape and the
+ * gradient-expansion helpers. */
 #include "dispatch_internal.h"
 
-#include <string.h>
-
-typedef struct reduce_job {
-    cg_reduce_loop loop;
-    cg_reduce_cols_loop cols; /* NULL when the op has none */
-    int64_t n, stride; /* reduced elements per output, byte stride between them */
-    int64_t isize, osize;
-    bool has_idx;
-    const double *params;
-} reduce_job;
-
-/* Note [Chunked reductions]: one large reduction (a single output) of a
- * chunked op is cut into chunks of CG_REDUCE_CHUNK elements whose boundaries
- * depend only on the size; chunks are reduced in parallel into partials of the
- * output dtype, then the partials are reduced in order with the op's loop for
- * that dtype. An op with a `full` function does the same itself (sum, mean,
- * var keep their partials in double). The result is the same for every
- * thread count. */
-#define CG_REDUCE_CHUNK 32768
-
-/* Note [Column reductions]: when consecutive outputs read consecutive input
+/* Note [Chunked reductions] (src/backend/cpu/reduce_run.c): one large output
+ * is reduced in fixed chunks, the same for every thread count.
+ *
+ * Note [Column reductions]: when consecutive outputs read consecutive input
  * elements and the reduced run is strided (a sum over dim 0 of a matrix: every
  * Linear bias gradient), folding each output's run alone walks memory with a
  * large stride per element. An op's `cols` loop instead folds whole rows into
  * a block of accumulators, column by column in row order: the same operations
  * in the same order per output as the strided loop, so the result is
  * identical, and the work still splits across outputs. */
-
-typedef struct chunk_job {
-    cg_reduce_loop loop;
-    char *partials;
-    size_t osize;
-    const char *in;
-    int64_t n, stride;
-    const double *params;
-} chunk_job;
-
-static void chunk_range(int64_t begin, int64_t end, void *ctx) {
-    const chunk_job *j = ctx;
-    for (int64_t c = begin; c < end; c++) {
-        int64_t start = c * CG_REDUCE_CHUNK, len = j->n - start < CG_REDUCE_CHUNK ? j->n - start : CG_REDUCE_CHUNK;
-        j->loop(j->partials + (size_t)c * j->osize, NULL, j->in + start * j->stride, len, j->stride, j->params);
-    }
-}
-
-/* returns false (and does nothing) when the chunked path does not apply */
-static bool reduce_chunked(const cg_reduce_op *op, cg_reduce_loop loop, cg_dtype odt, char *out, const char *in,
-                           int64_t n, int64_t stride, const double *params) {
-    cg_reduce_loop combine = op->cpu[odt];
-    if (!op->chunked || !combine || n < 2 * CG_REDUCE_CHUNK) return false;
-    int64_t nchunks = n / CG_REDUCE_CHUNK + (n % CG_REDUCE_CHUNK != 0); /* n + CHUNK - 1 may overflow */
-    size_t osize = cg_dtype_size(odt);
-    char *partials = cg_malloc_n("reduce", nchunks, osize);
-    if (!partials) return false; /* fall back to the serial loop */
-    chunk_job job = {loop, partials, osize, in, n, stride, params};
-    cg_parallel_for(nchunks, 1, chunk_range, &job);
-    combine(out, NULL, partials, nchunks, (int64_t)osize, params);
-    free(partials);
-    return true;
-}
-
-static void reduce_trampoline(char **args, const int64_t *steps, int64_t n, const void *p) {
-    const reduce_job *job = p;
-    int in = job->has_idx ? 2 : 1;
-    if (job->cols && n > 1 && steps[0] == job->osize && steps[in] == job->isize && job->stride != job->isize) {
-        job->cols(args[0], args[in], job->n, job->stride, n, job->params);
-        return;
-    }
-    for (int64_t i = 0; i < n; i++)
-        job->loop(args[0] + i * steps[0], job->has_idx ? args[1] + i * steps[1] : NULL, args[in] + i * steps[in],
-                  job->n, job->stride, job->params);
-}
 
 static cg_status reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t mask, bool keepdim, const double *params,
                                 int np, int out_dtype, cg_tensor **out, cg_tensor **indices) {
@@ -133,7 +72,7 @@ static cg_status reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t m
                 expect *= rshape[i];
             }
         }
-        if (!single && !cg_is_meta(src)) {
+        if (!single) {
             int64_t perm[CG_MAX_DIMS];
             int p = 0;
             for (int d = 0; d < nd; d++) if (!(mask & (1u << d))) perm[p++] = d;
@@ -150,30 +89,29 @@ static cg_status reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t m
         }
     }
     rstride *= (int64_t)cg_dtype_size(src->dtype);
-    o = cg_new_output(name, on, oshape, odt, src->device);
+    const cg_backend *be = cg_backend_of(src->device);
+    if (!be->run_reduce) {
+        st = cg_kernel_missing(name, src->device);
+        goto done;
+    }
+    o = cg_tensor_new(name, on, oshape, odt, src->device);
     if (!o) { st = cg_last_error(); goto done; }
     if (op->has_indices) {
-        ix = cg_new_output(name, on, oshape, CG_DTYPE_I64, src->device);
+        ix = cg_tensor_new(name, on, oshape, CG_DTYPE_I64, src->device);
         if (!ix) { st = cg_last_error(); goto done; }
     }
-    if (!cg_is_meta(src)) {
-        xk = cg_tensor_view_of(src, kn, kshape, kstr, src->offset);
-        ok = cg_tensor_view_of(o, kn, kshape, NULL, 0);
-        if (ix) ixk = cg_tensor_view_of(ix, kn, kshape, NULL, 0);
-        if (!xk || !ok || (ix && !ixk)) { st = cg_last_error(); goto done; }
+    xk = cg_tensor_view_of(src, kn, kshape, kstr, src->offset);
+    ok = cg_tensor_view_of(o, kn, kshape, NULL, 0);
+    if (ix) ixk = cg_tensor_view_of(ix, kn, kshape, NULL, 0);
+    if (!xk || !ok || (ix && !ixk)) { st = cg_last_error(); goto done; }
+    {
+        cg_reduce_plan plan = {.n = R, .stride = rstride, .in_dtype = src->dtype, .out_dtype = odt,
+                               .has_idx = ix != NULL, .loop = loop, .combine = op->chunked ? op->cpu[odt] : NULL,
+                               .cols = ix ? NULL : op->cols[src->dtype], .full = op->full, .params = params};
         cg_tensor *args[3] = {ok, ix ? ixk : xk, xk};
-        if (!ix && cg_shape_numel(kn, kshape) == 1 && R >= 2 * CG_REDUCE_CHUNK &&
-            ((op->full && op->full(src->dtype, cg_tensor_ptr(ok), cg_tensor_ptr(xk), R, rstride, params)) ||
-             reduce_chunked(op, loop, odt, cg_tensor_ptr(ok), cg_tensor_ptr(xk), R, rstride, params)))
-            goto wired;
-        cg_iter it;
-        cg_iter_init(&it, ix ? 3 : 2, args, kn, kshape);
-        reduce_job job = {loop, ix ? NULL : op->cols[src->dtype], R, rstride, (int64_t)cg_dtype_size(src->dtype),
-                          (int64_t)cg_dtype_size(odt), ix != NULL, params};
-        int64_t grain = R > 0 ? CG_GRAIN / R : CG_GRAIN;
-        cg_iter_run(&it, reduce_trampoline, &job, grain > 0 ? grain : 1);
+        cg_iter_init(&plan.iter, ix ? 3 : 2, args, kn, kshape);
+        be->run_reduce(&plan);
     }
-wired:
     if (op->backward && cg_dtype_is_floating(odt) && cg_any_requires_grad(1, &xs)) {
         int nsaved = (op->schema.saves_inputs ? 1 : 0) + (op->schema.saves_output ? 1 : 0) + (op->has_indices ? 1 : 0);
         cg_node *node = cg_node_new(op->schema.node_name, op->backward, op, 1, &xs, 1, nsaved);

@@ -24,13 +24,13 @@ COPY_LOOP(copy_8, uint64_t)
 
 void cg_copy_strided(cg_tensor *dst, const cg_tensor *src) {
     CG_ASSERT(dst->dtype == src->dtype && cg_shape_eq(dst->ndim, dst->shape, src->ndim, src->shape));
-    if (cg_is_meta(dst) || cg_is_meta(src)) return;
+    CG_ASSERT(cg_device_eq(dst->device, src->device));
     cg_tensor *args[2] = {dst, (cg_tensor *)src};
     cg_iter it;
     cg_iter_init(&it, 2, args, dst->ndim, dst->shape);
     size_t isz = cg_dtype_size(dst->dtype);
     cg_loop_fn fn = isz == 1 ? copy_1 : isz == 2 ? copy_2 : isz == 4 ? copy_4 : copy_8;
-    cg_iter_run(&it, fn, NULL, CG_GRAIN);
+    cg_backend_of(dst->device)->run_elementwise(&it, CG_OP_NONE, dst->dtype, fn, NULL, CG_GRAIN);
 }
 
 /* ---------------------------------------------------------------- validation */
@@ -109,7 +109,7 @@ static cg_status validate(const cg_variadic_op *op, int n, cg_tensor *const *ts,
 /* Copy each input into its slice of out: along dim (cat) or at index i of the
  * new dim (stack). */
 static void dispatch(const cg_variadic_op *op, int n, cg_tensor *const *in, int64_t dim, cg_tensor *out) {
-    if (cg_is_meta(out) || cg_tensor_numel(out) == 0) return;
+    if (cg_tensor_numel(out) == 0) return;
     int64_t off = 0;
     for (int i = 0; i < n; i++) {
         const cg_tensor *t = in[i];
@@ -156,7 +156,7 @@ static cg_tensor *variadic_forward(const cg_variadic_op *op, int n, cg_tensor *c
         free(in);
         return NULL;
     }
-    cg_tensor *out = cg_new_output(op->schema.name, ondim, oshape, in[ref]->dtype, in[ref]->device);
+    cg_tensor *out = cg_tensor_new(op->schema.name, ondim, oshape, in[ref]->dtype, in[ref]->device);
     if (out) {
         dispatch(op, n, in, d, out);
         if (wire(op, n, in, d, out)) {

@@ -463,7 +463,7 @@ static cg_status prod_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
     CG_RD_TRY(zero, cg_rd_scalar(0.0, x));
     CG_RD_TRY(isz, cg_eq(x, zero));
     bool has_zero = true;
-    if (!cg_is_meta(x)) {
+    if (cg_device_has_data(x->device)) { /* meta: no values, the general formula */
         cg_tensor *any;
         double v = 0;
         CG_RD_TRY(any, cg_any(isz, 0, NULL, false));

@@ -193,7 +193,7 @@ static cg_status all_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gi
     CG_RD_TRY(x, cg_node_saved(node, 0));
     CG_RD_TRY(out, cg_node_saved(node, 1));
     double v = 0;
-    if (!cg_is_meta(out) && cg_tensor_item(out, &v)) goto fail;
+    if (cg_device_has_data(out->device) && cg_tensor_item(out, &v)) goto fail; /* meta: no value */
     if (isnan(v)) CG_RD_TRY(mask, cg_isnan(x));
     else CG_RD_TRY(mask, cg_eq(x, out));
     CG_RD_TRY(cnt, cg_rd_mask_count(node, mask, g[0]->dtype));

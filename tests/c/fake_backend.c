@@ -2,8 +2,8 @@
  * src/backend/backend.h). Its data lives in host memory, but a storage's data
  * pointer is a handle (the host address with bit 62 set: non-canonical, so a
  * direct dereference by any CPU code path faults). The backend alone turns
- * handles into addresses: in its copies, fill, its own serial runner of
- * iterator plans, and its custom-kernel entries (Note [Kernel entries]),
+ * handles into addresses: in its copies, fill, its own serial runners of
+ * iterator and reduction plans, and its custom-kernel entries (Note [Kernel entries]),
  * which stage their tensors through host memory and run the CPU's entries,
  * as a device backend without its own kernel would. Its table has the softmax
  * entries only, so every other custom op names itself and "fake" in a
@@ -64,7 +64,7 @@ static void run_plan(const cg_iter *plan, cg_loop_fn fn, const void *params) {
     char *base[CG_ITER_MAX_ARGS];
     int64_t steps[CG_ITER_MAX_ARGS];
     for (int k = 0; k < n; k++) {
-        base[k] = host_of(plan->ptr[k]);
+        base[k] = plan->ptr[k] ? host_of(plan->ptr[k]) : NULL; /* NULL: an empty input (a reduction over 0 elements) */
         steps[k] = plan->strides[k][0];
     }
     int64_t outer = plan->numel / plan->shape[0];
@@ -86,6 +86,19 @@ static void fake_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, cg
     (void)op_id, (void)dt, (void)grain;
     atomic_fetch_add(&g_runs, 1);
     run_plan(plan, host_loop, params);
+}
+
+/* a reduction: the op's loop per output, serially (its cols / full paths are CPU speedups) */
+static void reduce_outputs(char **args, const int64_t *steps, int64_t n, const void *ctx) {
+    const cg_reduce_plan *p = ctx;
+    int in = p->has_idx ? 2 : 1;
+    for (int64_t i = 0; i < n; i++)
+        p->loop(args[0] + i * steps[0], p->has_idx ? args[1] + i * steps[1] : NULL, args[in] + i * steps[in], p->n,
+                p->stride, p->params);
+}
+static void fake_run_reduce(const cg_reduce_plan *plan) {
+    atomic_fetch_add(&g_runs, 1);
+    run_plan(&plan->iter, reduce_outputs, plan);
 }
 
 static void fill_bytes(char **args, const int64_t *steps, int64_t n, const void *params) {
@@ -150,6 +163,7 @@ static const cg_backend k_fake = {
     .copy_to_host = fake_to_host,
     .synchronize = fake_synchronize,
     .run_elementwise = fake_run_elementwise,
+    .run_reduce = fake_run_reduce,
     .fill = fake_fill,
     .kernels = &k_fake_kernels,
 };

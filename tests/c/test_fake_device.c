@@ -1,7 +1,8 @@
 /* test_fake_device.c — the device seam through the test-only fake backend
  * (fake_backend.c): explicit moves, the elementwise drivers (flat,
  * broadcast, strided, 0-d, empty), fill, autograd, cross-device refusals,
- * and NotImplementedError for ops without per-device entries. The fake's
+ * reductions, kernel entries (softmax; optimizer steps it lacks), and
+ * NotImplementedError for ops without per-device entries. The fake's
  * data pointers fault when dereferenced, so a CPU code path that touched
  * them would crash these tests. */
 #include "fake_backend.h"
@@ -93,7 +94,6 @@ TEST(fake_cross_device_rules) {
     CHECK_ERR(cg_copy_(c, f) != CG_OK, CG_ERR_DEVICE, NULL);
     /* ops whose kernels are not per-device entries name the op and the device */
     CHECK_ERR(cg_matmul(f, f) == NULL, CG_ERR_NOT_IMPLEMENTED, "fake");
-    CHECK_ERR(cg_sum(f, 0, NULL, false) == NULL, CG_ERR_NOT_IMPLEMENTED, "fake");
     double v;
     cg_tensor *f1 = cg_narrow(f, 0, 0, 1);
     CHECK_ERR(cg_tensor_item(f1, &v) != CG_OK, CG_ERR_DEVICE, "fake");
@@ -168,5 +168,57 @@ TEST(fake_custom_kernel_entries) {
     CHECK(sm && cg_tensor_ndim(sm) == 2 && cg_device_eq(cg_tensor_device(sm), cg_meta()));
     CHECK(fake_backend_counts().kernels - before == 6);
     cg_tensor *all[] = {xc, gc, x, g, m, sm};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) cg_tensor_release(all[i]);
+}
+
+/* the reduction driver through the fake's run_reduce: strided input, dims
+ * subsets, keepdim, indices (argmax), a full reduction, empty, backward */
+TEST(fake_reductions) {
+    fake_backend_install();
+    int64_t s34[2] = {3, 4};
+    double v[12];
+    for (int i = 0; i < 12; i++) v[i] = (i * 7 % 5) - 1.5 + 0.25 * i;
+    cg_tensor *xc = tt_tensor(CG_DTYPE_F64, 2, s34, v), *x = cg_to_device(xc, fake_device());
+    cg_tensor *xct = cg_transpose(xc, 0, 1), *xt = cg_transpose(x, 0, 1); /* strided */
+    int64_t d0 = 0, d1 = 1;
+    struct { cg_tensor *got, *want; } cases[] = {
+        {cg_sum(x, 0, NULL, false), cg_sum(xc, 0, NULL, false)},
+        {cg_sum(xt, 1, &d0, true), cg_sum(xct, 1, &d0, true)},
+        {cg_mean(xt, 1, &d1, false), cg_mean(xct, 1, &d1, false)},
+        {cg_amax(x, 1, &d1, false), cg_amax(xc, 1, &d1, false)},
+        {cg_argmax(xt, true, d1, false), cg_argmax(xct, true, d1, false)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        CHECK(cases[i].want != NULL);
+        CHECK_NEAR(diff_from_fake(cases[i].got, cases[i].want), 0, 0);
+        cg_tensor_release(cases[i].want);
+    }
+    int64_t s0[2] = {0, 3};
+    cg_tensor *e = cg_zeros(2, s0, CG_DTYPE_F32, fake_device()), *es = cg_sum(e, 1, &d0, false);
+    CHECK(es && cg_tensor_numel(es) == 3);
+    cg_tensor *esc = es ? on_cpu(es) : NULL;
+    for (int i = 0; esc && i < 3; i++) CHECK_NEAR(tt_get(esc, i), 0, 0);
+    /* d sum(x * x) / dx = 2x, on the fake device */
+    cg_tensor *leaf = cg_clone(x);
+    CHECK_OK(cg_tensor_set_requires_grad(leaf, true));
+    cg_tensor *sq = cg_mul(leaf, leaf), *tot = cg_sum(sq, 0, NULL, false);
+    cg_tensor *seed = cg_ones(0, NULL, CG_DTYPE_F64, fake_device());
+    CHECK_OK(cg_backward(tot, seed, false, false));
+    cg_tensor *want = cg_add(xc, xc);
+    CHECK_NEAR(diff_from_fake(cg_tensor_grad_ref(leaf), want), 0, 0);
+    cg_tensor *all[] = {xc, x, xct, xt, e, es, esc, leaf, sq, tot, seed, want};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) cg_tensor_release(all[i]);
+}
+
+/* optimizer steps are kernel entries: the fake device lacks them (named), meta runs none */
+TEST(fake_optimizer_step_entries) {
+    fake_backend_install();
+    int64_t s3[1] = {3};
+    cg_sgd_options o = {.lr = 0.1};
+    cg_tensor *p = cg_ones(1, s3, CG_DTYPE_F32, fake_device()), *g = cg_ones(1, s3, CG_DTYPE_F32, fake_device());
+    CHECK_ERR(cg_sgd_step(1, &p, &g, NULL, &o) != CG_OK, CG_ERR_NOT_IMPLEMENTED, "[sgd] is not implemented for device 'fake'");
+    cg_tensor *pm = cg_ones(1, s3, CG_DTYPE_F32, cg_meta()), *gm = cg_ones(1, s3, CG_DTYPE_F32, cg_meta());
+    CHECK_OK(cg_sgd_step(1, &pm, &gm, NULL, &o));
+    cg_tensor *all[] = {p, g, pm, gm};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) cg_tensor_release(all[i]);
 }

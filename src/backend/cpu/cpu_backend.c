@@ -66,6 +66,7 @@ const cg_backend cg_backend_cpu = {
     .copy_to_host = cpu_copy,
     .synchronize = cpu_synchronize,
     .run_elementwise = cpu_run_elementwise,
+    .run_reduce = cg_cpu_run_reduce,
     .fill = cpu_fill,
     .kernels = &cg_cpu_kernels,
 };

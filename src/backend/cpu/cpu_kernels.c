@@ -14,4 +14,6 @@ const cg_kernels cg_cpu_kernels = {
     /* ---- creation, indexing, gather / scatter, sort, scan, repeat, copies */
 
     /* ---- reductions and optimizer steps */
+    .optim_step = cg_cpu_optim_step,
+    .amp_unscale = cg_cpu_amp_unscale,
 };

@@ -11,6 +11,7 @@ static void meta_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, cg
                                  const void *params, int64_t grain) {
     (void)plan, (void)op_id, (void)dt, (void)host_loop, (void)params, (void)grain;
 }
+static void meta_run_reduce(const cg_reduce_plan *plan) { (void)plan; }
 static void meta_fill(const cg_iter *plan, const void *value, size_t itemsize) { (void)plan, (void)value, (void)itemsize; }
 
 /* alloc / free are never called: cg_device_alloc asks for memory only where
@@ -24,5 +25,6 @@ const cg_backend cg_backend_meta = {
     .copy_to_host = meta_copy,
     .synchronize = meta_synchronize,
     .run_elementwise = meta_run_elementwise,
+    .run_reduce = meta_run_reduce,
     .fill = meta_fill,
 };
