@@ -105,6 +105,19 @@ typedef struct cg_kernels {
     cg_status (*max_pool_backward)(const cg_pool_geom *g, cg_tensor *gx, const cg_tensor *gy, const cg_tensor *idx);
     /* index (int64) <- the flat indices of int32 tap codes (a cg_pool_2x2 geometry), contiguous, one shape */
     cg_status (*max_pool_codes_to_index)(const cg_pool_geom *g, cg_tensor *index, const cg_tensor *codes);
+    /* the LSTM layer of one direction (Note [LSTM layer], src/ops/nn_rnn.c), contiguous float32 / float64:
+     * from xp (T, B, 4H), h0, c0 (B, H), w_hh (4H, H) -> acts (T, B, 4H) the activated gates, cells and out
+     * (T, B, H) the cell and hidden states per step, hn, cn (B, H) the last ones */
+    cg_status (*lstm_layer)(bool reverse, cg_tensor *acts, cg_tensor *cells, cg_tensor *out, cg_tensor *hn,
+                            cg_tensor *cn, const cg_tensor *xp, const cg_tensor *h0, const cg_tensor *c0,
+                            const cg_tensor *w);
+    /* its first-order backward from the forward's saved tensors: dh, dc (B, H) hold the incoming gradients of
+     * hn, cn and get those of h0, c0; go (T, B, H) the gradient of out; dG (T, B, 4H) <- the gradient of xp;
+     * dw (4H, H) <- that of w_hh, or NULL when not needed */
+    cg_status (*lstm_layer_backward)(bool reverse, cg_tensor *dG, cg_tensor *dh, cg_tensor *dc, cg_tensor *dw,
+                                     const cg_tensor *go, const cg_tensor *acts, const cg_tensor *cells,
+                                     const cg_tensor *out, const cg_tensor *h0, const cg_tensor *c0,
+                                     const cg_tensor *w);
 
     /* ---- normalization, losses, resampling and the other nn kernels, RNG (src/ops/nn_norm.c, nn_loss.c,
      *      nn_misc.c, nn_resample.c, random.c) */

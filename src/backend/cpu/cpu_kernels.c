@@ -16,6 +16,8 @@ const cg_kernels cg_cpu_kernels = {
     .pool = cg_cpu_pool,
     .max_pool_backward = cg_cpu_max_pool_backward,
     .max_pool_codes_to_index = cg_cpu_max_pool_codes_to_index,
+    .lstm_layer = cg_cpu_lstm_layer,
+    .lstm_layer_backward = cg_cpu_lstm_layer_backward,
 
     /* ---- normalization, losses, resampling and the other nn kernels, RNG */
 

@@ -25,6 +25,14 @@ cg_status cg_cpu_conv_bias_grad(cg_tensor *out, const cg_tensor *g);
 cg_status cg_cpu_pool(cg_pool_kind kind, const cg_pool_geom *g, cg_tensor *dst, cg_tensor *idx, const cg_tensor *src);
 cg_status cg_cpu_max_pool_backward(const cg_pool_geom *g, cg_tensor *gx, const cg_tensor *gy, const cg_tensor *idx);
 cg_status cg_cpu_max_pool_codes_to_index(const cg_pool_geom *g, cg_tensor *index, const cg_tensor *codes);
+/* rnn.c */
+cg_status cg_cpu_lstm_layer(bool reverse, cg_tensor *acts, cg_tensor *cells, cg_tensor *out, cg_tensor *hn,
+                            cg_tensor *cn, const cg_tensor *xp, const cg_tensor *h0, const cg_tensor *c0,
+                            const cg_tensor *w);
+cg_status cg_cpu_lstm_layer_backward(bool reverse, cg_tensor *dG, cg_tensor *dh, cg_tensor *dc, cg_tensor *dw,
+                                     const cg_tensor *go, const cg_tensor *acts, const cg_tensor *cells,
+                                     const cg_tensor *out, const cg_tensor *h0, const cg_tensor *c0,
+                                     const cg_tensor *w);
 
 /* ---- normalization, losses, resampling and the other nn kernels, RNG */
 
