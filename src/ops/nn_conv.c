@@ -91,8 +91,8 @@ static cg_tensor *contig_as(cg_tensor *t, cg_dtype dt) {
 }
 
 /* Run kernel `kind` into out (allocated); half types compute in float32. */
-static cg_status conv_compute(conv_kind kind, const char *name, const cg_conv_geom *g, cg_tensor *a, cg_tensor *b, cg_tensor *bias,
-                              cg_tensor *out) {
+static cg_status conv_compute(conv_kind kind, const char *name, const cg_conv_geom *g, cg_tensor *a, cg_tensor *b,
+                              cg_tensor *bias, cg_tensor *out) {
     cg_dtype dt = out->dtype, cdt = (dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16) ? CG_DTYPE_F32 : dt;
     bool prev = cg_set_grad_enabled(false);
     cg_status st = CG_OK;

@@ -229,7 +229,8 @@ CG_PROF_FN_ANY_DEVICE(cg_status, cg_lstm_layer, "lstm_layer", (cg_tensor *xp_in,
     int64_t s_out[3] = {T, B, H}, s_st[2] = {B, H};
     if (!w || !(acts = cg_tensor_new("lstm_layer", 3, xp->shape, dt, dev)) ||
         !(cells = cg_tensor_new("lstm_layer", 3, s_out, dt, dev)) ||
-        !(out = cg_tensor_new("lstm_layer", 3, s_out, dt, dev)) || !(hn = cg_tensor_new("lstm_layer", 2, s_st, dt, dev)) ||
+        !(out = cg_tensor_new("lstm_layer", 3, s_out, dt, dev)) ||
+        !(hn = cg_tensor_new("lstm_layer", 2, s_st, dt, dev)) ||
         !(cn = cg_tensor_new("lstm_layer", 2, s_st, dt, dev)))
         goto fail;
     CG_RUN_KERNEL(st, "lstm_layer", dev, lstm_layer, reverse, acts, cells, out, hn, cn, xp, h0, c0, w);
