@@ -20,6 +20,51 @@
  * device. The CPU's entries are in src/backend/cpu/cpu_kernels.c.
  *
  * Sections are kept one per op family, in the order of the families' files. */
+/* The geometry of an N-d convolution (Note [Conv geometry], src/backend/cpu/conv_internal.h); the conv
+ * entries take it. */
+typedef struct cg_conv_geom {
+    int nsp;         /* 1, 2 or 3 user-visible spatial dims */
+    int64_t n;       /* batch */
+    int64_t cin, cout, groups;
+    int64_t in[3], out[3], k[3], stride[3], pad[3] /* before */, dil[3];
+} cg_conv_geom;
+
+/* Which of the three linear maps of one conv geometry an entry runs (Note [Conv geometry]). */
+typedef enum cg_conv_kind { CG_CONV_FORWARD = 0, CG_CONV_TRANSPOSE = 1, CG_CONV_WEIGHT_GRAD = 2 } cg_conv_kind;
+
+/* Note [Pool windows]: an input (lead..., in...) is `planes` = prod(lead)
+ * independent planes of the canonical 3-D spatial shape `in` (leading 1s).
+ * Output position o of dim c reads positions start + j*step, j < count,
+ * skipping those outside [0, in[c]):
+ *   fixed:    start = o*stride - pad, count = kernel, step = dilation;
+ *   adaptive: start = floor(o*I/O), count = ceil((o+1)*I/O) - start, step = 1.
+ * The avg divisor is divisor_override, or the product over dims of each
+ * window's size — clipped to [-pad, in+pad) with count_include_pad, to the
+ * input otherwise (PyTorch's rule); an empty window averages to 0. */
+typedef struct cg_pool_geom {
+    int nsp;
+    bool adaptive, count_include_pad;
+    int64_t divisor; /* 0 = none */
+    int64_t in[3], out[3], k[3], s[3], p[3], d[3];
+} cg_pool_geom;
+
+/* The common geometry: no padding, no dilation, every window inside the input, not adaptive. */
+static inline bool cg_pool_simple_windows(const cg_pool_geom *g) {
+    if (g->adaptive) return false;
+    for (int c = 0; c < 3; c++)
+        if (g->p[c] != 0 || g->d[c] != 1 || (g->out[c] - 1) * g->s[c] + g->k[c] > g->in[c]) return false;
+    return true;
+}
+/* The 2-D 2x2 window with stride 2, whose argmax can be kept as int32 tap
+ * codes 0..3 (row-major in the window; Note [2x2 max pool], src/backend/cpu/pool.c). */
+static inline bool cg_pool_2x2(const cg_pool_geom *g) {
+    return cg_pool_simple_windows(g) && g->k[0] == 1 && g->s[0] == 1 && g->k[1] == 2 && g->k[2] == 2 &&
+           g->s[1] == 2 && g->s[2] == 2;
+}
+
+/* Which pool kernel an entry runs. */
+typedef enum cg_pool_kind { CG_POOL_MAX = 0, CG_POOL_AVG = 1, CG_POOL_AVG_BACKWARD = 2 } cg_pool_kind;
+
 /* the optimizers of the optim_step entry; its operands: param, grad and up to four states */
 typedef enum cg_optim_kind { CG_OPTIM_SGD = 0, CG_OPTIM_ADAM, CG_OPTIM_RMSPROP, CG_OPTIM_ADAGRAD } cg_optim_kind;
 #define CG_OPTIM_OPERANDS 6
@@ -31,6 +76,52 @@ typedef struct cg_kernels {
 
     /* ---- BLAS products, convolution, pooling, recurrent cells (src/ops/linalg.c, nn_linear.c, nn_conv.c,
      *      nn_pool.c, nn_rnn.c) */
+    /* the GEMM's operand rules, for the op's preparation: *max_dim <- the largest extent / leading dimension
+     * it indexes; *ok <- whether a (rows, cols) matrix with element strides rs, cs is read in place (else the
+     * op passes a contiguous copy) */
+    cg_status (*gemm_max_dim)(int64_t *max_dim);
+    cg_status (*gemm_layout)(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *ok);
+    /* c = alpha * a @ b + beta * c (beta 0: c is not read) over the broadcast batch: a (batch_a..., m, k) or
+     * (k), a row; b (batch_b..., k, n) or (k), a column; c contiguous (batch..., [m], [n]), the batch dims
+     * broadcast (size-1 / missing dims of a and b repeat). a, b of one dtype: float32 / float64 / an integer
+     * dtype with c of that dtype and float matrices readable in place (gemm_layout, extents <= gemm_max_dim),
+     * or bfloat16 / float16 with any strides and c float32 (Note [Half GEMM]). */
+    cg_status (*gemm)(cg_tensor *c, const cg_tensor *a, const cg_tensor *b, double alpha, double beta);
+    /* the conv map `kind` of geometry g into out (Note [Conv geometry]), all tensors contiguous:
+     *   CG_CONV_FORWARD:     a = x (N,cin,in..),   b = w (cout,cin/g,k..), bias (cout) or NULL -> out (N,cout,out..)
+     *   CG_CONV_TRANSPOSE:   a = y (N,cout,out..), b = w,                  bias (cin) or NULL  -> out (N,cin,in..)
+     *   CG_CONV_WEIGHT_GRAD: a = x (N,cin,in..),   b = y (N,cout,out..), bias NULL           -> out (cout,cin/g,k..)
+     * out (and w, bias) float32 / float64; a (and b for the weight grad) of out's dtype, or bfloat16 / float16
+     * when out is float32 (Note [Half conv]). */
+    cg_status (*conv)(cg_conv_kind kind, const cg_conv_geom *g, cg_tensor *out, const cg_tensor *a,
+                      const cg_tensor *b, const cg_tensor *bias);
+    /* out (C) = the sums of g (N, C, spatial...) over every dim but the channel; float32 / float64, contiguous */
+    cg_status (*conv_bias_grad)(cg_tensor *out, const cg_tensor *g);
+    /* pool geometry g (Note [Pool windows]) over contiguous float32 / float64 tensors of one dtype, viewed as
+     * (planes, spatial...):
+     *   CG_POOL_MAX:          src (planes, in..) -> dst (planes, out..) and idx: int64 flat argmax indices into
+     *                         the plane, or (cg_pool_2x2 geometries only) int32 tap codes, or NULL (values only)
+     *   CG_POOL_AVG:          src (planes, in..) -> dst (planes, out..), idx NULL
+     *   CG_POOL_AVG_BACKWARD: src (planes, out..) -> dst (planes, in..), its adjoint, idx NULL */
+    cg_status (*pool)(cg_pool_kind kind, const cg_pool_geom *g, cg_tensor *dst, cg_tensor *idx, const cg_tensor *src);
+    /* the first-order max pool backward: gx (planes, in..) = zeros, then gx[argmax] += gy (planes, out..); idx
+     * as CG_POOL_MAX wrote it (int64 indices or int32 codes); gx, gy float32 / float64 contiguous */
+    cg_status (*max_pool_backward)(const cg_pool_geom *g, cg_tensor *gx, const cg_tensor *gy, const cg_tensor *idx);
+    /* index (int64) <- the flat indices of int32 tap codes (a cg_pool_2x2 geometry), contiguous, one shape */
+    cg_status (*max_pool_codes_to_index)(const cg_pool_geom *g, cg_tensor *index, const cg_tensor *codes);
+    /* the LSTM layer of one direction (Note [LSTM layer], src/ops/nn_rnn.c), contiguous float32 / float64:
+     * from xp (T, B, 4H), h0, c0 (B, H), w_hh (4H, H) -> acts (T, B, 4H) the activated gates, cells and out
+     * (T, B, H) the cell and hidden states per step, hn, cn (B, H) the last ones */
+    cg_status (*lstm_layer)(bool reverse, cg_tensor *acts, cg_tensor *cells, cg_tensor *out, cg_tensor *hn,
+                            cg_tensor *cn, const cg_tensor *xp, const cg_tensor *h0, const cg_tensor *c0,
+                            const cg_tensor *w);
+    /* its first-order backward from the forward's saved tensors: dh, dc (B, H) hold the incoming gradients of
+     * hn, cn and get those of h0, c0; go (T, B, H) the gradient of out; dG (T, B, 4H) <- the gradient of xp;
+     * dw (4H, H) <- that of w_hh, or NULL when not needed */
+    cg_status (*lstm_layer_backward)(bool reverse, cg_tensor *dG, cg_tensor *dh, cg_tensor *dc, cg_tensor *dw,
+                                     const cg_tensor *go, const cg_tensor *acts, const cg_tensor *cells,
+                                     const cg_tensor *out, const cg_tensor *h0, const cg_tensor *c0,
+                                     const cg_tensor *w);
 
     /* ---- normalization, losses, resampling and the other nn kernels, RNG (src/ops/nn_norm.c, nn_loss.c,
      *      nn_misc.c, nn_resample.c, random.c) */

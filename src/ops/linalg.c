@@ -1,12 +1,13 @@
 /* linalg.c — matrix products: matmul (PyTorch's full rank semantics), mm,
  * bmm, mv, dot, outer, addmm, baddbmm. One op core (Note [Product core])
- * computes every product through the BLAS glue and records one node whose
+ * computes every product through the device's gemm entry (Note [Kernel
+ * entries]; the CPU's is src/backend/cpu/matmul.c) and records one node whose
  * backward is written with cg ops (matmul, transpose, reduce_to_shape), so
  * every product is differentiable to any order. */
-#include "../backend/cpu/blas_internal.h"
 #include "../dispatch/dispatch_internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Note [Product core]: out = beta * self + alpha * (a @ b), where
@@ -60,34 +61,36 @@ static cg_status prod_geometry(const char *op, const cg_tensor *a, const cg_tens
     return CG_OK;
 }
 
-/* Describe operand t (a: is_a) for the glue, aligned to the broadcast batch. */
-static void fill_mat(cg_gemm_mat *mat, const cg_tensor *t, bool is_a, const prod_geom *g) {
-    mat->ptr = cg_tensor_ptr(t);
+/* The element strides of operand t's matrices (a: is_a) as the gemm entry
+ * reads them: a 1-D a is a (1,k) row (its row stride never used), a 1-D b a
+ * (k,1) column. */
+static void mat_strides(const cg_tensor *t, bool is_a, int64_t *rs, int64_t *cs) {
     int nd = t->ndim;
-    if (nd == 1) { /* a: a (1,k) row (its row stride is never used); b: a (k,1) column */
-        mat->rs = is_a ? 0 : t->strides[0];
-        mat->cs = is_a ? t->strides[0] : 1;
+    if (nd == 1) {
+        *rs = is_a ? 0 : t->strides[0];
+        *cs = is_a ? t->strides[0] : 1;
     } else {
-        mat->rs = t->strides[nd - 2];
-        mat->cs = t->strides[nd - 1];
-    }
-    int nb = nd > 2 ? nd - 2 : 0;
-    for (int i = 0; i < g->nbatch; i++) {
-        int j = i - (g->nbatch - nb);
-        mat->bstride[i] = j >= 0 && t->shape[j] != 1 ? t->strides[j] : 0;
+        *rs = t->strides[nd - 2];
+        *cs = t->strides[nd - 1];
     }
 }
 
-static bool mat_ok(const cg_tensor *t, bool is_a, const prod_geom *g) {
-    cg_gemm_mat mat;
-    fill_mat(&mat, t, is_a, g);
-    if (mat.rs > cg_blas_max_dim() || mat.cs > cg_blas_max_dim()) return false; /* not a BLAS leading dim */
-    return is_a ? cg_blas_layout_ok(g->m, g->k, mat.rs, mat.cs) : cg_blas_layout_ok(g->k, g->n, mat.rs, mat.cs);
+/* *ok: can the device's GEMM read t's matrices in place (strides within lim)? */
+static cg_status mat_ok(const char *op, const cg_tensor *t, bool is_a, const prod_geom *g, int64_t lim, bool *ok) {
+    int64_t rs, cs;
+    mat_strides(t, is_a, &rs, &cs);
+    *ok = false;
+    if (rs > lim || cs > lim) return CG_OK; /* not a BLAS leading dim */
+    *ok = true;
+    cg_status st;
+    if (is_a) CG_RUN_KERNEL(st, op, t->device, gemm_layout, g->m, g->k, rs, cs, ok);
+    else CG_RUN_KERNEL(st, op, t->device, gemm_layout, g->k, g->n, rs, cs, ok);
+    return st;
 }
 
-/* A history-free operand in compute dtype cdt whose matrices BLAS can read
+/* A history-free operand in compute dtype cdt whose matrices the GEMM can read
  * (a contiguous copy of the un-broadcast operand only when they can't). */
-static cg_tensor *prepare(cg_tensor *t, cg_dtype cdt, bool is_a, const prod_geom *g) {
+static cg_tensor *prepare(const char *op, cg_tensor *t, cg_dtype cdt, bool is_a, const prod_geom *g, int64_t lim) {
     cg_tensor *x = cg_tensor_alias(t);
     if (!x) return NULL;
     if (x->dtype != cdt) {
@@ -95,7 +98,14 @@ static cg_tensor *prepare(cg_tensor *t, cg_dtype cdt, bool is_a, const prod_geom
         cg_tensor_release(x);
         if (!(x = c)) return NULL;
     }
-    if (cg_dtype_is_floating(cdt) && g->m && g->n && g->k && !mat_ok(x, is_a, g)) {
+    bool ok = true;
+    if (cg_dtype_is_floating(cdt) && g->m && g->n && g->k) {
+        if (mat_ok(op, x, is_a, g, lim, &ok)) {
+            cg_tensor_release(x);
+            return NULL;
+        }
+    }
+    if (!ok) {
         cg_tensor *c = cg_contiguous(x);
         cg_tensor_release(x);
         x = c;
@@ -103,39 +113,34 @@ static cg_tensor *prepare(cg_tensor *t, cg_dtype cdt, bool is_a, const prod_geom
     return x;
 }
 
-/* Run the product into `out` (allocated, contiguous, not meta). */
+/* Run the product into `out` (allocated, contiguous). */
 static cg_status prod_compute(const char *op, cg_tensor *out, cg_tensor *self, cg_tensor *a, cg_tensor *b,
                               double beta, double alpha, const prod_geom *g) {
     cg_dtype dt = out->dtype;
     cg_dtype cdt = (dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16) ? CG_DTYPE_F32 : dt;
-    int64_t lim = cg_blas_max_dim();
+    int64_t lim = INT64_MAX;
+    cg_status st;
+    CG_RUN_KERNEL(st, op, out->device, gemm_max_dim, &lim);
+    if (st) return st;
     if (cg_dtype_is_floating(cdt) && (g->m > lim || g->n > lim || g->k > lim))
         return cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] matrix dimension exceeds the BLAS index range", op);
-    bool half = cdt != dt; /* half operands go to the glue as they are (Note [Half GEMM]) */
+    bool half = cdt != dt; /* half operands go to the entry as they are (Note [Half GEMM]) */
     bool prev = cg_set_grad_enabled(false);
-    cg_status st = CG_OK;
-    cg_tensor *aw = half ? cg_tensor_alias(a) : prepare(a, cdt, true, g);
-    cg_tensor *bw = !aw ? NULL : half ? cg_tensor_alias(b) : prepare(b, cdt, false, g);
+    cg_tensor *aw = half ? cg_tensor_alias(a) : prepare(op, a, cdt, true, g, lim);
+    cg_tensor *bw = !aw ? NULL : half ? cg_tensor_alias(b) : prepare(op, b, cdt, false, g, lim);
     cg_tensor *cw = NULL;
     if (!aw || !bw) goto fail;
     if (cdt == dt) {
         cg_tensor_retain(out);
         cw = out;
-    } else if (!(cw = cg_new_output(op, out->ndim, out->shape, cdt, out->device))) {
+    } else if (!(cw = cg_tensor_new(op, out->ndim, out->shape, cdt, out->device))) {
         goto fail;
     }
     if (self && beta != 0 && cg_copy_(cw, self)) goto fail;
-    cg_gemm_desc d = {.dtype = half ? dt : cdt, .nbatch = g->nbatch, .m = g->m, .n = g->n, .k = g->k,
-                      .alpha = alpha, .beta = self ? beta : 0.0, .c = cg_tensor_ptr(cw)};
-    memcpy(d.bshape, g->bshape, sizeof(int64_t) * (size_t)g->nbatch);
-    fill_mat(&d.a, aw, true, g);
-    fill_mat(&d.b, bw, false, g);
-    if (half) {
-        if (cg_gemm_half(&d)) goto fail;
-    } else {
-        cg_gemm(&d);
-    }
+    CG_RUN_KERNEL(st, op, cw->device, gemm, cw, aw, bw, alpha, self ? beta : 0.0);
+    if (st) goto fail;
     if (cw != out && cg_copy_(out, cw)) goto fail;
+    st = CG_OK;
     goto done;
 fail:
     st = cg_last_error();
@@ -264,8 +269,8 @@ static cg_tensor *prod_forward_body(const prod_op *op, cg_tensor *self, cg_tenso
     bool owned;
     if (cg_schema_guard(&op->schema, n, args + off, in, &owned)) return NULL;
     cg_tensor *s = self ? in[0] : NULL, *x = in[1 - off], *y = in[2 - off];
-    cg_tensor *out = cg_new_output(name, g.ondim, g.oshape, x->dtype, x->device);
-    if (out && !cg_is_meta(out) && prod_compute(name, out, s, x, y, beta, alpha, &g)) {
+    cg_tensor *out = cg_tensor_new(name, g.ondim, g.oshape, x->dtype, x->device);
+    if (out && prod_compute(name, out, s, x, y, beta, alpha, &g)) {
         cg_tensor_release(out);
         out = NULL;
     }
@@ -353,7 +358,7 @@ cg_tensor *cg_baddbmm(cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta, 
     return prod_forward(&k_baddbmm, self, a, b, beta, alpha);
 }
 
-CG_PROF_FN(cg_tensor *, cg_outer, "outer", (cg_tensor *a, cg_tensor *b), (a, b), a, b) {
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_outer, "outer", (cg_tensor *a, cg_tensor *b), (a, b), a, b) {
     if (expect_rank("outer", a, 1, b, 1)) return NULL;
     cg_tensor *ac = cg_unsqueeze(a, 1), *br = ac ? cg_unsqueeze(b, 0) : NULL;
     cg_tensor *r = br ? cg_mul(ac, br) : NULL;

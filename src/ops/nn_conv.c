@@ -2,8 +2,8 @@
  * and conv_transpose1d/2d/3d. All are one N-d geometry (Note [Conv geometry])
  * run by three differentiable ops — conv, its transpose and its weight
  * gradient — whose backwards are each other (Note [Conv backward]), so
- * convolutions support gradients of any order. Kernels: conv_gemm.c. */
-#include "../backend/cpu/conv_internal.h"
+ * convolutions support gradients of any order. Kernels: the device's conv
+ * entries (Note [Kernel entries]; the CPU's are src/backend/cpu/conv.c). */
 #include "../dispatch/dispatch_internal.h"
 
 #include <limits.h>
@@ -17,7 +17,10 @@
  *   wgrad:   gx = conv_t(y, g)   gy = conv(x, g)
  * Each formula calls the ops themselves, so a backward run with grad mode on
  * records a differentiable graph. */
-typedef enum conv_kind { CONV_FWD = 0, CONV_TRANSPOSE = 1, CONV_WGRAD = 2 } conv_kind;
+typedef cg_conv_kind conv_kind;
+#define CONV_FWD CG_CONV_FORWARD
+#define CONV_TRANSPOSE CG_CONV_TRANSPOSE
+#define CONV_WGRAD CG_CONV_WEIGHT_GRAD
 
 static const cg_op_schema k_conv_schema[3] = {
     {"convolution", "ConvolutionBackward0", 1, CG_AMP_LOWER, false, true, false},
@@ -87,9 +90,9 @@ static cg_tensor *contig_as(cg_tensor *t, cg_dtype dt) {
     return c;
 }
 
-/* Run kernel `kind` into out (allocated, not meta); half types compute in float32. */
-static cg_status conv_compute(conv_kind kind, const cg_conv_geom *g, cg_tensor *a, cg_tensor *b, cg_tensor *bias,
-                              cg_tensor *out) {
+/* Run kernel `kind` into out (allocated); half types compute in float32. */
+static cg_status conv_compute(conv_kind kind, const char *name, const cg_conv_geom *g, cg_tensor *a, cg_tensor *b,
+                              cg_tensor *bias, cg_tensor *out) {
     cg_dtype dt = out->dtype, cdt = (dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16) ? CG_DTYPE_F32 : dt;
     bool prev = cg_set_grad_enabled(false);
     cg_status st = CG_OK;
@@ -101,15 +104,10 @@ static cg_status conv_compute(conv_kind kind, const cg_conv_geom *g, cg_tensor *
     if (cdt == dt) {
         cg_tensor_retain(out);
         ow = out;
-    } else if (!(ow = cg_new_output(k_conv_schema[kind].name, out->ndim, out->shape, cdt, out->device))) {
+    } else if (!(ow = cg_tensor_new(k_conv_schema[kind].name, out->ndim, out->shape, cdt, out->device))) {
         goto fail;
     }
-    const void *bp = biasc ? cg_tensor_ptr(biasc) : NULL;
-    if (kind == CONV_FWD)
-        st = cg_conv_cpu_forward(cdt, adt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), bp, cg_tensor_ptr(ow));
-    else if (kind == CONV_TRANSPOSE)
-        st = cg_conv_cpu_transpose(cdt, adt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), bp, cg_tensor_ptr(ow));
-    else st = cg_conv_cpu_weight_grad(cdt, adt, bdt, g, cg_tensor_ptr(ac), cg_tensor_ptr(bc), cg_tensor_ptr(ow));
+    CG_RUN_KERNEL(st, name, ow->device, conv, kind, g, ow, ac, bc, biasc);
     if (!st && ow != out) st = cg_copy_(out, ow);
     goto done;
 fail:
@@ -167,8 +165,8 @@ static cg_tensor *conv_body(conv_kind kind, const char *name, const cg_conv_geom
     cg_tensor *in[3];
     bool owned;
     if (cg_schema_guard(&k_conv_schema[kind], nargs, args, in, &owned)) return NULL;
-    cg_tensor *out = cg_new_output(name, no, so, in[0]->dtype, in[0]->device);
-    if (out && !cg_is_meta(out) && conv_compute(kind, &g, in[0], in[1], bias ? in[2] : NULL, out)) {
+    cg_tensor *out = cg_tensor_new(name, no, so, in[0]->dtype, in[0]->device);
+    if (out && conv_compute(kind, name, &g, in[0], in[1], bias ? in[2] : NULL, out)) {
         cg_tensor_release(out);
         out = NULL;
     }
@@ -213,14 +211,14 @@ static cg_tensor *bias_grad(cg_tensor *g) {
     int n = 0;
     for (int d = 0; d < g->ndim; d++)
         if (d != 1) dims[n++] = d;
-    if (cg_is_grad_enabled() || cg_is_meta(g) || (g->dtype != CG_DTYPE_F32 && g->dtype != CG_DTYPE_F64))
+    if (cg_is_grad_enabled() || (g->dtype != CG_DTYPE_F32 && g->dtype != CG_DTYPE_F64))
         return cg_sum(g, n, dims, false);
     cg_tensor *gc = cg_contiguous(g);
-    cg_tensor *r = gc ? cg_new_output("conv_bias_grad", 1, &g->shape[1], g->dtype, g->device) : NULL;
+    cg_tensor *r = gc ? cg_tensor_new("conv_bias_grad", 1, &g->shape[1], g->dtype, g->device) : NULL;
     if (r) {
-        int64_t C = g->shape[1], L = 1;
-        for (int d = 2; d < g->ndim; d++) L *= g->shape[d];
-        cg_conv_cpu_bias_grad(g->dtype, g->shape[0], C, L, cg_tensor_ptr(gc), cg_tensor_ptr(r));
+        cg_status st;
+        CG_RUN_KERNEL(st, "conv_bias_grad", r->device, conv_bias_grad, r, gc);
+        if (st) cg_tensor_release(r), r = NULL;
     }
     cg_tensor_release(gc);
     return r;

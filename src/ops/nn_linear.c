@@ -2,16 +2,17 @@
  * with the bias added in the same op, one autograd node) and bilinear
  * (y = x1^T A x2 + b, composed from cg ops). Both backward paths are cg ops,
  * so every gradient is differentiable again. */
-#include "../backend/cpu/blas_internal.h"
 #include "nn_internal.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* Note [Linear as one GEMM]: input (*, in) is viewed as x (rows, in) with
  * rows = numel / in (a copy only when the batch dims cannot be flattened as a
  * view), weight (out, in) is read as W^T (in, out) through its strides (the
  * GEMM's transpose flag, never a copy), and the contiguous output (rows, out)
- * is pre-filled with the broadcast bias so the GEMM runs with beta = 1.
+ * is pre-filled with the broadcast bias so the GEMM (the device's gemm entry,
+ * Note [Kernel entries]) runs with beta = 1.
  * float16 / bfloat16 accumulate in float32 (Note [Half GEMM]). Backward, with g viewed as (rows, out):
  *   grad_input = g @ W (reshaped to input's shape), grad_weight = g^T @ x,
  *   grad_bias = sum of g over rows (reduced to bias's shape). */
@@ -33,48 +34,44 @@ static cg_tensor *in_dtype(cg_tensor *t, cg_dtype cdt) {
     return c;
 }
 
-/* A matrix the GEMM glue accepts: its own strides when BLAS can read them, else a contiguous copy. */
+/* A matrix the device's GEMM accepts: its own strides when it can read them, else a contiguous copy. */
 static cg_tensor *blas_ready(cg_tensor *t) {
-    if (!cg_dtype_is_floating(t->dtype) || cg_blas_layout_ok(t->shape[0], t->shape[1], t->strides[0], t->strides[1]))
-        return (cg_tensor_retain(t), t);
+    bool ok = true;
+    if (cg_dtype_is_floating(t->dtype)) {
+        cg_status st;
+        CG_RUN_KERNEL(st, "linear", t->device, gemm_layout, t->shape[0], t->shape[1], t->strides[0], t->strides[1],
+                      &ok);
+        if (st) return NULL;
+    }
+    if (ok) return (cg_tensor_retain(t), t);
     return cg_contiguous(t);
 }
 
 /* out (rows, out_f) contiguous = x W^T + b; grad mode is off. */
 static cg_status linear_compute(cg_tensor *out, cg_tensor *input, cg_tensor *weight, cg_tensor *bias, int64_t rows,
-                                int64_t in, int64_t outf) {
+                                int64_t in) {
     cg_dtype dt = out->dtype;
     cg_dtype cdt = (dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16) ? CG_DTYPE_F32 : dt;
     cg_status st = CG_OK;
-    bool half = cdt != dt; /* half operands go to the glue as they are (Note [Half GEMM]) */
-    cg_tensor *xc = NULL, *x = NULL, *xr = NULL, *w = NULL, *wr = NULL, *cw = NULL;
+    bool half = cdt != dt; /* half operands go to the entry as they are (Note [Half GEMM]) */
+    cg_tensor *xc = NULL, *x = NULL, *xr = NULL, *w = NULL, *wr = NULL, *wt = NULL, *cw = NULL;
     if (!(xc = in_dtype(input, half ? dt : cdt)) || !(x = as_rows(xc, rows, in))) goto fail;
     if (!(xr = half ? (cg_tensor_retain(x), x) : blas_ready(x))) goto fail;
     if (!(w = in_dtype(weight, half ? dt : cdt)) || !(wr = half ? (cg_tensor_retain(w), w) : blas_ready(w))) goto fail;
+    /* A = x (rows, in); B = W^T (in, out), a view: element (p, j) of B is W[j, p] */
+    if (!(wt = cg_transpose(wr, 0, 1))) goto fail;
     if (cdt == dt) cw = (cg_tensor_retain(out), out);
-    else if (!(cw = cg_new_output("linear", 2, out->shape, cdt, out->device))) goto fail;
+    else if (!(cw = cg_tensor_new("linear", 2, out->shape, cdt, out->device))) goto fail;
     if (bias && cg_copy_(cw, bias)) goto fail;
-    /* A = x (rows, in); B = W^T (in, out): element (p, j) of B is W[j, p] */
-    cg_gemm_desc d = {.dtype = half ? dt : cdt, .nbatch = 0, .m = rows, .n = outf, .k = in, .alpha = 1.0,
-                      .beta = bias ? 1.0 : 0.0, .c = cg_tensor_ptr(cw)};
-    d.a.ptr = cg_tensor_ptr(xr);
-    d.a.rs = xr->strides[0];
-    d.a.cs = xr->strides[1];
-    d.b.ptr = cg_tensor_ptr(wr);
-    d.b.rs = wr->strides[1];
-    d.b.cs = wr->strides[0];
-    if (half) {
-        if (cg_gemm_half(&d)) goto fail;
-    } else {
-        cg_gemm(&d);
-    }
+    CG_RUN_KERNEL(st, "linear", cw->device, gemm, cw, xr, wt, 1.0, bias ? 1.0 : 0.0);
+    if (st) goto fail;
     if (cw != out && cg_copy_(out, cw)) goto fail;
     goto done;
 fail:
     st = cg_last_error();
 done:;
-    cg_tensor *all[] = {xc, x, xr, w, wr, cw};
-    for (int i = 0; i < 6; i++) cg_tensor_release(all[i]);
+    cg_tensor *all[] = {xc, x, xr, w, wr, wt, cw};
+    for (int i = 0; i < 7; i++) cg_tensor_release(all[i]);
     return st;
 }
 
@@ -134,8 +131,11 @@ static cg_tensor *linear_body(cg_tensor *input, cg_tensor *weight, cg_tensor *bi
     CG_CHECK(!bias || (bias->ndim <= 1 && (cg_tensor_numel(bias) == outf || cg_tensor_numel(bias) == 1)), CG_ERR_SHAPE,
              "[%s] bias of shape %s does not match out_features %lld", op,
              cg_shape_str(s1, bias ? bias->ndim : 0, bias ? bias->shape : NULL), (long long)outf);
-    int64_t rows = cg_shape_numel(input->ndim - 1, input->shape);
-    CG_CHECK(rows <= cg_blas_max_dim() && in <= cg_blas_max_dim() && outf <= cg_blas_max_dim(), CG_ERR_NOT_IMPLEMENTED,
+    int64_t rows = cg_shape_numel(input->ndim - 1, input->shape), lim = INT64_MAX;
+    cg_status lst;
+    CG_RUN_KERNEL(lst, op, input->device, gemm_max_dim, &lim);
+    if (lst) return NULL;
+    CG_CHECK(rows <= lim && in <= lim && outf <= lim, CG_ERR_NOT_IMPLEMENTED,
              "[%s] matrix dimension exceeds the BLAS index range", op);
     cg_tensor *in3[3];
     bool owned;
@@ -144,11 +144,11 @@ static cg_tensor *linear_body(cg_tensor *input, cg_tensor *weight, cg_tensor *bi
     int64_t osh[CG_MAX_DIMS];
     memcpy(osh, input->shape, sizeof(int64_t) * (size_t)input->ndim);
     osh[input->ndim - 1] = outf;
-    cg_tensor *out = cg_new_output(op, input->ndim, osh, x->dtype, x->device);
-    if (out && !cg_is_meta(out)) {
+    cg_tensor *out = cg_tensor_new(op, input->ndim, osh, x->dtype, x->device);
+    if (out) {
         bool prev = cg_set_grad_enabled(false);
         cg_tensor *o2 = as_rows(out, rows, outf); /* a view: out is contiguous */
-        cg_status st = o2 ? linear_compute(o2, x, w, b, rows, in, outf) : cg_last_error();
+        cg_status st = o2 ? linear_compute(o2, x, w, b, rows, in) : cg_last_error();
         cg_tensor_release(o2);
         cg_set_grad_enabled(prev);
         if (st) cg_tensor_release(out), out = NULL;
@@ -181,7 +181,7 @@ cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
 /* y[r, o] = sum_ij x1[r, i] A[o, i, j] x2[r, j] + b[o] with rows r over the
  * shared batch dims: one GEMM x1 @ A' where A' = A permuted to (in1, out * in2),
  * then a batched product with x2 (rows, in2, 1). */
-CG_PROF_FN(cg_tensor *, cg_bilinear, "bilinear", (cg_tensor *input1, cg_tensor *input2, cg_tensor *weight,
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_bilinear, "bilinear", (cg_tensor *input1, cg_tensor *input2, cg_tensor *weight,
            cg_tensor *bias), (input1, input2, weight, bias), input1, input2, weight) {
     const char *op = "bilinear";
     if (cg_autocast_active()) { /* PyTorch's CPU autocast leaves bilinear in its input dtype */

@@ -3,55 +3,15 @@
  * window geometry (Note [Pool windows]) serves all of them. Max pool's
  * backward scatters g to the argmax with scatter_add (differentiable: its
  * backward gathers); avg pool and its backward are a pair of linear ops,
- * each the other's backward, so every pool has gradients of any order. */
+ * each the other's backward, so every pool has gradients of any order.
+ * Kernels: the device's pool entries (Note [Kernel entries]; the CPU's are
+ * src/backend/cpu/pool.c). */
 #include "../dispatch/dispatch_internal.h"
 
-#include <math.h>
 #include <string.h>
 
-/* Note [Pool windows]: an input (lead..., in...) is `planes` = prod(lead)
- * independent planes of the canonical 3-D spatial shape `in` (leading 1s).
- * Output position o of dim c reads positions start + j*step, j < count,
- * skipping those outside [0, in[c]):
- *   fixed:    start = o*stride - pad, count = kernel, step = dilation;
- *   adaptive: start = floor(o*I/O), count = ceil((o+1)*I/O) - start, step = 1.
- * The avg divisor is divisor_override, or the product over dims of each
- * window's size — clipped to [-pad, in+pad) with count_include_pad, to the
- * input otherwise (PyTorch's rule); an empty window averages to 0. */
-typedef struct pool_geom {
-    int nsp;
-    bool adaptive, count_include_pad;
-    int64_t divisor; /* 0 = none */
-    int64_t in[3], out[3], k[3], s[3], p[3], d[3];
-} pool_geom;
-
-typedef struct pool_win {
-    int64_t start, count, step, factor;
-} pool_win;
-
-static pool_win window(const pool_geom *g, int c, int64_t o) {
-    pool_win w;
-    int64_t I = g->in[c];
-    if (g->adaptive) {
-        int64_t O = g->out[c];
-        w.start = o * I / O;
-        w.count = ((o + 1) * I + O - 1) / O - w.start;
-        w.step = 1;
-        w.factor = w.count;
-        return w;
-    }
-    w.start = o * g->s[c] - g->p[c];
-    w.count = g->k[c];
-    w.step = g->d[c];
-    int64_t end = w.start + g->k[c];
-    if (g->count_include_pad) {
-        w.factor = (end < I + g->p[c] ? end : I + g->p[c]) - w.start;
-    } else {
-        int64_t lo = w.start > 0 ? w.start : 0, hi = end < I ? end : I;
-        w.factor = hi > lo ? hi - lo : 0;
-    }
-    return w;
-}
+/* The window geometry: cg_pool_geom, Note [Pool windows] (src/backend/kernels.h). */
+typedef cg_pool_geom pool_geom;
 
 static void geom_pack(const pool_geom *g, int64_t *ia) {
     ia[0] = g->nsp;
@@ -83,301 +43,8 @@ static void geom_unpack(const int64_t *ia, pool_geom *g) {
     }
 }
 
-static int64_t vol(const int64_t v[3]) { return v[0] * v[1] * v[2]; }
-
-/* ---------------------------------------------------------------- kernels
- * All operands contiguous, (planes, spatial...) with spatial = g->in or g->out;
- * planes split across threads (disjoint outputs). */
-
-typedef struct pool_job {
-    const pool_geom *g;
-    const char *src;
-    char *dst;
-    int64_t *idx;
-    int32_t *codes; /* 2x2 windows: the tap taken (0..3), instead of idx */
-} pool_job;
-
-/* Loop over every output position (o0,o1,o2) of a plane and the valid input
- * positions of its window: BODY_IN runs per input (flat index `f`), then
- * BODY_OUT per output (flat index `ol`, window size product `fac`). */
-#define POOL_LOOP(INIT, BODY_IN, BODY_OUT)                                                           \
-    for (int64_t o0 = 0; o0 < g->out[0]; o0++) {                                                     \
-        pool_win w0 = window(g, 0, o0);                                                              \
-        for (int64_t o1 = 0; o1 < g->out[1]; o1++) {                                                 \
-            pool_win w1 = window(g, 1, o1);                                                          \
-            for (int64_t o2 = 0; o2 < g->out[2]; o2++) {                                             \
-                pool_win w2 = window(g, 2, o2);                                                      \
-                int64_t ol = (o0 * g->out[1] + o1) * g->out[2] + o2;                                 \
-                int64_t fac = w0.factor * w1.factor * w2.factor;                                     \
-                (void)fac;                                                                           \
-                INIT;                                                                                \
-                for (int64_t j0 = 0; j0 < w0.count; j0++) {                                          \
-                    int64_t i0 = w0.start + j0 * w0.step;                                            \
-                    if (i0 < 0 || i0 >= g->in[0]) continue;                                          \
-                    for (int64_t j1 = 0; j1 < w1.count; j1++) {                                      \
-                        int64_t i1 = w1.start + j1 * w1.step;                                        \
-                        if (i1 < 0 || i1 >= g->in[1]) continue;                                      \
-                        for (int64_t j2 = 0; j2 < w2.count; j2++) {                                  \
-                            int64_t i2 = w2.start + j2 * w2.step;                                    \
-                            if (i2 < 0 || i2 >= g->in[2]) continue;                                  \
-                            int64_t f = (i0 * g->in[1] + i1) * g->in[2] + i2;                        \
-                            BODY_IN;                                                                 \
-                        }                                                                            \
-                    }                                                                                \
-                }                                                                                    \
-                BODY_OUT;                                                                            \
-            }                                                                                        \
-        }                                                                                            \
-    }
-
-/* max: src (planes, in...) -> dst (planes, out...), idx (planes, out...) */
-#define MAX_KERNEL(name, T)                                                                    \
-    static void name(int64_t b, int64_t e, void *p) {                                          \
-        const pool_job *jb = p;                                                                \
-        const pool_geom *g = jb->g;                                                            \
-        int64_t P = vol(g->in), L = vol(g->out);                                               \
-        for (int64_t pl = b; pl < e; pl++) {                                                   \
-            const T *x = (const T *)jb->src + pl * P;                                          \
-            T *y = (T *)jb->dst + pl * L;                                                      \
-            int64_t *ix = jb->idx + pl * L;                                                    \
-            T mv;                                                                              \
-            int64_t mi;                                                                        \
-            POOL_LOOP((mv = -(T)INFINITY, mi = -1), {                                          \
-                T v = x[f];                                                                    \
-                if (mi < 0) mi = f;                                                            \
-                if (v > mv || isnan(v)) {                                                      \
-                    mv = v;                                                                    \
-                    mi = f;                                                                    \
-                }                                                                              \
-            }, (y[ol] = mv, ix[ol] = mi < 0 ? 0 : mi))                                         \
-        }                                                                                      \
-    }
-MAX_KERNEL(max_pool_f32, float)
-MAX_KERNEL(max_pool_f64, double)
-
-/* The common geometry (no padding, no dilation, every window inside the
- * input, not adaptive): direct offsets, no per-window bounds checks. Same
- * result as MAX_KERNEL (first maximum; the last NaN wins). */
-static bool simple_windows(const pool_geom *g) {
-    if (g->adaptive) return false;
-    for (int c = 0; c < 3; c++)
-        if (g->p[c] != 0 || g->d[c] != 1 || (g->out[c] - 1) * g->s[c] + g->k[c] > g->in[c]) return false;
-    return true;
-}
-#define MAX_SIMPLE_KERNEL(name, T)                                                             \
-    static void name(int64_t b, int64_t e, void *p) {                                          \
-        const pool_job *jb = p;                                                                \
-        const pool_geom *g = jb->g;                                                            \
-        const int64_t P = vol(g->in), L = vol(g->out), I1 = g->in[1], I2 = g->in[2];           \
-        for (int64_t pl = b; pl < e; pl++) {                                                   \
-            const T *x = (const T *)jb->src + pl * P;                                          \
-            T *y = (T *)jb->dst + pl * L;                                                      \
-            int64_t *ix = jb->idx + pl * L, ol = 0;                                            \
-            for (int64_t o0 = 0; o0 < g->out[0]; o0++)                                         \
-                for (int64_t o1 = 0; o1 < g->out[1]; o1++)                                     \
-                    for (int64_t o2 = 0; o2 < g->out[2]; o2++, ol++) {                         \
-                        int64_t f0 = (o0 * g->s[0] * I1 + o1 * g->s[1]) * I2 + o2 * g->s[2];   \
-                        T mv = x[f0];                                                          \
-                        int64_t mi = f0;                                                       \
-                        for (int64_t j0 = 0; j0 < g->k[0]; j0++)                               \
-                            for (int64_t j1 = 0; j1 < g->k[1]; j1++)                           \
-                                for (int64_t j2 = 0; j2 < g->k[2]; j2++) {                     \
-                                    int64_t f = f0 + (j0 * I1 + j1) * I2 + j2;                 \
-                                    T v = x[f];                                                \
-                                    bool take = (v > mv) | (v != v); /* selects, not branches */ \
-                                    mv = take ? v : mv;                                        \
-                                    mi = take ? f : mi;                                        \
-                                }                                                              \
-                        y[ol] = mv;                                                            \
-                        ix[ol] = mi;                                                           \
-                    }                                                                          \
-        }                                                                                      \
-    }
-MAX_SIMPLE_KERNEL(max_simple_f32, float)
-MAX_SIMPLE_KERNEL(max_simple_f64, double)
-
-/* Note [2x2 max pool]: the 2-D 2x2 window with stride 2 (simple_windows,
- * k = s = (1,2,2)) as selects (one per statement: the form GCC if-converts):
- * the max of each row pair of taps, then of the two rows, a later candidate
- * winning when greater or NaN. That picks what MAX_SIMPLE_KERNEL's row-major
- * scan picks (the last NaN if any, else the first maximum). The tap taken,
- * k = 0..3 (row-major in the window), is stored as an int64 flat index (the
- * indices users see), as an int32 code (what the graph saves when no indices
- * are asked for: half the memory traffic), or not at all (no graph). Rows are short (7 or
- * 14 outputs in a small CNN), so a row runs in blocks of a fixed 8 (or 4)
- * outputs, which the compiler turns into straight vector code, the last
- * block overlapping the one before instead of a scalar tail (its branches
- * mispredicted on every row); codes and values keep one element width so
- * nothing widens the vectors. */
-static bool pool_2x2(const pool_geom *g) {
-    return simple_windows(g) && g->k[0] == 1 && g->s[0] == 1 && g->k[1] == 2 && g->k[2] == 2 && g->s[1] == 2 &&
-           g->s[2] == 2;
-}
-
-/* Run BLOCK(V, o) over a row of OW outputs in blocks of V = 8, 4 or 1, the
- * last block ending at the row's end (overlapping: blocks are idempotent). */
-#define ROW_BLOCKS(OW, BLOCK)                                                                  \
-    do {                                                                                       \
-        if ((OW) >= 8) {                                                                       \
-            int64_t o_ = 0;                                                                    \
-            for (; o_ + 8 <= (OW); o_ += 8) BLOCK(8, o_);                                      \
-            if (o_ < (OW)) BLOCK(8, (OW) - 8);                                                 \
-        } else if ((OW) >= 4) {                                                                \
-            BLOCK(4, 0);                                                                       \
-            BLOCK(4, (OW) - 4);                                                                \
-        } else {                                                                               \
-            for (int64_t o_ = 0; o_ < (OW); o_++) BLOCK(1, o_);                                \
-        }                                                                                      \
-    } while (0)
-
-/* Outputs [o0, o0 + V) of one row: y (and the tap, through STORE(i, k)). */
-#define MAX2_BLOCK(T, V, o0, STORE)                                                            \
-    for (int q_ = 0; q_ < (V); q_++) {                                                         \
-        const int64_t i = (o0) + q_;                                                           \
-        T a = r0[2 * i], bb = r0[2 * i + 1], c = r1[2 * i], d = r1[2 * i + 1];                 \
-        T m01 = a, m23 = c, m, k01 = 0, k23 = 2, k; /* the tap in T: one element width */      \
-        k01 = bb > a ? 1 : k01;                                                                \
-        m01 = bb > a ? bb : m01;                                                               \
-        k01 = bb != bb ? 1 : k01;                                                              \
-        m01 = bb != bb ? bb : m01;                                                             \
-        k23 = d > c ? 3 : k23;                                                                 \
-        m23 = d > c ? d : m23;                                                                 \
-        k23 = d != d ? 3 : k23;                                                                \
-        m23 = d != d ? d : m23;                                                                \
-        k = m23 > m01 ? k23 : k01;                                                             \
-        m = m23 > m01 ? m23 : m01;                                                             \
-        k = m23 != m23 ? k23 : k;                                                              \
-        m = m23 != m23 ? m23 : m;                                                              \
-        y[i] = m;                                                                              \
-        STORE(i, k);                                                                           \
-    }
-
-#define MAX_2X2_KERNEL(name, T, DECL, STORE)                                                   \
-    static void name(int64_t b, int64_t e, void *p) {                                          \
-        const pool_job *jb = p;                                                                \
-        const pool_geom *g = jb->g;                                                            \
-        const int64_t W = g->in[2], OH = g->out[1], OW = g->out[2], P = vol(g->in), L = vol(g->out); \
-        for (int64_t pl = b; pl < e; pl++)                                                     \
-            for (int64_t oh = 0; oh < OH; oh++) {                                              \
-                const T *restrict r0 = (const T *)jb->src + pl * P + 2 * oh * W;               \
-                const T *restrict r1 = r0 + W;                                                 \
-                T *restrict y = (T *)jb->dst + pl * L + oh * OW;                               \
-                const int64_t lrow = pl * L + oh * OW, f0 = 2 * oh * W;                        \
-                DECL;                                                                          \
-                (void)lrow, (void)f0;                                                          \
-                ROW_BLOCKS(OW, BLOCK_##name);                                                  \
-            }                                                                                  \
-    }
-#define STORE_INDEX(i, k) (ix[i] = f0 + 2 * (i) + ((int)(k) >> 1) * W + ((int)(k) & 1))
-#define STORE_CODE(i, k) (kc[i] = (int32_t)(k))
-#define STORE_NONE(i, k) (void)(k)
-#define BLOCK_max_2x2_f32(V, o) MAX2_BLOCK(float, V, o, STORE_INDEX)
-#define BLOCK_max_2x2_f64(V, o) MAX2_BLOCK(double, V, o, STORE_INDEX)
-#define BLOCK_max_2x2_codes_f32(V, o) MAX2_BLOCK(float, V, o, STORE_CODE)
-#define BLOCK_max_2x2_codes_f64(V, o) MAX2_BLOCK(double, V, o, STORE_CODE)
-#define BLOCK_max_2x2_values_f32(V, o) MAX2_BLOCK(float, V, o, STORE_NONE)
-#define BLOCK_max_2x2_values_f64(V, o) MAX2_BLOCK(double, V, o, STORE_NONE)
-MAX_2X2_KERNEL(max_2x2_f32, float, int64_t *restrict ix = jb->idx + lrow, STORE_INDEX)
-MAX_2X2_KERNEL(max_2x2_f64, double, int64_t *restrict ix = jb->idx + lrow, STORE_INDEX)
-MAX_2X2_KERNEL(max_2x2_codes_f32, float, int32_t *restrict kc = jb->codes + lrow, STORE_CODE)
-MAX_2X2_KERNEL(max_2x2_codes_f64, double, int32_t *restrict kc = jb->codes + lrow, STORE_CODE)
-MAX_2X2_KERNEL(max_2x2_values_f32, float, (void)0, STORE_NONE)
-MAX_2X2_KERNEL(max_2x2_values_f64, double, (void)0, STORE_NONE)
-
-/* First-order backward from codes: gx (planes, in) zeroed, then each
- * window's taken tap += g (what zeros + scatter-add at the indices gives). */
-typedef struct max2_back_job {
-    const pool_geom *g;
-    const char *gy;
-    const int32_t *codes;
-    char *gx;
-} max2_back_job;
-#define MAX_2X2_BACK_KERNEL(name, T)                                                           \
-    static void name(int64_t b, int64_t e, void *p) {                                          \
-        const max2_back_job *j = p;                                                            \
-        const pool_geom *g = j->g;                                                             \
-        const int64_t W = g->in[2], OH = g->out[1], OW = g->out[2], P = vol(g->in), L = vol(g->out); \
-        for (int64_t pl = b; pl < e; pl++) {                                                   \
-            T *gx = (T *)j->gx + pl * P;                                                       \
-            const T *gr = (const T *)j->gy + pl * L;                                           \
-            const int32_t *kr = j->codes + pl * L;                                             \
-            memset(gx, 0, sizeof(T) * (size_t)P);                                              \
-            for (int64_t oh = 0, l = 0; oh < OH; oh++)                                         \
-                for (int64_t o = 0; o < OW; o++, l++)                                          \
-                    gx[2 * oh * W + 2 * o + (kr[l] >> 1) * W + (kr[l] & 1)] += gr[l];          \
-        }                                                                                      \
-    }
-MAX_2X2_BACK_KERNEL(max_2x2_back_f32, float)
-MAX_2X2_BACK_KERNEL(max_2x2_back_f64, double)
-
-/* First-order max backward: gx (planes, P) zeroed, gx[idx] += g per plane. */
-typedef struct max_back_job {
-    const char *g;
-    const int64_t *idx;
-    char *gx;
-    int64_t L, P;
-} max_back_job;
-#define MAX_BACK_KERNEL(name, T)                                                               \
-    static void name(int64_t b, int64_t e, void *p) {                                          \
-        const max_back_job *j = p;                                                             \
-        for (int64_t pl = b; pl < e; pl++) {                                                   \
-            const T *g = (const T *)j->g + pl * j->L;                                          \
-            const int64_t *ix = j->idx + pl * j->L;                                            \
-            T *gx = (T *)j->gx + pl * j->P;                                                    \
-            memset(gx, 0, sizeof(T) * (size_t)j->P);                                           \
-            for (int64_t l = 0; l < j->L; l++) gx[ix[l]] += g[l];                              \
-        }                                                                                      \
-    }
-MAX_BACK_KERNEL(max_back_f32, float)
-MAX_BACK_KERNEL(max_back_f64, double)
-
-/* avg: src (planes, in...) -> dst (planes, out...) */
-#define AVG_KERNEL(name, T)                                                                    \
-    static void name(int64_t b, int64_t e, void *p) {                                          \
-        const pool_job *jb = p;                                                                \
-        const pool_geom *g = jb->g;                                                            \
-        int64_t P = vol(g->in), L = vol(g->out);                                               \
-        for (int64_t pl = b; pl < e; pl++) {                                                   \
-            const T *x = (const T *)jb->src + pl * P;                                          \
-            T *y = (T *)jb->dst + pl * L;                                                      \
-            double acc;                                                                        \
-            int64_t n;                                                                         \
-            POOL_LOOP((acc = 0, n = 0), (acc += (double)x[f], n++), {                          \
-                double div = g->divisor ? (double)g->divisor : (double)fac;                    \
-                y[ol] = n ? (T)(acc / div) : (T)0;                                             \
-            })                                                                                 \
-        }                                                                                      \
-    }
-AVG_KERNEL(avg_pool_f32, float)
-AVG_KERNEL(avg_pool_f64, double)
-
-/* avg backward: src = g (planes, out...) -> dst = gx (planes, in...) */
-#define AVG_BACK_KERNEL(name, T)                                                               \
-    static void name(int64_t b, int64_t e, void *p) {                                          \
-        const pool_job *jb = p;                                                                \
-        const pool_geom *g = jb->g;                                                            \
-        int64_t P = vol(g->in), L = vol(g->out);                                               \
-        for (int64_t pl = b; pl < e; pl++) {                                                   \
-            const T *gy = (const T *)jb->src + pl * L;                                         \
-            T *gx = (T *)jb->dst + pl * P;                                                     \
-            memset(gx, 0, sizeof(T) * (size_t)P);                                              \
-            T v;                                                                               \
-            POOL_LOOP(v = g->divisor ? (T)((double)gy[ol] / (double)g->divisor)                 \
-                          : fac ? (T)((double)gy[ol] / (double)fac) : (T)0,                    \
-                      gx[f] += v, (void)0)                                                     \
-        }                                                                                      \
-    }
-AVG_BACK_KERNEL(avg_back_f32, float)
-AVG_BACK_KERNEL(avg_back_f64, double)
 
 /* ---------------------------------------------------------------- running a kernel */
-
-/* Number of planes of t (prod of its dims before the nsp spatial ones). */
-static int64_t planes_of(const cg_tensor *t, int nsp) {
-    int64_t n = 1;
-    for (int d = 0; d < t->ndim - nsp; d++) n *= t->shape[d];
-    return n;
-}
 
 /* Shape of t with its nsp spatial dims replaced by sp (canonical 3-D). */
 static int with_spatial(const cg_tensor *t, int nsp, const int64_t sp[3], int64_t *shape) {
@@ -387,10 +54,11 @@ static int with_spatial(const cg_tensor *t, int nsp, const int64_t sp[3], int64_
     return t->ndim;
 }
 
-/* Run kernel (f32 / f64 variants) from src into dst (and idx), both allocated
- * and not meta; half types compute in float32. */
-static cg_status pool_run(cg_range_fn f32, cg_range_fn f64, const pool_geom *g, cg_tensor *src, cg_tensor *dst,
-                          cg_tensor *idx, int64_t work_per_plane) {
+
+/* Run pool kernel `kind` from src into dst (and idx), both allocated; half
+ * types compute in float32. */
+static cg_status pool_run(const char *name, cg_pool_kind kind, const pool_geom *g, cg_tensor *src, cg_tensor *dst,
+                          cg_tensor *idx) {
     cg_dtype dt = dst->dtype, cdt = dt == CG_DTYPE_F64 ? CG_DTYPE_F64 : CG_DTYPE_F32;
     bool prev = cg_set_grad_enabled(false);
     cg_status st = CG_OK;
@@ -404,16 +72,11 @@ static cg_status pool_run(cg_range_fn f32, cg_range_fn f64, const pool_geom *g, 
     if (cdt == dt) {
         cg_tensor_retain(dst);
         dw = dst;
-    } else if (!(dw = cg_new_output("pool", dst->ndim, dst->shape, cdt, dst->device))) {
+    } else if (!(dw = cg_tensor_new("pool", dst->ndim, dst->shape, cdt, dst->device))) {
         goto fail;
     }
-    bool codes = idx && idx->dtype == CG_DTYPE_I32;
-    pool_job jb = {g, cg_tensor_ptr(sc), cg_tensor_ptr(dw), idx && !codes ? (int64_t *)cg_tensor_ptr(idx) : NULL,
-                   codes ? (int32_t *)cg_tensor_ptr(idx) : NULL};
-    int64_t planes = planes_of(dst, g->nsp);
-    cg_parallel_for(planes, CG_GRAIN / (work_per_plane > 0 ? work_per_plane : 1) + 1, cdt == CG_DTYPE_F32 ? f32 : f64,
-                    &jb);
-    if (dw != dst) st = cg_copy_(dst, dw);
+    CG_RUN_KERNEL(st, name, dw->device, pool, kind, g, dw, idx, sc);
+    if (!st && dw != dst) st = cg_copy_(dst, dw);
     goto done;
 fail:
     st = cg_last_error();
@@ -424,16 +87,6 @@ done:
     cg_set_grad_enabled(prev);
     return st;
 }
-
-static int64_t window_work(const pool_geom *g) {
-    int64_t w = vol(g->out);
-    for (int c = 0; c < 3; c++) {
-        int64_t per = g->adaptive ? g->in[c] / (g->out[c] ? g->out[c] : 1) + 2 : g->k[c];
-        if (!cg_mul_ok(w, per, &w)) return INT64_MAX; /* a grain hint: saturate */
-    }
-    return w;
-}
-
 /* ---------------------------------------------------------------- avg pool (a pair of linear ops) */
 
 static cg_status avg_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin);
@@ -469,10 +122,8 @@ static cg_tensor *avg_body(bool back, const char *name, const pool_geom *g, cg_t
     cg_tensor *in;
     bool owned;
     if (cg_schema_guard(sch, 1, &t, &in, &owned)) return NULL;
-    cg_tensor *out = cg_new_output(name, nd, shape, in->dtype, in->device);
-    if (out && !cg_is_meta(out) &&
-        pool_run(back ? avg_back_f32 : avg_pool_f32, back ? avg_back_f64 : avg_pool_f64, g, in, out, NULL,
-                 window_work(g))) {
+    cg_tensor *out = cg_tensor_new(name, nd, shape, in->dtype, in->device);
+    if (out && pool_run(name, back ? CG_POOL_AVG_BACKWARD : CG_POOL_AVG, g, in, out, NULL)) {
         cg_tensor_release(out);
         out = NULL;
     }
@@ -522,14 +173,11 @@ static const cg_op_schema k_max_schema = {"max_pool", "MaxPoolBackward0", 1, CG_
 
 /* The flat indices (planes, out) of saved tap codes (Note [2x2 max pool]). */
 static cg_tensor *codes_to_index(const pool_geom *g, cg_tensor *codes) {
-    cg_tensor *r = cg_new_output("max_pool_backward", codes->ndim, codes->shape, CG_DTYPE_I64, codes->device);
-    if (!r || cg_is_meta(r)) return r;
-    const int32_t *k = (const int32_t *)cg_tensor_ptr(codes);
-    int64_t *f = (int64_t *)cg_tensor_ptr(r), W = g->in[2], OW = g->out[2], L = vol(g->out);
-    for (int64_t i = 0, n = cg_tensor_numel(r); i < n; i++) {
-        int64_t l = i % L, oh = l / OW, o = l % OW;
-        f[i] = 2 * oh * W + 2 * o + (k[i] >> 1) * W + (k[i] & 1);
-    }
+    cg_tensor *r = cg_tensor_new("max_pool_backward", codes->ndim, codes->shape, CG_DTYPE_I64, codes->device);
+    if (!r) return NULL;
+    cg_status st;
+    CG_RUN_KERNEL(st, "max_pool_backward", r->device, max_pool_codes_to_index, g, r, codes);
+    if (st) cg_tensor_release(r), r = NULL;
     return r;
 }
 
@@ -547,6 +195,14 @@ static cg_status max_back_result(cg_tensor *gx, cg_dtype dt, cg_tensor **gin) {
     return gx ? CG_OK : cg_last_error();
 }
 
+/* The fused first-order pass into gx (released, NULL on failure). */
+static cg_tensor *max_back_run(const pool_geom *g, cg_tensor *gx, cg_tensor *gc, cg_tensor *idx) {
+    cg_status st;
+    CG_RUN_KERNEL(st, "max_pool_backward", gx->device, max_pool_backward, g, gx, gc, idx);
+    if (st) cg_tensor_release(gx), gx = NULL;
+    return gx;
+}
+
 static cg_status max_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
     const cg_tensor_meta *m = &node->input_meta[0];
     int nsp = (int)node->iattr[0];
@@ -562,19 +218,15 @@ static cg_status max_backward(cg_node *node, cg_tensor *const *gout, cg_tensor *
     /* first order: one fused pass; half types run it in float32 (g converted,
      * the sums rounded once), instead of zeros + scatter_add in half */
     bool half = dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16;
-    bool first = !cg_is_grad_enabled() && (half || dt == CG_DTYPE_F32 || dt == CG_DTYPE_F64) && !cg_is_meta(gout[0]);
+    bool first = !cg_is_grad_enabled() && (half || dt == CG_DTYPE_F32 || dt == CG_DTYPE_F64);
     cg_dtype cdt = half ? CG_DTYPE_F32 : dt;
+    pool_geom g;
+    geom_unpack(node->iattr, &g);
     if (idx && node->iattr[22]) { /* tap codes (Note [2x2 max pool]) */
-        pool_geom g;
-        geom_unpack(node->iattr, &g);
         if (first) {
             cg_tensor *gc = half ? cg_to_dtype(gout[0], cdt) : cg_contiguous(gout[0]);
-            cg_tensor *gx = gc ? cg_new_output("max_pool_backward", m->ndim, m->shape, cdt, gout[0]->device) : NULL;
-            if (gx && planes * P > 0) {
-                max2_back_job j = {&g, cg_tensor_ptr(gc), (const int32_t *)cg_tensor_ptr(idx), cg_tensor_ptr(gx)};
-                cg_parallel_for(planes, CG_GRAIN / (2 * P) + 1, cdt == CG_DTYPE_F32 ? max_2x2_back_f32 : max_2x2_back_f64,
-                                &j);
-            }
+            cg_tensor *gx = gc ? cg_tensor_new("max_pool_backward", m->ndim, m->shape, cdt, gout[0]->device) : NULL;
+            if (gx) gx = max_back_run(&g, gx, gc, idx);
             cg_tensor_release(gc), cg_tensor_release(idx);
             return max_back_result(gx, dt, gin);
         }
@@ -585,12 +237,8 @@ static cg_status max_backward(cg_node *node, cg_tensor *const *gout, cg_tensor *
     if (idx && first) {
         cg_tensor *gc = half ? cg_to_dtype(gout[0], cdt) : cg_contiguous(gout[0]);
         cg_tensor *ic = gc ? cg_contiguous(idx) : NULL;
-        cg_tensor *gx = ic ? cg_new_output("max_pool_backward", m->ndim, m->shape, cdt, gout[0]->device) : NULL;
-        if (gx && planes * P > 0) {
-            max_back_job j = {cg_tensor_ptr(gc), (const int64_t *)cg_tensor_ptr(ic), cg_tensor_ptr(gx), L, P};
-            cg_parallel_for(planes, CG_GRAIN / (P + L > 0 ? P + L : 1) + 1,
-                            cdt == CG_DTYPE_F32 ? max_back_f32 : max_back_f64, &j);
-        }
+        cg_tensor *gx = ic ? cg_tensor_new("max_pool_backward", m->ndim, m->shape, cdt, gout[0]->device) : NULL;
+        if (gx) gx = max_back_run(&g, gx, gc, ic);
         cg_tensor_release(gc), cg_tensor_release(ic), cg_tensor_release(idx);
         return max_back_result(gx, dt, gin);
     }
@@ -611,20 +259,13 @@ static cg_status max_apply(const char *name, const pool_geom *g, cg_tensor *x, c
     int nd = with_spatial(x, g->nsp, g->out, shape);
     /* 2x2 windows without indices asked for (Note [2x2 max pool]): tap codes
      * for the graph, or nothing when none is recorded */
-    bool two = pool_2x2(g) && !indices, graph = cg_any_requires_grad(1, &x);
+    bool two = cg_pool_2x2(g) && !indices, graph = cg_any_requires_grad(1, &x);
     bool values_only = two && !graph, codes = two && graph;
-    cg_tensor *y = cg_new_output(name, nd, shape, x->dtype, x->device);
-    cg_tensor *idx = y && !values_only ? cg_new_output(name, nd, shape, codes ? CG_DTYPE_I32 : CG_DTYPE_I64, x->device)
+    cg_tensor *y = cg_tensor_new(name, nd, shape, x->dtype, x->device);
+    cg_tensor *idx = y && !values_only ? cg_tensor_new(name, nd, shape, codes ? CG_DTYPE_I32 : CG_DTYPE_I64, x->device)
                                        : NULL;
     bool failed = !y || (!values_only && !idx);
-    if (!failed && !cg_is_meta(y)) {
-        cg_range_fn f32 = max_pool_f32, f64 = max_pool_f64;
-        if (values_only) f32 = max_2x2_values_f32, f64 = max_2x2_values_f64;
-        else if (codes) f32 = max_2x2_codes_f32, f64 = max_2x2_codes_f64;
-        else if (pool_2x2(g)) f32 = max_2x2_f32, f64 = max_2x2_f64;
-        else if (simple_windows(g)) f32 = max_simple_f32, f64 = max_simple_f64;
-        failed = pool_run(f32, f64, g, x, y, idx, window_work(g)) != CG_OK;
-    }
+    if (!failed) failed = pool_run(name, CG_POOL_MAX, g, x, y, idx) != CG_OK;
     if (!failed) {
         cg_node *node = cg_wire_unary_output(names[g->adaptive][g->nsp], max_backward, &k_max_schema, 1, &x, y, 1,
                                              &failed);
@@ -734,13 +375,13 @@ static cg_status max_pool_nd(const char *name, int nsp, cg_tensor *x, const int6
     return max_apply(name, &g, x, out, indices);
 }
 
-CG_PROF_FN(cg_status, cg_max_pool1d, "max_pool1d", (cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+CG_PROF_FN_ANY_DEVICE(cg_status, cg_max_pool1d, "max_pool1d", (cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
            const int64_t *padding, const int64_t *dilation, bool ceil_mode, cg_tensor **out, cg_tensor **indices),
            (input, kernel_size, stride, padding, dilation, ceil_mode, out, indices), input) {
     return max_pool_nd("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
 }
 
-CG_PROF_FN(cg_status, cg_max_pool2d, "max_pool2d", (cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+CG_PROF_FN_ANY_DEVICE(cg_status, cg_max_pool2d, "max_pool2d", (cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
            const int64_t *padding, const int64_t *dilation, bool ceil_mode, cg_tensor **out, cg_tensor **indices),
            (input, kernel_size, stride, padding, dilation, ceil_mode, out, indices), input) {
     return max_pool_nd("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
@@ -781,7 +422,7 @@ cg_tensor *cg_adaptive_avg_pool2d(cg_tensor *input, const int64_t *output_size) 
     return avg_apply(false, "adaptive_avg_pool2d", &g, input);
 }
 
-CG_PROF_FN(cg_status, cg_adaptive_max_pool1d, "adaptive_max_pool1d", (cg_tensor *input, const int64_t *output_size,
+CG_PROF_FN_ANY_DEVICE(cg_status, cg_adaptive_max_pool1d, "adaptive_max_pool1d", (cg_tensor *input, const int64_t *output_size,
            cg_tensor **out, cg_tensor **indices), (input, output_size, out, indices), input) {
     pool_geom g;
     CG_CHECK_S(out, CG_ERR_VALUE, "[adaptive_max_pool1d] out must not be NULL");
@@ -789,7 +430,7 @@ CG_PROF_FN(cg_status, cg_adaptive_max_pool1d, "adaptive_max_pool1d", (cg_tensor 
     return max_apply("adaptive_max_pool1d", &g, input, out, indices);
 }
 
-CG_PROF_FN(cg_status, cg_adaptive_max_pool2d, "adaptive_max_pool2d", (cg_tensor *input, const int64_t *output_size,
+CG_PROF_FN_ANY_DEVICE(cg_status, cg_adaptive_max_pool2d, "adaptive_max_pool2d", (cg_tensor *input, const int64_t *output_size,
            cg_tensor **out, cg_tensor **indices), (input, output_size, out, indices), input) {
     pool_geom g;
     CG_CHECK_S(out, CG_ERR_VALUE, "[adaptive_max_pool2d] out must not be NULL");

@@ -18,13 +18,8 @@
  *   conv:        y  = conv(x, w)                  (N,cout,out) from x, w
  *   transpose:   x' = conv^T(y', w)               (N,cin,in)   from y', w
  *   weight grad: w' = sum_n y'_n (x) col(x_n)     (cout,cin/g,k) from x, y'
- * and each one's derivative is another of the three. */
-typedef struct cg_conv_geom {
-    int nsp;         /* 1, 2 or 3 user-visible spatial dims */
-    int64_t n;       /* batch */
-    int64_t cin, cout, groups;
-    int64_t in[3], out[3], k[3], stride[3], pad[3] /* before */, dil[3];
-} cg_conv_geom;
+ * and each one's derivative is another of the three. cg_conv_geom is
+ * defined in src/backend/kernels.h (the conv entries take it). */
 
 static inline int64_t cg_conv_vol(const int64_t v[3]) { return v[0] * v[1] * v[2]; }
 

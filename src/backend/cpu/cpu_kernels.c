@@ -8,6 +8,16 @@ const cg_kernels cg_cpu_kernels = {
     .softmax_backward = cg_cpu_softmax_backward,
 
     /* ---- BLAS products, convolution, pooling, recurrent cells */
+    .gemm_max_dim = cg_cpu_gemm_max_dim,
+    .gemm_layout = cg_cpu_gemm_layout,
+    .gemm = cg_cpu_gemm,
+    .conv = cg_cpu_conv,
+    .conv_bias_grad = cg_cpu_conv_bias_grad,
+    .pool = cg_cpu_pool,
+    .max_pool_backward = cg_cpu_max_pool_backward,
+    .max_pool_codes_to_index = cg_cpu_max_pool_codes_to_index,
+    .lstm_layer = cg_cpu_lstm_layer,
+    .lstm_layer_backward = cg_cpu_lstm_layer_backward,
 
     /* ---- normalization, losses, resampling and the other nn kernels, RNG */
 

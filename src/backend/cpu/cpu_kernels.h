@@ -16,6 +16,26 @@ cg_status cg_cpu_softmax(cg_tensor *y, const cg_tensor *x, int64_t dim, bool log
 cg_status cg_cpu_softmax_backward(cg_tensor *gx, const cg_tensor *g, const cg_tensor *y, int64_t dim, bool log);
 
 /* ---- BLAS products, convolution, pooling, recurrent cells */
+/* matmul.c */
+cg_status cg_cpu_gemm_max_dim(int64_t *max_dim);
+cg_status cg_cpu_gemm_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *ok);
+cg_status cg_cpu_gemm(cg_tensor *c, const cg_tensor *a, const cg_tensor *b, double alpha, double beta);
+/* conv.c */
+cg_status cg_cpu_conv(cg_conv_kind kind, const cg_conv_geom *g, cg_tensor *out, const cg_tensor *a, const cg_tensor *b,
+                      const cg_tensor *bias);
+cg_status cg_cpu_conv_bias_grad(cg_tensor *out, const cg_tensor *g);
+/* pool.c */
+cg_status cg_cpu_pool(cg_pool_kind kind, const cg_pool_geom *g, cg_tensor *dst, cg_tensor *idx, const cg_tensor *src);
+cg_status cg_cpu_max_pool_backward(const cg_pool_geom *g, cg_tensor *gx, const cg_tensor *gy, const cg_tensor *idx);
+cg_status cg_cpu_max_pool_codes_to_index(const cg_pool_geom *g, cg_tensor *index, const cg_tensor *codes);
+/* rnn.c */
+cg_status cg_cpu_lstm_layer(bool reverse, cg_tensor *acts, cg_tensor *cells, cg_tensor *out, cg_tensor *hn,
+                            cg_tensor *cn, const cg_tensor *xp, const cg_tensor *h0, const cg_tensor *c0,
+                            const cg_tensor *w);
+cg_status cg_cpu_lstm_layer_backward(bool reverse, cg_tensor *dG, cg_tensor *dh, cg_tensor *dc, cg_tensor *dw,
+                                     const cg_tensor *go, const cg_tensor *acts, const cg_tensor *cells,
+                                     const cg_tensor *out, const cg_tensor *h0, const cg_tensor *c0,
+                                     const cg_tensor *w);
 
 /* ---- normalization, losses, resampling and the other nn kernels, RNG */
 
