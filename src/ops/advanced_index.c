@@ -2,9 +2,10 @@
  * full slices, integer and bool index tensors), cg_index_put (out of place)
  * and cg_index_put_ (in place). Both build one plan (Note [Index plan]) and
  * run a gather or a sequential put over element offsets. Each is the other's
- * backward, so indexing is differentiable to any order. */
+ * backward, so indexing is differentiable to any order. The offsets, the
+ * gather and the put are the device's entries (the CPU's:
+ * src/backend/cpu/advanced_index.c). */
 #include "../dispatch/dispatch_internal.h"
-#include "../backend/cpu/loops.h"
 
 #include <string.h>
 
@@ -76,11 +77,11 @@ static int find_zero_dim_bool(cg_tensor *x, int n, cg_tensor *const *indices, in
 
 /* 0-d bool -> int64 [0] (true) or [] (false). */
 static cg_tensor *zero_dim_bool_to_long(const char *op, cg_tensor *b) {
-    CG_CHECK(!cg_is_meta(b), CG_ERR_NOT_IMPLEMENTED,
-             "[%s] bool mask indexing on the meta device is not supported (the result size depends on data)", op);
-    int64_t n = *(const uint8_t *)cg_tensor_ptr(b) ? 1 : 0;
-    cg_tensor *t = cg_zeros(1, &n, CG_DTYPE_I64, b->device);
-    return t;
+    if (cg_need_values(op, b, "bool mask indexing: the result size depends on data")) return NULL;
+    int64_t n = 0;
+    cg_status st;
+    CG_RUN_KERNEL(st, op, b->device, nonzero_count, b, &n); /* one element: 1 (true) or 0 */
+    return st ? NULL : cg_zeros(1, &n, CG_DTYPE_I64, b->device);
 }
 
 /* Contiguous int64 copy (or reference) of an int32/int64 index tensor. */
@@ -90,52 +91,6 @@ static cg_tensor *to_long_contig(cg_tensor *t) {
     cg_tensor *c = cg_contiguous(l);
     cg_tensor_release(l);
     return c;
-}
-
-/* Element offsets into x for every position of B, bounds-checking each index.
- * idx[d] is contiguous with a shape that broadcasts to B. */
-static cg_status plan_offsets(const char *op, const cg_tensor *x, index_plan *p) {
-    int m = 0, bnd = p->bnd;
-    const int64_t *ptr[CG_MAX_DIMS];
-    int64_t bst[CG_MAX_DIMS][CG_MAX_DIMS], pos[CG_MAX_DIMS], size[CG_MAX_DIMS], xst[CG_MAX_DIMS];
-    int dim[CG_MAX_DIMS];
-    for (int d = 0; d < p->nd; d++) {
-        cg_tensor *t = p->idx[d];
-        if (!t) continue;
-        ptr[m] = (const int64_t *)cg_tensor_ptr(t);
-        int64_t cst[CG_MAX_DIMS];
-        cg_contiguous_strides(t->ndim, t->shape, cst);
-        for (int j = 0; j < bnd; j++) {
-            int tj = t->ndim - bnd + j;
-            bst[m][j] = (tj >= 0 && t->shape[tj] != 1) ? cst[tj] : 0;
-        }
-        pos[m] = 0;
-        size[m] = x->shape[d];
-        xst[m] = x->strides[d];
-        dim[m] = d;
-        m++;
-    }
-    int64_t numel = cg_shape_numel(bnd, p->bshape);
-    int64_t *o = (int64_t *)cg_tensor_ptr(p->off);
-    int64_t coord[CG_MAX_DIMS] = {0};
-    for (int64_t b = 0; b < numel; b++) {
-        int64_t sum = 0;
-        for (int k = 0; k < m; k++) {
-            int64_t v = ptr[k][pos[k]], w = v < 0 ? v + size[k] : v;
-            if (w < 0 || w >= size[k])
-                return cg_set_error(CG_ERR_INDEX, "[%s] index %lld is out of bounds for dimension %d with size %lld",
-                                    op, (long long)v, dim[k], (long long)size[k]);
-            sum += w * xst[k];
-        }
-        o[b] = sum;
-        for (int j = bnd - 1; j >= 0; j--) {
-            for (int k = 0; k < m; k++) pos[k] += bst[k][j];
-            if (++coord[j] < p->bshape[j]) break;
-            for (int k = 0; k < m; k++) pos[k] -= bst[k][j] * p->bshape[j];
-            coord[j] = 0;
-        }
-    }
-    return CG_OK;
 }
 
 /* Expand the entries (no 0-d bools left) into a plan; runs with grad mode off. */
@@ -161,10 +116,7 @@ static cg_status plan_build_impl(const char *op, cg_tensor *x, int n, cg_tensor 
                                     "[%s] the shape of the mask %s at index %d does not match the shape of the indexed "
                                     "tensor %s at index %d", op, cg_shape_str(a, t->ndim, t->shape), j,
                                     cg_shape_str(b, nd, x->shape), d + j);
-        if (cg_is_meta(t))
-            return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
-                                "[%s] bool mask indexing on the meta device is not supported (the result size depends "
-                                "on data)", op);
+        if (cg_need_values(op, t, "bool mask indexing: the result size depends on data")) return cg_last_error();
         cg_tensor *nz = cg_nonzero(t); /* (N, r) */
         if (!nz) return cg_last_error();
         for (int j = 0; j < r; j++) {
@@ -217,8 +169,10 @@ static cg_status plan_build_impl(const char *op, cg_tensor *x, int n, cg_tensor 
         else if (r < p->bpos + p->bnd) p->rshape[r] = p->bshape[r - p->bpos];
         else p->rshape[r] = x->shape[p->rest[r - p->bnd]];
     }
-    if (!(p->off = cg_new_output(op, p->bnd, p->bshape, CG_DTYPE_I64, x->device))) return cg_last_error();
-    return cg_is_meta(x) ? CG_OK : plan_offsets(op, x, p);
+    if (!(p->off = cg_tensor_new(op, p->bnd, p->bshape, CG_DTYPE_I64, x->device))) return cg_last_error();
+    cg_status st;
+    CG_RUN_KERNEL(st, op, x->device, index_offsets, op, p->off, x, p->idx);
+    return st;
 }
 
 static cg_status plan_build(const char *op, cg_tensor *x, int n, cg_tensor *const *indices, index_plan *p) {
@@ -251,68 +205,10 @@ static cg_status plan_views(const index_plan *p, const cg_tensor *base, cg_tenso
 
 /* ---------------------------------------------------------------- kernels */
 
-/* gather: args[0] out (R), args[1] x restrided (R), args[2] int64 offsets (R):
- * out = x[base + off] (element offsets); by item size */
-#define GATHER_LOOP(name, T)                                                                        \
-    static void name(char **a, const int64_t *s, int64_t n, const void *p) {                        \
-        (void)p;                                                                                    \
-        for (int64_t k = 0; k < n; k++)                                                             \
-            *(T *)(a[0] + k * s[0]) =                                                               \
-                *(const T *)(a[1] + k * s[1] + *(const int64_t *)(a[2] + k * s[2]) * (int64_t)sizeof(T)); \
-    }
-GATHER_LOOP(gather_1, uint8_t)
-GATHER_LOOP(gather_2, uint16_t)
-GATHER_LOOP(gather_4, uint32_t)
-GATHER_LOOP(gather_8, uint64_t)
-
-/* put: args[0] x restrided (R), args[1] values broadcast (R), args[2] offsets (R):
- * x[base + off] = v (assign, by item size) or += v (accumulate, by dtype) */
-#define PUT_LOOP(name, T, LOAD, STORE, OP)                                                          \
-    static void name(char **a, const int64_t *s, int64_t n, const void *p) {                        \
-        (void)p;                                                                                    \
-        for (int64_t k = 0; k < n; k++) {                                                           \
-            T *dst = (T *)(a[0] + k * s[0] + *(const int64_t *)(a[2] + k * s[2]) * (int64_t)sizeof(T)); \
-            const T *src = (const T *)(a[1] + k * s[1]);                                            \
-            *dst = STORE(OP(LOAD(*dst), LOAD(*src)));                                               \
-        }                                                                                           \
-    }
-#define PUT_SET(d, v) (v)
-#define PUT_ADD(d, v) ((d) + (v))
-#define PUT_OR(d, v) ((d) | (v))
-PUT_LOOP(put_1, uint8_t, CG_ID, CG_ID, PUT_SET)
-PUT_LOOP(put_2, uint16_t, CG_ID, CG_ID, PUT_SET)
-PUT_LOOP(put_4, uint32_t, CG_ID, CG_ID, PUT_SET)
-PUT_LOOP(put_8, uint64_t, CG_ID, CG_ID, PUT_SET)
-PUT_LOOP(acc_b, uint8_t, CG_ID, CG_ID, PUT_OR)
-PUT_LOOP(acc_u8, uint8_t, CG_ID, CG_ID, PUT_ADD)
-PUT_LOOP(acc_i8, int8_t, CG_ID, CG_ID, PUT_ADD)
-PUT_LOOP(acc_i16, int16_t, CG_ID, CG_ID, PUT_ADD)
-PUT_LOOP(acc_i32, int32_t, CG_ID, CG_ID, PUT_ADD)
-PUT_LOOP(acc_i64, int64_t, CG_ID, CG_ID, PUT_ADD)
-PUT_LOOP(acc_f32, float, CG_ID, CG_ID, PUT_ADD)
-PUT_LOOP(acc_f64, double, CG_ID, CG_ID, PUT_ADD)
-PUT_LOOP(acc_f16, cg_f16, CG_LD_F16, CG_ST_F16, PUT_ADD)
-PUT_LOOP(acc_bf16, cg_bf16, CG_LD_BF16, CG_ST_BF16, PUT_ADD)
-
-static cg_loop_fn loop_by_size(size_t isz, bool gather) {
-    switch (isz) {
-    case 1: return gather ? gather_1 : put_1;
-    case 2: return gather ? gather_2 : put_2;
-    case 4: return gather ? gather_4 : put_4;
-    default: return gather ? gather_8 : put_8;
-    }
-}
-
-static const cg_loop_fn acc_loops[CG_DTYPE_COUNT] = {
-    [CG_DTYPE_BOOL] = acc_b, [CG_DTYPE_U8] = acc_u8, [CG_DTYPE_I8] = acc_i8, [CG_DTYPE_I16] = acc_i16,
-    [CG_DTYPE_I32] = acc_i32, [CG_DTYPE_I64] = acc_i64, [CG_DTYPE_F16] = acc_f16, [CG_DTYPE_BF16] = acc_bf16,
-    [CG_DTYPE_F32] = acc_f32, [CG_DTYPE_F64] = acc_f64,
-};
-
 /* result = x[plan] (new contiguous tensor, no history) */
 static cg_tensor *gather_run(const char *op, cg_tensor *x, const index_plan *p) {
-    cg_tensor *out = cg_new_output(op, p->rnd, p->rshape, x->dtype, x->device);
-    if (!out || cg_is_meta(out) || cg_tensor_numel(out) == 0) return out;
+    cg_tensor *out = cg_tensor_new(op, p->rnd, p->rshape, x->dtype, x->device);
+    if (!out || cg_tensor_numel(out) == 0) return out;
     cg_tensor *xv, *ov;
     if (plan_views(p, x, &xv, &ov)) {
         cg_tensor_release(out);
@@ -321,27 +217,29 @@ static cg_tensor *gather_run(const char *op, cg_tensor *x, const index_plan *p) 
     cg_tensor *args[3] = {out, xv, ov};
     cg_iter it;
     cg_iter_init(&it, 3, args, p->rnd, p->rshape);
-    cg_iter_run(&it, loop_by_size(cg_dtype_size(x->dtype), true), NULL, CG_GRAIN);
+    cg_status st;
+    CG_RUN_KERNEL(st, op, x->device, index_gather, &it, cg_dtype_size(x->dtype));
     cg_tensor_release(xv);
     cg_tensor_release(ov);
+    if (st) cg_tensor_release(out), out = NULL;
     return out;
 }
 
 /* dst[plan] = values (or += values), sequentially in row-major order of the
  * indexed shape so duplicates resolve deterministically (last write wins /
  * sums in order). values must broadcast to the indexed shape. */
-static cg_status put_run(cg_tensor *dst, const index_plan *p, cg_tensor *values, bool accumulate) {
-    if (cg_is_meta(dst) || cg_shape_numel(p->rnd, p->rshape) == 0) return CG_OK;
+static cg_status put_run(const char *op, cg_tensor *dst, const index_plan *p, cg_tensor *values, bool accumulate) {
+    if (cg_shape_numel(p->rnd, p->rshape) == 0) return CG_OK;
     cg_tensor *xv, *ov;
     if (plan_views(p, dst, &xv, &ov)) return cg_last_error();
     cg_tensor *args[3] = {xv, values, ov};
     cg_iter it;
     cg_iter_init(&it, 3, args, p->rnd, p->rshape);
-    cg_iter_run(&it, accumulate ? acc_loops[dst->dtype] : loop_by_size(cg_dtype_size(dst->dtype), false), NULL,
-                INT64_MAX);
+    cg_status st;
+    CG_RUN_KERNEL(st, op, dst->device, index_put, &it, dst->dtype, accumulate);
     cg_tensor_release(xv);
     cg_tensor_release(ov);
-    return CG_OK;
+    return st;
 }
 
 static cg_status check_values(const char *op, const index_plan *p, cg_tensor *values) {
@@ -455,7 +353,8 @@ static cg_status index_put_backward(cg_node *node, cg_tensor *const *gout, cg_te
 
 /* ---------------------------------------------------------------- public ops */
 
-CG_PROF_FNV(cg_tensor *, cg_index, "index", (cg_tensor *x, int n, cg_tensor *const *indices), (x, n, indices), 1, &x) {
+CG_PROF_FNV_ON(cg_tensor *, cg_index, "index", (cg_tensor *x, int n, cg_tensor *const *indices), (x, n, indices), 1, &x,
+               true) {
     if (check_entries("index", x, n, indices)) return NULL;
     int64_t pos;
     int k = find_zero_dim_bool(x, n, indices, &pos);
@@ -491,7 +390,7 @@ static cg_status check_put_args(const char *op, cg_tensor *x, int n, cg_tensor *
     return CG_OK;
 }
 
-CG_PROF_FN(cg_tensor *, cg_index_put, "index_put", (cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values,
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_index_put, "index_put", (cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values,
            bool accumulate), (x, n, indices, values, accumulate), x, values) {
     if (check_put_args("index_put", x, n, indices, values)) return NULL;
     int64_t pos;
@@ -518,7 +417,7 @@ CG_PROF_FN(cg_tensor *, cg_index_put, "index_put", (cg_tensor *x, int n, cg_tens
         cg_tensor_release(out);
         return NULL;
     }
-    if (check_values("index_put", &p, values) || put_run(out, &p, values, accumulate)) {
+    if (check_values("index_put", &p, values) || put_run("index_put", out, &p, values, accumulate)) {
         cg_tensor_release(out);
         out = NULL;
     }
@@ -556,7 +455,7 @@ static bool masked_fill_like(int n, cg_tensor *const *indices, const cg_tensor *
  * cg_inplace_commit write the result into x's storage and move history
  * (Note [In-place]). Otherwise write x's storage directly; values that share
  * x's storage are copied first. */
-CG_PROF_FN(cg_status, cg_index_put_, "index_put_", (cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values,
+CG_PROF_FN_ANY_DEVICE(cg_status, cg_index_put_, "index_put_", (cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values,
            bool accumulate), (x, n, indices, values, accumulate), x, values) {
     if (check_put_args("index_put_", x, n, indices, values)) return cg_last_error();
     if (cg_check_inplace("index_put", x)) return cg_last_error();
@@ -607,7 +506,7 @@ CG_PROF_FN(cg_status, cg_index_put_, "index_put_", (cg_tensor *x, int n, cg_tens
         cg_set_grad_enabled(prev);
         if (!v) st = cg_last_error();
     }
-    if (!st) st = put_run(x, &p, v, accumulate);
+    if (!st) st = put_run("index_put_", x, &p, v, accumulate);
     if (!st) cg_storage_bump_version(x->storage);
     if (v != values) cg_tensor_release(v);
     plan_free(&p);

@@ -2,9 +2,10 @@
  * index_select, masked_fill, masked_select, masked_scatter, take, and the
  * nonzero kernel. Each forward runs with grad mode off and records its own
  * node; the backward formulas are cg ops (index_put, masked_scatter, where,
- * ...), so every op is differentiable to any order. */
+ * ...), so every op is differentiable to any order. Values the ops must read
+ * (nonzero's count and coordinates, a mask's count, index range checks) come
+ * from the device's entries (the CPU's: src/backend/cpu/indexing.c). */
 #include "../dispatch/dispatch_internal.h"
-#include "../backend/cpu/loops.h"
 
 #include <string.h>
 
@@ -21,30 +22,27 @@ static cg_tensor *long_contig(cg_tensor *t) {
     return c;
 }
 
-/* First value of contiguous int64 `t` outside [lo, hi) into *bad; false if none. */
-static bool find_out_of_range(const cg_tensor *t, int64_t lo, int64_t hi, int64_t *bad) {
-    if (cg_is_meta(t)) return false;
-    const int64_t *v = (const int64_t *)cg_tensor_ptr(t);
-    int64_t n = cg_tensor_numel(t);
-    for (int64_t i = 0; i < n; i++)
-        if (v[i] < lo || v[i] >= hi) {
-            *bad = v[i];
-            return true;
-        }
-    return false;
+/* The first value of contiguous int64 `t` outside [lo, hi) into *bad (none on
+ * meta): CG_OK and *found, or the entry's failure (error set). */
+static cg_status find_out_of_range(const char *op, const cg_tensor *t, int64_t lo, int64_t hi, bool *found,
+                                   int64_t *bad) {
+    cg_status st;
+    *found = false;
+    CG_RUN_KERNEL(st, op, t->device, index_find_out_of_range, t, lo, hi, found, bad);
+    return st;
 }
 
-/* Number of true elements of a bool tensor (any layout). */
-static int64_t count_true(cg_tensor *m) {
+/* Number of true elements of a bool tensor (any layout); -1 on failure (error set). */
+static int64_t count_true(const char *op, cg_tensor *m) {
     bool prev = cg_set_grad_enabled(false);
     cg_tensor *c = cg_contiguous(m);
     cg_set_grad_enabled(prev);
     if (!c) return -1;
-    const uint8_t *v = (const uint8_t *)cg_tensor_ptr(c);
-    int64_t n = cg_tensor_numel(c), cnt = 0;
-    for (int64_t i = 0; i < n; i++) cnt += v[i] != 0;
+    int64_t cnt = 0;
+    cg_status st;
+    CG_RUN_KERNEL(st, op, c->device, nonzero_count, c, &cnt);
     cg_tensor_release(c);
-    return cnt;
+    return st ? -1 : cnt;
 }
 
 static cg_status check_mask(const char *op, cg_tensor *x, cg_tensor *mask) {
@@ -80,68 +78,25 @@ static cg_tensor *finish(cg_tensor *out, const char *name, cg_backward_fn bw, in
 
 /* ---------------------------------------------------------------- nonzero */
 
-#define NZ_TEST(name, T, ISNZ)                                                        \
-    static void name(const char *p, int64_t n, uint8_t *flags) {                     \
-        const T *v = (const T *)p;                                                    \
-        for (int64_t i = 0; i < n; i++) flags[i] = ISNZ(v[i]);                        \
-    }
-#define NZ_PLAIN(x) ((x) != 0)
-#define NZ_F16(x) (cg_f16_to_f32(x) != 0.0f)
-#define NZ_BF16(x) (cg_bf16_to_f32(x) != 0.0f)
-NZ_TEST(nz_u8, uint8_t, NZ_PLAIN)
-NZ_TEST(nz_i8, int8_t, NZ_PLAIN)
-NZ_TEST(nz_i16, int16_t, NZ_PLAIN)
-NZ_TEST(nz_i32, int32_t, NZ_PLAIN)
-NZ_TEST(nz_i64, int64_t, NZ_PLAIN)
-NZ_TEST(nz_f16, cg_f16, NZ_F16)
-NZ_TEST(nz_bf16, cg_bf16, NZ_BF16)
-NZ_TEST(nz_f32, float, NZ_PLAIN)
-NZ_TEST(nz_f64, double, NZ_PLAIN)
-
-typedef void (*nz_fn)(const char *p, int64_t n, uint8_t *flags);
-static const nz_fn nz_tests[CG_DTYPE_COUNT] = {
-    [CG_DTYPE_BOOL] = nz_u8, [CG_DTYPE_U8] = nz_u8, [CG_DTYPE_I8] = nz_i8, [CG_DTYPE_I16] = nz_i16,
-    [CG_DTYPE_I32] = nz_i32, [CG_DTYPE_I64] = nz_i64, [CG_DTYPE_F16] = nz_f16, [CG_DTYPE_BF16] = nz_bf16,
-    [CG_DTYPE_F32] = nz_f32, [CG_DTYPE_F64] = nz_f64,
-};
-
 /* (n, ndim) int64 coordinates of the nonzero elements, row-major order. */
-CG_PROF_FN(cg_tensor *, cg_nonzero, "nonzero", (cg_tensor *x), (x), x) {
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_nonzero, "nonzero", (cg_tensor *x), (x), x) {
     CG_CHECK(x, CG_ERR_VALUE, "[nonzero] argument is NULL");
-    CG_CHECK(!cg_is_meta(x), CG_ERR_NOT_IMPLEMENTED,
-             "[nonzero] not supported on the meta device (the result size depends on data)");
+    if (cg_need_values("nonzero", x, "the result size depends on data")) return NULL;
     int nd = x->ndim;
-    int64_t numel = cg_tensor_numel(x);
     bool prev = cg_set_grad_enabled(false);
     cg_tensor *c = cg_contiguous(x);
     cg_set_grad_enabled(prev);
     if (!c) return NULL;
-    uint8_t *flags = numel ? cg_malloc_n("nonzero", numel, 1) : NULL;
-    if (numel && !flags) {
-        cg_tensor_release(c);
-        cg_set_error(CG_ERR_OOM, "[nonzero] out of memory for %lld flags", (long long)numel);
-        return NULL;
-    }
-    if (numel) nz_tests[x->dtype](cg_tensor_ptr(c), numel, flags);
-    cg_tensor_release(c);
     int64_t cnt = 0;
-    for (int64_t i = 0; i < numel; i++) cnt += flags[i];
+    cg_status st;
+    CG_RUN_KERNEL(st, "nonzero", c->device, nonzero_count, c, &cnt);
     int64_t osh[2] = {cnt, nd};
-    cg_tensor *out = cg_new_output("nonzero", 2, osh, CG_DTYPE_I64, x->device);
+    cg_tensor *out = st ? NULL : cg_tensor_new("nonzero", 2, osh, CG_DTYPE_I64, x->device);
     if (out && cnt && nd) {
-        int64_t *o = (int64_t *)cg_tensor_ptr(out), coord[CG_MAX_DIMS] = {0};
-        for (int64_t i = 0; i < numel; i++) {
-            if (flags[i]) {
-                memcpy(o, coord, sizeof(int64_t) * (size_t)nd);
-                o += nd;
-            }
-            for (int d = nd - 1; d >= 0; d--) {
-                if (++coord[d] < x->shape[d]) break;
-                coord[d] = 0;
-            }
-        }
+        CG_RUN_KERNEL(st, "nonzero", c->device, nonzero, out, c);
+        if (st) cg_tensor_release(out), out = NULL;
     }
-    free(flags);
+    cg_tensor_release(c);
     return out;
 }
 
@@ -163,7 +118,7 @@ static cg_status index_select_backward(cg_node *node, cg_tensor *const *g, cg_te
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN(cg_tensor *, cg_index_select, "index_select", (cg_tensor *x, int64_t dim, cg_tensor *index), (x, dim, index),
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_index_select, "index_select", (cg_tensor *x, int64_t dim, cg_tensor *index), (x, dim, index),
            x, index) {
     cg_tensor *xi[2] = {x, index};
     if (cg_check_same("index_select", 2, xi, 2u)) return NULL;
@@ -185,11 +140,16 @@ CG_PROF_FN(cg_tensor *, cg_index_select, "index_select", (cg_tensor *x, int64_t 
     }
     cg_tensor *l = long_contig(index);
     if (!l) return NULL;
-    int64_t n1 = cg_tensor_numel(l), bad;
+    int64_t n1 = cg_tensor_numel(l), bad = 0;
     cg_tensor *idx = l->ndim == 1 ? l : cg_reshape(l, 1, &n1);
     if (idx != l) cg_tensor_release(l);
     if (!idx) return NULL;
-    if (find_out_of_range(idx, 0, x->shape[d], &bad)) {
+    bool found;
+    if (find_out_of_range("index_select", idx, 0, x->shape[d], &found, &bad)) {
+        cg_tensor_release(idx);
+        return NULL;
+    }
+    if (found) {
         cg_tensor_release(idx);
         cg_set_error(CG_ERR_INDEX, "[index_select] index %lld is out of range for dimension %lld with size %lld",
                      (long long)bad, (long long)d, (long long)x->shape[d]);
@@ -222,15 +182,20 @@ static cg_status take_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN(cg_tensor *, cg_take, "take", (cg_tensor *x, cg_tensor *index), (x, index), x, index) {
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_take, "take", (cg_tensor *x, cg_tensor *index), (x, index), x, index) {
     cg_tensor *xi[2] = {x, index};
     if (cg_check_same("take", 2, xi, 2u)) return NULL;
     CG_CHECK(is_int_index(index->dtype), CG_ERR_DTYPE, "[take] index must be an int64 or int32 tensor, got %s",
              cg_dtype_name(index->dtype));
     cg_tensor *idx = long_contig(index);
     if (!idx) return NULL;
-    int64_t n = cg_tensor_numel(x), bad;
-    if (find_out_of_range(idx, -n, n, &bad)) {
+    int64_t n = cg_tensor_numel(x), bad = 0;
+    bool found;
+    if (find_out_of_range("take", idx, -n, n, &found, &bad)) {
+        cg_tensor_release(idx);
+        return NULL;
+    }
+    if (found) {
         cg_tensor_release(idx);
         cg_set_error(CG_ERR_INDEX, "[take] out of range: tried to access index %lld on a tensor of %lld elements",
                      (long long)bad, (long long)n);
@@ -274,7 +239,7 @@ static cg_status masked_fill_backward(cg_node *node, cg_tensor *const *g, cg_ten
 
 /* The value is converted to x's dtype (differentiably between float dtypes),
  * as PyTorch fills with self's dtype. The result has the broadcast shape. */
-CG_PROF_FN(cg_tensor *, cg_masked_fill, "masked_fill", (cg_tensor *x, cg_tensor *mask, cg_tensor *value), (x, mask,
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_masked_fill, "masked_fill", (cg_tensor *x, cg_tensor *mask, cg_tensor *value), (x, mask,
            value), x, mask, value) {
     CG_CHECK(value, CG_ERR_VALUE, "[masked_fill] value is NULL");
     if (check_mask("masked_fill", x, mask)) return NULL;
@@ -317,7 +282,7 @@ static cg_status masked_select_backward(cg_node *node, cg_tensor *const *g, cg_t
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN(cg_tensor *, cg_masked_select, "masked_select", (cg_tensor *x, cg_tensor *mask), (x, mask), x, mask) {
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_masked_select, "masked_select", (cg_tensor *x, cg_tensor *mask), (x, mask), x, mask) {
     if (check_mask("masked_select", x, mask)) return NULL;
     int nd;
     int64_t sh[CG_MAX_DIMS];
@@ -371,7 +336,7 @@ static cg_status masked_scatter_backward(cg_node *node, cg_tensor *const *g, cg_
     return st;
 }
 
-CG_PROF_FN(cg_tensor *, cg_masked_scatter, "masked_scatter", (cg_tensor *x, cg_tensor *mask, cg_tensor *source), (x,
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_masked_scatter, "masked_scatter", (cg_tensor *x, cg_tensor *mask, cg_tensor *source), (x,
            mask, source), x, mask, source) {
     if (check_mask("masked_scatter", x, mask)) return NULL;
     cg_tensor *xs[2] = {x, source};
@@ -379,11 +344,10 @@ CG_PROF_FN(cg_tensor *, cg_masked_scatter, "masked_scatter", (cg_tensor *x, cg_t
     int nd;
     int64_t sh[CG_MAX_DIMS];
     if (mask_shape("masked_scatter", x, mask, &nd, sh)) return NULL;
-    CG_CHECK(!cg_is_meta(mask), CG_ERR_NOT_IMPLEMENTED,
-             "[masked_scatter] not supported on the meta device (the mask must be read)");
+    if (cg_need_values("masked_scatter", mask, "the mask must be read")) return NULL;
     bool prev = cg_set_grad_enabled(false);
     cg_tensor *mb = cg_expand(mask, nd, sh);
-    int64_t cnt = mb ? count_true(mb) : -1, n = cg_tensor_numel(source);
+    int64_t cnt = mb ? count_true("masked_scatter", mb) : -1, n = cg_tensor_numel(source);
     cg_tensor *out = NULL;
     if (cnt > n) {
         cg_set_error(CG_ERR_SHAPE,

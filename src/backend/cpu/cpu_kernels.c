@@ -22,6 +22,17 @@ const cg_kernels cg_cpu_kernels = {
     /* ---- normalization, losses, resampling and the other nn kernels, RNG */
 
     /* ---- creation, indexing, gather / scatter, sort, scan, repeat, copies */
+    .arange = cg_cpu_arange,
+    .linspace = cg_cpu_linspace,
+    .eye = cg_cpu_eye,
+    .gather = cg_cpu_gather,
+    .scatter = cg_cpu_scatter,
+    .nonzero_count = cg_cpu_nonzero_count,
+    .nonzero = cg_cpu_nonzero,
+    .index_find_out_of_range = cg_cpu_index_find_out_of_range,
+    .index_offsets = cg_cpu_index_offsets,
+    .index_gather = cg_cpu_index_gather,
+    .index_put = cg_cpu_index_put,
 
     /* ---- reductions and optimizer steps */
     .optim_step = cg_cpu_optim_step,

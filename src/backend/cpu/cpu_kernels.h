@@ -40,6 +40,28 @@ cg_status cg_cpu_lstm_layer_backward(bool reverse, cg_tensor *dG, cg_tensor *dh,
 /* ---- normalization, losses, resampling and the other nn kernels, RNG */
 
 /* ---- creation, indexing, gather / scatter, sort, scan, repeat, copies */
+/* chunk conversions (creation.c), shared with the samplers: dst: n contiguous elements of dt <- n doubles
+ * (integers truncate toward zero; NaN -> 0, out-of-range saturates through int64; bool: nonzero) / n int64
+ * values (exact for values the dtype can hold); dst: n doubles <- n contiguous elements of dt */
+void cg_store_doubles(char *dst, cg_dtype dt, const double *src, int64_t n);
+void cg_store_ints(char *dst, cg_dtype dt, const int64_t *src, int64_t n);
+void cg_load_doubles(const char *src, cg_dtype dt, double *dst, int64_t n);
+#ifndef CG_CHUNK
+#define CG_CHUNK 256 /* scratch chunk for the helpers above (stack arrays of this many values) */
+#endif
+cg_status cg_cpu_arange(cg_tensor *out, double start, double step, int64_t istart, int64_t istep);
+cg_status cg_cpu_linspace(cg_tensor *out, double start, double end, double step, int64_t halfway, bool log,
+                          double base);
+cg_status cg_cpu_eye(cg_tensor *out);
+cg_status cg_cpu_gather(cg_tensor *out, const cg_tensor *x, const cg_tensor *index, int64_t dim);
+cg_status cg_cpu_scatter(const char *op, cg_tensor *out, const cg_tensor *index, const cg_tensor *src, int64_t dim,
+                         int mode, bool include_self);
+cg_status cg_cpu_nonzero_count(const cg_tensor *x, int64_t *count);
+cg_status cg_cpu_nonzero(cg_tensor *out, const cg_tensor *x);
+cg_status cg_cpu_index_find_out_of_range(const cg_tensor *t, int64_t lo, int64_t hi, bool *found, int64_t *bad);
+cg_status cg_cpu_index_offsets(const char *op, cg_tensor *off, const cg_tensor *x, cg_tensor *const *idx);
+cg_status cg_cpu_index_gather(const cg_iter *it, size_t itemsize);
+cg_status cg_cpu_index_put(const cg_iter *it, cg_dtype dt, bool accumulate);
 
 /* ---- reductions and optimizer steps (optim_steps.c) */
 cg_status cg_cpu_optim_step(cg_optim_kind kind, cg_tensor *const *t, const double *s, bool first, const void *opt);
