@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------- errors
  * Note [Errors]: fallible functions set the thread-local error with
@@ -133,6 +134,16 @@ static inline size_t cg_itemsize(cg_dtype dt) {
         [CG_DTYPE_U16] = 2, [CG_DTYPE_U32] = 4,  [CG_DTYPE_U64] = 8,
     };
     return size[dt];
+}
+
+/* One element of isz bytes (1, 2, 4 or 8) from src to dst. */
+static inline void cg_copy_item(char *dst, const char *src, size_t isz) {
+    switch (isz) {
+    case 1: *(uint8_t *)dst = *(const uint8_t *)src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    default: memcpy(dst, src, 8); break;
+    }
 }
 
 /* Note [Tensor block]: a tensor created with fresh storage (cg_tensor_new,
@@ -313,5 +324,17 @@ static inline double cg_u32_to_unit(uint32_t a, uint32_t b) {
 
 double cg_load_f64(const void *p, cg_dtype dt);
 void cg_store_f64(void *p, cg_dtype dt, double v);
+
+/* Run converters (dtype.c). dst: n contiguous elements of dt <- src: n doubles
+ * (integers truncate toward zero; NaN -> 0, out-of-range saturates through
+ * int64; bool: nonzero). */
+void cg_store_doubles(char *dst, cg_dtype dt, const double *src, int64_t n);
+/* dst: n contiguous elements of dt <- src: n int64 values (exact for values
+ * the dtype can hold). */
+void cg_store_ints(char *dst, cg_dtype dt, const int64_t *src, int64_t n);
+/* dst: n doubles <- src: n contiguous elements of dt. */
+void cg_load_doubles(const char *src, cg_dtype dt, double *dst, int64_t n);
+/* Scratch chunk for the converters' callers (stack arrays of this many values). */
+#define CG_CHUNK 256
 
 #endif

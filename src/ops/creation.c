@@ -2,8 +2,7 @@
  * empty_like, arange, linspace, logspace and eye. The op checks the arguments,
  * works out the length and the host scalars and allocates the output; the
  * values are written by the device's entries (arange, linspace, eye; the
- * CPU's are src/backend/cpu/creation.c, which also holds the chunk conversion
- * helpers declared in creation_internal.h). (Random factories live in
+ * CPU's are src/backend/cpu/creation.c). (Random factories live in
  * random.c.) */
 #include "creation_internal.h"
 

@@ -133,15 +133,6 @@ typedef struct tri_job {
     bool upper;
 } tri_job;
 
-static inline void copy_elem(char *dst, const char *src, size_t isz) {
-    switch (isz) {
-    case 1: *(uint8_t *)dst = *(const uint8_t *)src; break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    default: memcpy(dst, src, 8); break;
-    }
-}
-
 /* rows [begin, end) of the (batch * R) rows */
 static void tri_rows(int64_t begin, int64_t end, void *ctx) {
     const tri_job *j = ctx;
@@ -168,7 +159,7 @@ static void tri_rows(int64_t begin, int64_t end, void *ctx) {
         if (cs == 1) {
             if (hi > lo) memcpy(o + lo * (int64_t)isz, s + lo * (int64_t)isz, (size_t)(hi - lo) * isz);
         } else {
-            for (int64_t c = lo; c < hi; c++) copy_elem(o + c * (int64_t)isz, s + c * cs * (int64_t)isz, isz);
+            for (int64_t c = lo; c < hi; c++) cg_copy_item(o + c * (int64_t)isz, s + c * cs * (int64_t)isz, isz);
         }
         if (C > hi) memset(o + hi * (int64_t)isz, 0, (size_t)(C - hi) * isz);
     }

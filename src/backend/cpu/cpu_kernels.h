@@ -40,15 +40,6 @@ cg_status cg_cpu_lstm_layer_backward(bool reverse, cg_tensor *dG, cg_tensor *dh,
 /* ---- normalization, losses, resampling and the other nn kernels, RNG */
 
 /* ---- creation, indexing, gather / scatter, sort, scan, repeat, copies */
-/* chunk conversions (creation.c), shared with the samplers: dst: n contiguous elements of dt <- n doubles
- * (integers truncate toward zero; NaN -> 0, out-of-range saturates through int64; bool: nonzero) / n int64
- * values (exact for values the dtype can hold); dst: n doubles <- n contiguous elements of dt */
-void cg_store_doubles(char *dst, cg_dtype dt, const double *src, int64_t n);
-void cg_store_ints(char *dst, cg_dtype dt, const int64_t *src, int64_t n);
-void cg_load_doubles(const char *src, cg_dtype dt, double *dst, int64_t n);
-#ifndef CG_CHUNK
-#define CG_CHUNK 256 /* scratch chunk for the helpers above (stack arrays of this many values) */
-#endif
 cg_status cg_cpu_arange(cg_tensor *out, double start, double step, int64_t istart, int64_t istep);
 cg_status cg_cpu_linspace(cg_tensor *out, double start, double end, double step, int64_t halfway, bool log,
                           double base);

@@ -1,102 +1,11 @@
 /* creation.c — the CPU's entries of the deterministic factories (Note [Kernel
  * entries]): arange, linspace / logspace and eye fill the contiguous output
- * the op allocated; and the chunk conversion helpers (runs of doubles / int64
- * to and from contiguous data of any dtype) that these and the samplers use. */
+ * the op allocated. */
 #include "cpu_kernels.h"
 #include "loops.h"
 
 #include <math.h>
 #include <string.h>
-
-/* ------------------------------------------------------------- chunk conversions */
-
-static inline int64_t d2i(double v) {
-    if (isnan(v)) return 0;
-    if (v >= 9.2233720368547758e18) return INT64_MAX;
-    if (v <= -9.2233720368547758e18) return INT64_MIN;
-    return (int64_t)v;
-}
-
-#define CONVERT_LOOP(T, EXPR)                                  \
-    do {                                                       \
-        T *o_ = (T *)dst;                                      \
-        for (int64_t k = 0; k < n; k++) o_[k] = EXPR(src[k]);  \
-    } while (0)
-#define TO_BOOL(v) ((uint8_t)((v) != 0))
-#define D_U8(v) ((uint8_t)d2i(v))
-#define D_I8(v) ((int8_t)d2i(v))
-#define D_I16(v) ((int16_t)d2i(v))
-#define D_I32(v) ((int32_t)d2i(v))
-#define D_I64(v) d2i(v)
-#define D_F16(v) cg_f32_to_f16((float)(v))
-#define D_BF16(v) cg_f32_to_bf16((float)(v))
-#define D_F32(v) ((float)(v))
-#define D_F64(v) ((double)(v))
-#define D_U16(v) ((uint16_t)d2i(v))
-#define D_U32(v) ((uint32_t)d2i(v))
-#define D_U64(v) cg_f64_to_u64(v)
-
-void cg_store_doubles(char *dst, cg_dtype dt, const double *src, int64_t n) {
-    switch (dt) {
-    case CG_DTYPE_BOOL: CONVERT_LOOP(uint8_t, TO_BOOL); break;
-    case CG_DTYPE_U8: CONVERT_LOOP(uint8_t, D_U8); break;
-    case CG_DTYPE_I8: CONVERT_LOOP(int8_t, D_I8); break;
-    case CG_DTYPE_I16: CONVERT_LOOP(int16_t, D_I16); break;
-    case CG_DTYPE_I32: CONVERT_LOOP(int32_t, D_I32); break;
-    case CG_DTYPE_I64: CONVERT_LOOP(int64_t, D_I64); break;
-    case CG_DTYPE_F16: CONVERT_LOOP(cg_f16, D_F16); break;
-    case CG_DTYPE_BF16: CONVERT_LOOP(cg_bf16, D_BF16); break;
-    case CG_DTYPE_F32: CONVERT_LOOP(float, D_F32); break;
-    case CG_DTYPE_F64: CONVERT_LOOP(double, D_F64); break;
-    case CG_DTYPE_U16: CONVERT_LOOP(uint16_t, D_U16); break;
-    case CG_DTYPE_U32: CONVERT_LOOP(uint32_t, D_U32); break;
-    case CG_DTYPE_U64: CONVERT_LOOP(uint64_t, D_U64); break;
-    default: CG_ASSERT(0);
-    }
-}
-
-void cg_store_ints(char *dst, cg_dtype dt, const int64_t *src, int64_t n) {
-    switch (dt) {
-    case CG_DTYPE_BOOL: CONVERT_LOOP(uint8_t, TO_BOOL); break;
-    case CG_DTYPE_U8: CONVERT_LOOP(uint8_t, (uint8_t)); break;
-    case CG_DTYPE_I8: CONVERT_LOOP(int8_t, (int8_t)); break;
-    case CG_DTYPE_I16: CONVERT_LOOP(int16_t, (int16_t)); break;
-    case CG_DTYPE_I32: CONVERT_LOOP(int32_t, (int32_t)); break;
-    case CG_DTYPE_I64: CONVERT_LOOP(int64_t, (int64_t)); break;
-    case CG_DTYPE_F16: CONVERT_LOOP(cg_f16, D_F16); break;
-    case CG_DTYPE_BF16: CONVERT_LOOP(cg_bf16, D_BF16); break;
-    case CG_DTYPE_F32: CONVERT_LOOP(float, D_F32); break;
-    case CG_DTYPE_F64: CONVERT_LOOP(double, D_F64); break;
-    case CG_DTYPE_U16: CONVERT_LOOP(uint16_t, (uint16_t)); break;
-    case CG_DTYPE_U32: CONVERT_LOOP(uint32_t, (uint32_t)); break;
-    case CG_DTYPE_U64: CONVERT_LOOP(uint64_t, (uint64_t)); break;
-    default: CG_ASSERT(0);
-    }
-}
-
-#define LOAD_LOOP(T, EXPR)                                             \
-    do {                                                               \
-        const T *i_ = (const T *)src;                                  \
-        for (int64_t k = 0; k < n; k++) dst[k] = (double)EXPR(i_[k]);  \
-    } while (0)
-void cg_load_doubles(const char *src, cg_dtype dt, double *dst, int64_t n) {
-    switch (dt) {
-    case CG_DTYPE_BOOL: LOAD_LOOP(uint8_t, TO_BOOL); break;
-    case CG_DTYPE_U8: LOAD_LOOP(uint8_t, ); break;
-    case CG_DTYPE_I8: LOAD_LOOP(int8_t, ); break;
-    case CG_DTYPE_I16: LOAD_LOOP(int16_t, ); break;
-    case CG_DTYPE_I32: LOAD_LOOP(int32_t, ); break;
-    case CG_DTYPE_I64: LOAD_LOOP(int64_t, ); break;
-    case CG_DTYPE_F16: LOAD_LOOP(cg_f16, cg_f16_to_f32); break;
-    case CG_DTYPE_BF16: LOAD_LOOP(cg_bf16, cg_bf16_to_f32); break;
-    case CG_DTYPE_F32: LOAD_LOOP(float, ); break;
-    case CG_DTYPE_F64: LOAD_LOOP(double, ); break;
-    case CG_DTYPE_U16: LOAD_LOOP(uint16_t, ); break;
-    case CG_DTYPE_U32: LOAD_LOOP(uint32_t, ); break;
-    case CG_DTYPE_U64: LOAD_LOOP(uint64_t, ); break;
-    default: CG_ASSERT(0);
-    }
-}
 
 /* ------------------------------------------------------------- arange */
 

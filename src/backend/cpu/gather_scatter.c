@@ -130,15 +130,6 @@ static void sg_geom_init(sg_geom *g, int64_t dim, const cg_tensor *index, const 
     }
 }
 
-static inline void copy_elem(char *d, const char *s, size_t isz) {
-    switch (isz) {
-    case 1: *(uint8_t *)d = *(const uint8_t *)s; break;
-    case 2: memcpy(d, s, 2); break;
-    case 4: memcpy(d, s, 4); break;
-    default: memcpy(d, s, 8); break;
-    }
-}
-
 typedef struct gather_ctx {
     const char *x;  /* target: x, indexed along dim */
     char *out;      /* contiguous, index-shaped */
@@ -148,7 +139,7 @@ typedef struct gather_ctx {
 
 static void gather_visit(void *p, int64_t idx, int64_t toff, int64_t soff) {
     gather_ctx *c = p;
-    copy_elem(c->out + (size_t)soff * c->isz, c->x + (size_t)(toff + idx * c->xdst) * c->isz, c->isz);
+    cg_copy_item(c->out + (size_t)soff * c->isz, c->x + (size_t)(toff + idx * c->xdst) * c->isz, c->isz);
 }
 
 cg_status cg_cpu_gather(cg_tensor *out, const cg_tensor *x, const cg_tensor *index, int64_t dim) {
@@ -180,11 +171,11 @@ static void scatter_visit(void *p, int64_t idx, int64_t toff, int64_t soff) {
     if (c->count) c->count[flat]++;
     if (c->touched && !c->touched[flat]) {
         c->touched[flat] = 1;
-        copy_elem(d, s, c->isz);
+        cg_copy_item(d, s, c->isz);
     } else if (c->fn) {
         c->fn(d, s);
     } else {
-        copy_elem(d, s, c->isz);
+        cg_copy_item(d, s, c->isz);
     }
 }
 

@@ -226,48 +226,53 @@ static void smb_range(int64_t begin, int64_t end, void *ctx) {
     }
 }
 
-/* (outer, D, inner) of a contiguous tensor around dim */
-static void sm_geometry(const cg_tensor *t, int64_t dim, int64_t *outer, int64_t *D, int64_t *inner) {
-    *outer = *D = *inner = 1;
+/* The work units of a contiguous tensor around dim: D (the dim's size), inner,
+ * the blocks per outer slice, the unit count and the thread grain; false when
+ * the tensor is empty. */
+typedef struct sm_split {
+    int64_t D, inner, nblocks, units, grain;
+} sm_split;
+static bool sm_plan(const cg_tensor *t, int64_t dim, sm_split *sp) {
+    int64_t outer = 1, D = 1, inner = 1;
     for (int k = 0; k < t->ndim; k++) {
-        if (k < dim) *outer *= t->shape[k];
-        else if (k == dim) *D = t->shape[k];
-        else *inner *= t->shape[k];
+        if (k < dim) outer *= t->shape[k];
+        else if (k == dim) D = t->shape[k];
+        else inner *= t->shape[k];
     }
+    if (outer * D * inner == 0) return false;
+    int64_t per_unit = D * (inner < SM_BLOCK ? inner : SM_BLOCK);
+    sp->D = D, sp->inner = inner, sp->nblocks = (inner + SM_BLOCK - 1) / SM_BLOCK;
+    sp->units = outer * sp->nblocks;
+    sp->grain = CG_GRAIN / per_unit > 0 ? CG_GRAIN / per_unit : 1;
+    return true;
 }
 
 cg_status cg_cpu_softmax(cg_tensor *y, const cg_tensor *x, int64_t dim, bool log) {
-    int64_t outer, D, inner;
-    sm_geometry(x, dim, &outer, &D, &inner);
-    if (outer * D * inner == 0) return CG_OK;
-    sm_args a = {.in = cg_tensor_ptr(x), .out = cg_tensor_ptr(y), .D = D, .inner = inner,
-                 .nblocks = (inner + SM_BLOCK - 1) / SM_BLOCK, .log = log};
+    sm_split sp;
+    if (!sm_plan(x, dim, &sp)) return CG_OK;
+    sm_args a = {.in = cg_tensor_ptr(x), .out = cg_tensor_ptr(y), .D = sp.D, .inner = sp.inner,
+                 .nblocks = sp.nblocks, .log = log};
     switch (x->dtype) {
     case CG_DTYPE_F32: a.unit = sm_unit_f32; break;
     case CG_DTYPE_F64: a.unit = sm_unit_f64; break;
     case CG_DTYPE_F16: a.unit = sm_unit_f16; break;
     default: a.unit = sm_unit_bf16; break;
     }
-    int64_t per_unit = D * (inner < SM_BLOCK ? inner : SM_BLOCK);
-    int64_t grain = CG_GRAIN / per_unit > 0 ? CG_GRAIN / per_unit : 1;
-    cg_parallel_for(outer * a.nblocks, grain, sm_range, &a);
+    cg_parallel_for(sp.units, sp.grain, sm_range, &a);
     return CG_OK;
 }
 
 cg_status cg_cpu_softmax_backward(cg_tensor *gx, const cg_tensor *g, const cg_tensor *y, int64_t dim, bool log) {
-    int64_t outer, D, inner;
-    sm_geometry(y, dim, &outer, &D, &inner);
-    if (outer * D * inner == 0) return CG_OK;
-    smb_args a = {.g = cg_tensor_ptr(g), .y = cg_tensor_ptr(y), .gx = cg_tensor_ptr(gx), .D = D, .inner = inner,
-                  .nblocks = (inner + SM_BLOCK - 1) / SM_BLOCK, .log = log};
+    sm_split sp;
+    if (!sm_plan(y, dim, &sp)) return CG_OK;
+    smb_args a = {.g = cg_tensor_ptr(g), .y = cg_tensor_ptr(y), .gx = cg_tensor_ptr(gx), .D = sp.D, .inner = sp.inner,
+                  .nblocks = sp.nblocks, .log = log};
     switch (y->dtype) {
     case CG_DTYPE_F32: a.unit = smb_unit_f32; break;
     case CG_DTYPE_F64: a.unit = smb_unit_f64; break;
     case CG_DTYPE_F16: a.unit = smb_unit_f16; break;
     default: a.unit = smb_unit_bf16; break;
     }
-    int64_t per_unit = D * (inner < SM_BLOCK ? inner : SM_BLOCK);
-    int64_t grain = CG_GRAIN / per_unit > 0 ? CG_GRAIN / per_unit : 1;
-    cg_parallel_for(outer * a.nblocks, grain, smb_range, &a);
+    cg_parallel_for(sp.units, sp.grain, smb_range, &a);
     return CG_OK;
 }
