@@ -105,9 +105,10 @@ static cg_status reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t m
     if (ix) ixk = cg_tensor_view_of(ix, kn, kshape, NULL, 0);
     if (!xk || !ok || (ix && !ixk)) { st = cg_last_error(); goto done; }
     {
-        cg_reduce_plan plan = {.n = R, .stride = rstride, .in_dtype = src->dtype, .out_dtype = odt,
-                               .has_idx = ix != NULL, .loop = loop, .combine = op->chunked ? op->cpu[odt] : NULL,
-                               .cols = ix ? NULL : op->cols[src->dtype], .full = op->full, .params = params};
+        cg_reduce_plan plan; /* field by field: an initializer would zero the whole iterator first */
+        plan.n = R, plan.stride = rstride, plan.in_dtype = src->dtype, plan.out_dtype = odt;
+        plan.has_idx = ix != NULL, plan.loop = loop, plan.combine = op->chunked ? op->cpu[odt] : NULL;
+        plan.cols = ix ? NULL : op->cols[src->dtype], plan.full = op->full, plan.params = params;
         cg_tensor *args[3] = {ok, ix ? ixk : xk, xk};
         cg_iter_init(&plan.iter, ix ? 3 : 2, args, kn, kshape);
         be->run_reduce(&plan);

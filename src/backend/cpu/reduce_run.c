@@ -38,7 +38,7 @@ static bool reduce_chunked(const cg_reduce_plan *p, char *out, const char *in) {
     if (!p->combine) return false;
     int64_t n = p->n;
     int64_t nchunks = n / CG_REDUCE_CHUNK + (n % CG_REDUCE_CHUNK != 0); /* n + CHUNK - 1 may overflow */
-    size_t osize = cg_dtype_size(p->out_dtype);
+    size_t osize = cg_itemsize(p->out_dtype);
     char *partials = cg_malloc_n("reduce", nchunks, osize);
     if (!partials) return false; /* fall back to the serial loop */
     chunk_job job = {p->loop, partials, osize, in, n, p->stride, p->params};
@@ -51,7 +51,7 @@ static bool reduce_chunked(const cg_reduce_plan *p, char *out, const char *in) {
 static void reduce_trampoline(char **args, const int64_t *steps, int64_t n, const void *ctx) {
     const cg_reduce_plan *p = ctx;
     int in = p->has_idx ? 2 : 1;
-    int64_t isize = (int64_t)cg_dtype_size(p->in_dtype), osize = (int64_t)cg_dtype_size(p->out_dtype);
+    int64_t isize = (int64_t)cg_itemsize(p->in_dtype), osize = (int64_t)cg_itemsize(p->out_dtype);
     if (p->cols && n > 1 && steps[0] == osize && steps[in] == isize && p->stride != isize) {
         p->cols(args[0], args[in], p->n, p->stride, n, p->params);
         return;
