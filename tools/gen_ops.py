@@ -62,9 +62,26 @@ def load_table(root: Path = ROOT) -> list:
         if r["name"] in seen:
             raise SystemExit(f"{TABLE}: duplicate row {r['name']}")
         seen.add(r["name"])
-        if r["arity"] not in (1, 2):
+        if is_hand(r):
+            if r["arity"] not in (1, 2, 3) or set(r["loops"]) != {"hand"}:
+                raise SystemExit(f"{TABLE}: {r['name']}: a hand row has arity 1..3 and loops {{\"hand\": dtypes}}")
+            r["public"], r["py"], r["py_inplace"], r["c_inplace"] = False, "custom", "", False
+        elif r["arity"] not in (1, 2):
             raise SystemExit(f"{TABLE}: {r['name']}: arity must be 1 or 2")
+    for r in rows:
+        if r.get("loops_of") and r["loops_of"] not in seen:
+            raise SystemExit(f"{TABLE}: {r['name']}: loops_of names no row")
     return rows
+
+
+def is_hand(r) -> bool:
+    """A row whose descriptor is written in its family file (ops with parameters, n-ary ops, internal
+    gradient ops) and whose CPU loops are hand-written under src/backend/cpu/."""
+    return r.get("descriptor") == "hand"
+
+
+def generated(rows) -> list:
+    return [r for r in rows if not is_hand(r)]
 
 
 def cid(r) -> str:
@@ -79,8 +96,19 @@ def header(what: str, extra: str = "") -> str:
 # ------------------------------------------------------------------ loops
 
 def loops_of(r):
-    """The macro invocations of r's CPU loops and its table (dtype suffix -> function)."""
-    n = "cg_cpu_" + r["name"]
+    """The macro invocations of r's CPU loops and its table (dtype suffix -> function). A hand row's
+    loops are written under src/backend/cpu/, one cg_cpu_<name>_<dtype> per dtype of its list
+    (of the row named by loops_of, when it shares that row's loops): no code here."""
+    n = "cg_cpu_" + r.get("loops_of", r["name"])
+    if "hand" in r["loops"]:
+        dts = []
+        for tok in r["loops"]["hand"].split():
+            group = {"float": FLOATS, "int": INTS, "uint": UINTS}.get(tok, [tok])
+            for d in group:
+                if d not in CTYPE:
+                    raise SystemExit(f"{r['name']}: unknown dtype {d!r}")
+                dts.append(d)
+        return [], {d: f"{n}_{d}" for d in dts}
     un = r["arity"] == 1
     L = "CG_UNARY_LOOP" if un else "CG_BINARY_LOOP"
     code, table = [], {}
@@ -161,6 +189,10 @@ def dtype_list(table) -> str:
     return " ".join(s for s, _, _ in DTYPES if s in table)
 
 
+def dtype_mask(table) -> str:
+    return " | ".join(f"CG_DTYPE_BIT({DT_ENUM[s]})" for s, _, _ in DTYPES if s in table) or "0"
+
+
 def cpu_init(table) -> str:
     return ", ".join(f"[{DT_ENUM[s]}] = {table[s]}" for s, _, _ in DTYPES if s in table)
 
@@ -208,16 +240,19 @@ def gen_ops_h(rows) -> str:
     out = [header("elementwise_ops.gen.h — internal: the descriptors of the table's ops (cg_op_<name>), their\n"
                   " * backward functions (written in src/ops) and the lookups by id and by name."),
            "#ifndef CG_ELEMENTWISE_OPS_GEN_H\n#define CG_ELEMENTWISE_OPS_GEN_H\n\n#include \"../dispatch/dispatch_internal.h\"\n\n"]
-    for r in rows:
+    for r in generated(rows):
         out.append(f"extern const cg_elementwise_op cg_op_{r['name']};\n")
+    out.append("\n/* the dtypes each op runs on (by its data inputs' dtype; the .dtypes of its descriptor) */\n")
+    for r in rows:
+        out.append(f"#define CG_OP_DTYPES_{r['name'].upper()} ({dtype_mask(loops_of(r)[1])})\n")
     out.append("\n")
     bws = []
-    for r in rows:
+    for r in generated(rows):
         if r["backward"] and r["backward"] not in bws:
             bws.append(r["backward"])
     for b in bws:
         out.append(f"cg_status {b}(cg_node *node, cg_tensor *const *g, cg_tensor **gin);\n")
-    out.append("\n/* the descriptor of each id (index CG_OP_NONE: NULL) */\n"
+    out.append("\n/* the descriptor of each generated row's id (NULL for CG_OP_NONE and the hand rows) */\n"
                "extern const cg_elementwise_op *const cg_elementwise_ops[CG_OP_COUNT];\n"
                "/* the id of a name (binary search of a sorted table); CG_OP_NONE when unknown */\n"
                "cg_op_id cg_op_id_from_name(const char *name);\n\n#endif\n")
@@ -226,10 +261,10 @@ def gen_ops_h(rows) -> str:
 
 def gen_ops_c(rows) -> str:
     out = [header("elementwise_ops.gen.c — the descriptors of the named elementwise ops (schema, arity, out\n"
-                  " * dtype, CPU loop table, backward), their public entry points and the lookup tables."),
-           "#include \"elementwise_ops.gen.h\"\n#include \"../backend/cpu/elementwise_loops.gen.h\"\n\n"
-           "#include <string.h>\n\n"]
-    for r in rows:
+                  " * dtype, dtypes, backward), their public entry points and the lookup tables. The loops are the\n"
+                  " * backends' (found by op id: the CPU's in src/backend/cpu/elementwise_loops.gen.c)."),
+           "#include \"elementwise_ops.gen.h\"\n\n#include <string.h>\n\n"]
+    for r in generated(rows):
         _, table = loops_of(r)
         saves = r["saves"].split()
         schema = '{"%s", "%s", 1, %s, %s, %s, %s}' % (
@@ -237,7 +272,7 @@ def gen_ops_c(rows) -> str:
             "true" if "in" in saves else "false", "true" if "out" in saves else "false")
         fields = [f".id = {cid(r)}", f".schema = {schema}", f".arity = {r['arity']}",
                   ".out_dtype = " + ("CG_SAME_DTYPE" if r["out"] == "same" else "CG_DTYPE_BOOL"),
-                  f".cpu = {{{cpu_init(table)}}}", f".backward = {r['backward'] or 'NULL'}"]
+                  f".dtypes = CG_OP_DTYPES_{r['name'].upper()}", f".backward = {r['backward'] or 'NULL'}"]
         if r["loop_error"]:
             fields.append(f'.loop_error = "{r["loop_error"]}"')
         out.append(f"/* {r['name']}: {dtype_list(table)} */\nconst cg_elementwise_op cg_op_{r['name']} = {{\n")
@@ -253,10 +288,10 @@ def gen_ops_c(rows) -> str:
                        f"    return cg_elementwise_inplace(&cg_op_{r['name']}, 2, in, NULL, 0);\n}}\n")
         out.append("\n")
     out.append("const cg_elementwise_op *const cg_elementwise_ops[CG_OP_COUNT] = {\n")
-    out.append("".join(f"    [{cid(r)}] = &cg_op_{r['name']},\n" for r in rows))
+    out.append("".join(f"    [{cid(r)}] = &cg_op_{r['name']},\n" for r in generated(rows)))
     out.append("};\n\n/* names in strcmp order */\nstatic const struct {\n    const char *name;\n    cg_op_id id;\n"
                "} k_by_name[] = {\n")
-    for r in sorted(rows, key=lambda r: r["name"].encode()):
+    for r in sorted(generated(rows), key=lambda r: r["name"].encode()):
         out.append(f"    {{\"{r['name']}\", {cid(r)}}},\n")
     out.append("};\n\ncg_op_id cg_op_id_from_name(const char *name) {\n    if (!name) return CG_OP_NONE;\n"
                "    size_t lo = 0, hi = sizeof k_by_name / sizeof k_by_name[0];\n    while (lo < hi) {\n"
@@ -268,18 +303,19 @@ def gen_ops_c(rows) -> str:
 
 def gen_loops_h(rows) -> str:
     out = [header("elementwise_loops.gen.h — internal: the CPU loops of the named elementwise ops (one per op\n"
-                  " * and dtype, cg_cpu_<op>_<dtype>) and their table by op id and dtype."),
+                  " * and dtype, cg_cpu_<op>_<dtype>: generated, or hand-written for the hand rows) and their table\n"
+                  " * by op id and dtype."),
            "#ifndef CG_CPU_ELEMENTWISE_LOOPS_GEN_H\n#define CG_CPU_ELEMENTWISE_LOOPS_GEN_H\n\n"
            "#include \"../backend.h\"\n\n"
            "/* Each: args[0] the output, args[1..arity] the inputs; byte steps; n elements (cg_loop_fn). */\n"]
+    fns = []
     for r in rows:
         _, table = loops_of(r)
-        fns = []
         for s, _, _ in DTYPES:
             if s in table and table[s] not in fns:
                 fns.append(table[s])
-        for f in fns:
-            out.append(f"void {f}(char **args, const int64_t *steps, int64_t n, const void *params);\n")
+    for f in fns:
+        out.append(f"void {f}(char **args, const int64_t *steps, int64_t n, const void *params);\n")
     out.append("\n/* [op id][dtype]: NULL = unsupported */\n"
                "extern const cg_loop_fn cg_cpu_elementwise_loops[CG_OP_COUNT][CG_DTYPE_COUNT];\n\n#endif\n")
     return "".join(out)
@@ -291,10 +327,11 @@ def gen_loops_c(rows) -> str:
                   " * Expressions call vmath.h (SIMD math) and elementwise_kernels.h (hand-written scalar kernels)."),
            "#define CG_LOOP_LINKAGE\n#include \"loops.h\"\n#include \"vmath.h\"\n#include \"elementwise_kernels.h\"\n"
            "#include \"elementwise_loops.gen.h\"\n\n"]
-    for r in rows:
+    for r in generated(rows):
         code, _ = loops_of(r)
         out.append(f"/* {r['name']} */\n" + "".join(c + "\n" for c in code) + "\n")
-    out.append("const cg_loop_fn cg_cpu_elementwise_loops[CG_OP_COUNT][CG_DTYPE_COUNT] = {\n")
+    out.append("/* the hand rows' loops are in elementwise_hand.c */\n"
+               "const cg_loop_fn cg_cpu_elementwise_loops[CG_OP_COUNT][CG_DTYPE_COUNT] = {\n")
     for r in rows:
         _, table = loops_of(r)
         out.append(f"    [{cid(r)}] = {{{cpu_init(table)}}},\n")
@@ -303,8 +340,8 @@ def gen_loops_c(rows) -> str:
 
 
 def gen_binding(rows) -> str:
-    un = [r for r in rows if r["arity"] == 1]
-    bi = [r for r in rows if r["arity"] == 2]
+    un = [r for r in generated(rows) if r["arity"] == 1]
+    bi = [r for r in generated(rows) if r["arity"] == 2]
 
     def xlist(macro, what, items, fmt):
         s = f"/* {what} */\n#define {macro}(X)"

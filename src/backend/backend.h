@@ -103,9 +103,9 @@ typedef struct cg_reduce_plan {
  * the caching allocator, src/core/allocator.c), data crosses between host and
  * device only by `copy_from_host` / `copy_to_host`, and the generic runners
  * take a plan (an iterator plan; `run_reduce` a reduction plan).
- * `run_elementwise` gets the op's table id and dtype (which a device backend
- * uses to pick its own kernel) and the op's host loop (which the CPU, and
- * backends whose memory is host memory, run). Streams: the
+ * `run_elementwise` gets the op's table id and dtype, and runs the device's own
+ * loop for that row (the CPU's: cg_cpu_elementwise_loops, generated from the
+ * op table); `copy` moves and converts elements within the device. Streams: the
  * CPU's work is done when a call returns; `synchronize` waits for a device's.
  * Custom kernels (softmax, conv, pool, norm, ...) are the entries of the
  * backend's `kernels` table (Note [Kernel entries], kernels.h). The ops whose
@@ -124,9 +124,11 @@ typedef struct cg_backend {
     void (*copy_from_host)(void *dst, const void *src, size_t nbytes, cg_device dev);
     void (*copy_to_host)(void *dst, const void *src, size_t nbytes, cg_device dev);
     void (*synchronize)(cg_device dev);
-    /* compute: every element of the plan (its ptr[] are this device's) */
-    void (*run_elementwise)(const cg_iter *plan, int op_id, cg_dtype dt, cg_loop_fn host_loop, const void *params,
-                            int64_t grain);
+    /* compute: every element of the plan (its ptr[] are this device's) through the device's loop of
+     * op table row op_id (cg_op_id) for the data inputs' dtype dt (the driver checked the row's dtypes) */
+    void (*run_elementwise)(const cg_iter *plan, int op_id, cg_dtype dt, const void *params, int64_t grain);
+    /* plan->ptr[0] (dtype dst) <- plan->ptr[1] (dtype src, converted), every element, within the device */
+    void (*copy)(const cg_iter *plan, cg_dtype dst, cg_dtype src);
     /* every output of a reduction plan; NULL: the device has no reductions */
     void (*run_reduce)(const cg_reduce_plan *plan);
     /* plan->ptr[0] <- the itemsize-byte value at `value` (host memory), every element */

@@ -337,4 +337,12 @@ void cg_load_doubles(const char *src, cg_dtype dt, double *dst, int64_t n);
 /* Scratch chunk for the converters' callers (stack arrays of this many values). */
 #define CG_CHUNK 256
 
+/* ------------------------------------------------------------- op constants
+ * Constants of op definitions, shared by their backward formulas (src/ops)
+ * and their kernels (src/backend). */
+#define CG_SELU_ALPHA 1.6732632423543772848170429916717
+#define CG_SELU_SCALE 1.0507009873554804934193349852946
+#define CG_SQRT_2_PI 0.79788456080286535588 /* sqrt(2/pi): gelu's tanh approximation */
+#define CG_GELU_C 0.044715
+
 #endif

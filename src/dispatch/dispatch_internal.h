@@ -48,16 +48,18 @@ void cg_iter_init(cg_iter *it, int nargs, cg_tensor *const *args, int ndim, cons
 /* ------------------------------------------------------------- elementwise ops */
 
 #define CG_SAME_DTYPE (-1)
+#define CG_DTYPE_BIT(d) (1u << (d))
 
 typedef struct cg_elementwise_op {
     cg_op_schema schema;
     int arity;                      /* 1 .. CG_ITER_MAX_ARGS-1 */
     unsigned bool_inputs;           /* bit i: input i must be bool (where's cond); not dtype-matched */
     int out_dtype;                  /* CG_SAME_DTYPE or a fixed cg_dtype (bool for comparisons) */
-    cg_loop_fn cpu[CG_DTYPE_COUNT]; /* by the data inputs' dtype; NULL = unsupported */
+    uint32_t dtypes;                /* CG_DTYPE_BIT of each dtype it runs on (by the data inputs'); the
+                                     * loops are the backends', found by id (Note [Backends]) */
     cg_backward_fn backward;        /* NULL = not differentiable (no graph recorded) */
     const char *loop_error;         /* message when a loop flags an error (Note [Loop errors]) */
-    cg_op_id id;                    /* its row in the op table (src/ops/elementwise_ops.py); CG_OP_NONE if none */
+    cg_op_id id;                    /* its row in the op table (src/ops/elementwise_ops.py) */
 } cg_elementwise_op;
 
 typedef cg_elementwise_op cg_unary_op;

@@ -45,11 +45,11 @@ static bool flat_case(const cg_elementwise_op *op, int n, cg_tensor *const *in) 
     return true;
 }
 
-static cg_status validate(const cg_elementwise_op *op, int n, cg_tensor *const *in, cg_loop_fn *loop,
-                          int *ondim, int64_t *oshape, cg_dtype *odt, bool *flat) {
+static cg_status validate(const cg_elementwise_op *op, int n, cg_tensor *const *in, int *ondim, int64_t *oshape,
+                          cg_dtype *odt, bool *flat) {
     const char *name = op->schema.name;
     *flat = false;
-    if (flat_case(op, n, in) && (*loop = op->cpu[in[0]->dtype])) {
+    if (flat_case(op, n, in) && (op->dtypes & CG_DTYPE_BIT(in[0]->dtype))) {
         *flat = true;
         *odt = op->out_dtype == CG_SAME_DTYPE ? in[0]->dtype : (cg_dtype)op->out_dtype;
         *ondim = in[0]->ndim;
@@ -69,8 +69,7 @@ static cg_status validate(const cg_elementwise_op *op, int n, cg_tensor *const *
         }
     }
     cg_dtype dt = data >= 0 ? in[data]->dtype : CG_DTYPE_BOOL;
-    *loop = op->cpu[dt];
-    if (!*loop) return cg_dtype_unsupported(name, dt);
+    if (!(op->dtypes & CG_DTYPE_BIT(dt))) return cg_dtype_unsupported(name, dt);
     *odt = op->out_dtype == CG_SAME_DTYPE ? dt : (cg_dtype)op->out_dtype;
     *ondim = in[0]->ndim;
     memcpy(oshape, in[0]->shape, sizeof(int64_t) * (size_t)in[0]->ndim);
@@ -83,7 +82,7 @@ static cg_status validate(const cg_elementwise_op *op, int n, cg_tensor *const *
  * error (Note [Loop errors]) fails the call. flat: every operand is
  * contiguous with out's shape (Note [Elementwise fast path]), so the plan is
  * one flat dim, built without the general iterator. */
-static cg_status run_loop(const cg_elementwise_op *op, cg_loop_fn loop, cg_tensor *out, int n, cg_tensor *const *in,
+static cg_status run_loop(const cg_elementwise_op *op, cg_tensor *out, int n, cg_tensor *const *in,
                           const double *params, int np, bool flat) {
     cg_dtype dt = CG_DTYPE_BOOL; /* the loop's: its data inputs' dtype */
     for (int i = 0; i < n; i++)
@@ -108,7 +107,7 @@ static cg_status run_loop(const cg_elementwise_op *op, cg_loop_fn loop, cg_tenso
     } else {
         cg_iter_init(&it, n + 1, args, out->ndim, out->shape);
     }
-    cg_backend_of(out->device)->run_elementwise(&it, (int)op->id, dt, loop, &lp, CG_GRAIN);
+    cg_backend_of(out->device)->run_elementwise(&it, (int)op->id, dt, &lp, CG_GRAIN);
     if (atomic_load_explicit(&lp.error, memory_order_relaxed))
         return cg_set_error(CG_ERR_VALUE, "[%s] %s", op->schema.name, op->loop_error ? op->loop_error : "invalid input");
     return CG_OK;
@@ -133,22 +132,21 @@ static cg_status wire(const cg_elementwise_op *op, int n, cg_tensor *const *in, 
 static cg_tensor *elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
                                       const double *params, int np) {
     CG_ASSERT(np <= CG_EW_MAX_PARAMS && n < CG_ITER_MAX_ARGS);
-    cg_loop_fn loop;
     int ondim;
     int64_t oshape[CG_MAX_DIMS];
     cg_dtype odt;
     bool flat;
-    if (validate(op, n, inputs, &loop, &ondim, oshape, &odt, &flat)) return NULL;
+    if (validate(op, n, inputs, &ondim, oshape, &odt, &flat)) return NULL;
     cg_tensor *in[CG_ITER_MAX_ARGS];
     bool owned;
     if (cg_schema_guard(&op->schema, n, inputs, in, &owned)) return NULL;
-    if (owned && validate(op, n, in, &loop, &ondim, oshape, &odt, &flat)) { /* dtype changed by AMP */
+    if (owned && validate(op, n, in, &ondim, oshape, &odt, &flat)) { /* dtype changed by AMP */
         cg_release_all(n, in);
         return NULL;
     }
     cg_tensor *out = cg_tensor_new(op->schema.name, ondim, oshape, odt, in[0]->device);
     if (out) {
-        if (run_loop(op, loop, out, n, in, params, np, flat) || wire(op, n, in, out, params, np)) {
+        if (run_loop(op, out, n, in, params, np, flat) || wire(op, n, in, out, params, np)) {
             cg_tensor_release(out);
             out = NULL;
         }
@@ -183,13 +181,12 @@ cg_tensor *cg_nary_forward(const cg_nary_op *op, int n, cg_tensor *const *inputs
 static cg_status elementwise_inplace(const cg_elementwise_op *op, int n, cg_tensor *const *inputs, const double *params,
                                      int np) {
     const char *name = op->schema.name;
-    cg_loop_fn loop;
     int ondim;
     int64_t oshape[CG_MAX_DIMS];
     cg_dtype odt;
     bool flat;
     cg_tensor *self = inputs[0];
-    if (validate(op, n, inputs, &loop, &ondim, oshape, &odt, &flat)) return cg_last_error();
+    if (validate(op, n, inputs, &ondim, oshape, &odt, &flat)) return cg_last_error();
     if (!cg_shape_eq(ondim, oshape, self->ndim, self->shape)) {
         char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
         return cg_set_error(CG_ERR_SHAPE, "[%s_] output with shape %s doesn't match the broadcast shape %s", name,
@@ -218,7 +215,7 @@ static cg_status elementwise_inplace(const cg_elementwise_op *op, int n, cg_tens
         cg_tensor_release(r);
         return st;
     }
-    cg_status st = run_loop(op, loop, self, n, inputs, params, np, flat);
+    cg_status st = run_loop(op, self, n, inputs, params, np, flat);
     cg_storage_bump_version(self->storage);
     return st;
 }

@@ -7,30 +7,13 @@
 
 /* ---------------------------------------------------------------- strided copy */
 
-/* args[0]: dst elements, args[1]: src elements; params: the item size */
-#define COPY_LOOP(name, T)                                                                 \
-    static void name(char **args, const int64_t *steps, int64_t n, const void *params) {   \
-        (void)params;                                                                      \
-        if (steps[0] == (int64_t)sizeof(T) && steps[1] == (int64_t)sizeof(T)) {            \
-            memcpy(args[0], args[1], (size_t)n * sizeof(T));                               \
-            return;                                                                        \
-        }                                                                                  \
-        for (int64_t k = 0; k < n; k++) *(T *)(args[0] + k * steps[0]) = *(const T *)(args[1] + k * steps[1]); \
-    }
-COPY_LOOP(copy_1, uint8_t)
-COPY_LOOP(copy_2, uint16_t)
-COPY_LOOP(copy_4, uint32_t)
-COPY_LOOP(copy_8, uint64_t)
-
 void cg_copy_strided(cg_tensor *dst, const cg_tensor *src) {
     CG_ASSERT(dst->dtype == src->dtype && cg_shape_eq(dst->ndim, dst->shape, src->ndim, src->shape));
     CG_ASSERT(cg_device_eq(dst->device, src->device));
     cg_tensor *args[2] = {dst, (cg_tensor *)src};
     cg_iter it;
     cg_iter_init(&it, 2, args, dst->ndim, dst->shape);
-    size_t isz = cg_dtype_size(dst->dtype);
-    cg_loop_fn fn = isz == 1 ? copy_1 : isz == 2 ? copy_2 : isz == 4 ? copy_4 : copy_8;
-    cg_backend_of(dst->device)->run_elementwise(&it, CG_OP_NONE, dst->dtype, fn, NULL, CG_GRAIN);
+    cg_backend_of(dst->device)->copy(&it, dst->dtype, dst->dtype);
 }
 
 /* ---------------------------------------------------------------- validation */

@@ -1,22 +1,19 @@
 /* activations.c — elementwise activation functions (relu family, elu family,
- * gelu, silu, mish, softplus, softsign, sigmoid family, hard* functions):
- * descriptor, loops and backward formula of each, side by side (the
- * parameter-free ones, rows of the op table src/ops/elementwise_ops.py, keep
- * only their backward formula here: descriptors and loops are generated). Gradients at
- * kinks follow PyTorch (relu'(0) = 0, hardtanh' = 0 on its bounds, ...);
- * masks use the differentiable gradient gates of unary_internal.h. Float32
- * loops use the vectorisable math of vmath.h (Note [Vector math]). */
+ * gelu, silu, mish, softplus, softsign, sigmoid family, hard* functions): the
+ * backward formula of each, and the descriptors of those with parameters (hand
+ * rows of the op table src/ops/elementwise_ops.py, whose CPU loops are in
+ * src/backend/cpu/elementwise_hand.c; the parameter-free ones' descriptors and
+ * loops are generated). Gradients at kinks follow PyTorch (relu'(0) = 0,
+ * hardtanh' = 0 on its bounds, ...); masks use the differentiable gradient
+ * gates of unary_internal.h. */
 #include "unary_internal.h"
-#include "../backend/cpu/elementwise_kernels.h"
 
-#define K_SQRT_2_PI 0.79788456080286535588    /* sqrt(2/pi) */
-#define K_GELU_C 0.044715
 
-/* descriptor of a unary op whose formula reads its saved input (X) or output (Y) */
-#define ACT_OP(var, NAME, NODE, AMP, SIN, SOUT, BW, ...)                                       \
+/* descriptor of the hand row ROW, a unary op whose formula reads its saved input (SIN) or output (SOUT) */
+#define ACT_OP(var, ROW, NAME, NODE, AMP, SIN, SOUT, BW)                                        \
     static const cg_unary_op var = {                                                           \
-        .schema = {NAME, NODE, 1, AMP, false, SIN, SOUT},                                      \
-        .arity = 1, .out_dtype = CG_SAME_DTYPE, .cpu = {__VA_ARGS__}, .backward = BW,          \
+        .id = CG_OP_##ROW, .schema = {NAME, NODE, 1, AMP, false, SIN, SOUT},                   \
+        .arity = 1, .out_dtype = CG_SAME_DTYPE, .dtypes = CG_OP_DTYPES_##ROW, .backward = BW,  \
     };
 /* ---------------------------------------------------------------- relu: NaN propagates; d = [!(y <= 0)] */
 CG_GRAD_ROW(relu, TK(cg_grad_gate(CG_GATE_NLE, g, s, 0, 0, 1, 0)))
@@ -24,9 +21,8 @@ CG_GRAD_ROW(relu, TK(cg_grad_gate(CG_GATE_NLE, g, s, 0, 0, 1, 0)))
 /* ---------------------------------------------------------------- hardtanh(lo, hi), relu6 = hardtanh(0, 6):
  * d = [lo < x < hi], read from the output (lo < y < hi is the same set); 0 at NaN, as
  * PyTorch's vectorised loop gives (its scalar tail passes the gradient) */
-CG_UNARY_FLOAT_LOOPS(hardtanh, CG_HARDTANH(x, (float)p[0], (float)p[1]), CG_HARDTANH(x, p[0], p[1]))
 CG_GRAD(hardtanh, TK(cg_grad_gate(CG_GATE_EXCL, g, s, p[0], p[1], 1, 0)))
-ACT_OP(k_hardtanh, "hardtanh", "HardtanhBackward0", CG_AMP_KEEP, false, true, hardtanh_backward, CG_FLOAT_TABLE(hardtanh))
+ACT_OP(k_hardtanh, HARDTANH, "hardtanh", "HardtanhBackward0", CG_AMP_KEEP, false, true, hardtanh_backward)
 cg_tensor *cg_hardtanh(cg_tensor *x, double min_val, double max_val) {
     CG_CHECK(min_val <= max_val, CG_ERR_VALUE, "[hardtanh] min_val (%g) must be less than or equal to max_val (%g)",
              min_val, max_val);
@@ -37,10 +33,8 @@ cg_tensor *cg_hardtanh(cg_tensor *x, double min_val, double max_val) {
 CG_GRAD_ROW(relu6, TK(cg_grad_gate(CG_GATE_EXCL, g, s, 0, 6, 1, 0)))
 
 /* ---------------------------------------------------------------- leaky_relu: p = {slope}; d = x > 0 ? 1 : slope */
-CG_UNARY_FLOAT_LOOPS(leaky_relu, x > 0 ? x : x * (float)p[0], x > 0 ? x : x * p[0])
 CG_GRAD(leaky_relu, TK(cg_grad_gate(CG_GATE_GT, g, s, 0, 0, 1, p[0])))
-ACT_OP(k_leaky_relu, "leaky_relu", "LeakyReluBackward0", CG_AMP_KEEP, true, false, leaky_relu_backward,
-       CG_FLOAT_TABLE(leaky_relu))
+ACT_OP(k_leaky_relu, LEAKY_RELU, "leaky_relu", "LeakyReluBackward0", CG_AMP_KEEP, true, false, leaky_relu_backward)
 cg_tensor *cg_leaky_relu(cg_tensor *x, double negative_slope) {
     return cg_unary_forward(&k_leaky_relu, x, &negative_slope, 1);
 }
@@ -57,31 +51,9 @@ static cg_tensor *elu_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x, double al
     cg_tensor *neg = MUL(SCALE(g, scale * alpha * is), TK(cg_exp(SCALE(TK(cg_clamp_scalar(x, NULL, &zero)), is))));
     return WHERE(GT(x, 0), SCALE(g, scale), neg);
 }
-CG_UNARY_LOOP(elu_f64, double, double, double, CG_ID, CG_ID, CG_ELU(x, double, p[0], p[1], p[2], expm1))
-CG_UNARY_LOOP_F16(elu_f16, cg_f16, CG_HALF_TO_F16, CG_ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
-CG_UNARY_LOOP(elu_bf16, cg_bf16, float, cg_bf16, CG_LD_BF16, CG_ST_BF16, CG_ELU(x, float, p[0], p[1], p[2], cg_vm_expm1f))
-/* float32 reads its parameters once, before the loop: read inside the branch
- * they are conditional loads, and the loop does not vectorise */
-static void elu_f32(char **args, const int64_t *steps, int64_t n, const void *params) {
-    const double *p = params;
-    const float s = (float)p[1], sa = (float)(p[1] * p[0]), is = (float)p[2];
-    if (steps[0] == (int64_t)sizeof(float) && steps[1] == (int64_t)sizeof(float)) {
-        float *o = (float *)args[0];
-        const float *in = (const float *)args[1];
-        for (int64_t k = 0; k < n; k++) {
-            const float x = in[k];
-            o[k] = x > 0 ? s * x : sa * cg_vm_expm1f(x * is);
-        }
-        return;
-    }
-    for (int64_t k = 0; k < n; k++) {
-        const float x = *(const float *)(args[1] + k * steps[1]);
-        *(float *)(args[0] + k * steps[0]) = x > 0 ? s * x : sa * cg_vm_expm1f(x * is);
-    }
-}
 CG_GRAD(elu, elu_formula_(A_, g, s, p[0], p[1], p[2]))
-ACT_OP(k_elu, "elu", "EluBackward0", CG_AMP_KEEP, true, false, elu_backward, CG_FLOAT_TABLE(elu))
-ACT_OP(k_celu, "celu", "CeluBackward0", CG_AMP_KEEP, true, false, elu_backward, CG_FLOAT_TABLE(elu))
+ACT_OP(k_elu, ELU, "elu", "EluBackward0", CG_AMP_KEEP, true, false, elu_backward)
+ACT_OP(k_celu, CELU, "celu", "CeluBackward0", CG_AMP_KEEP, true, false, elu_backward)
 cg_tensor *cg_elu(cg_tensor *x, double alpha) {
     double p[3] = {alpha, 1.0, 1.0};
     return cg_unary_forward(&k_elu, x, p, 3);
@@ -105,11 +77,6 @@ CG_GRAD_ROW(gelu, TK(cg_act_grad(CG_ACT_GRAD_GELU, g, s)))
  * f(-inf) = -0, the limit (x s literally is -inf * 0); f is -0 below x = -40 anyway.
  * The relative error is about |2u| times the unit roundoff (u's rounding): inherent in
  * evaluating the formula in the working precision. */
-#define GELU_T_Z(x, CT) ((CT)(2 * K_SQRT_2_PI) * ((x) + (CT)K_GELU_C * (x) * (x) * (x))) /* 2u */
-#define GELU_T_F(x) ((x) < -40.0f ? -0.0f : (x) * cg_vm_sigmoidf(GELU_T_Z(x, float)))
-/* (double: 1 / (1 + e^-2u) would be 0 from 2u = -709.8, where f is still normal) */
-#define GELU_T_D(x) ((x) < -40.0 ? -0.0 : (x) * cg_vm_sigmoid_d(GELU_T_Z(x, double)))
-CG_UNARY_FLOAT_LOOPS(gelu_tanh, GELU_T_F(x), GELU_T_D(x))
 /* d = s + 0.5 x (1 - t^2) k (1 + 3 c x^2) = s (1 + 2k x (1 - s) (1 + 3 c x^2)), using
  * 1 - t^2 = 4 s (1 - s) and 1 - s = sigmoid(-2u): no cancellation in either tail (written
  * with t, d is 0 in float from x = -8 on). The bracket's x is clamped to [-30, 30]: beyond
@@ -118,14 +85,14 @@ CG_UNARY_FLOAT_LOOPS(gelu_tanh, GELU_T_F(x), GELU_T_D(x))
  * limits, not inf * 0). */
 static cg_tensor *gelu_tanh_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
     double lo = -30, hi = 30;
-    cg_tensor *z = SCALE(MUL(x, SHIFT(SCALE(SQ(x), K_GELU_C), 1.0)), 2 * K_SQRT_2_PI);
+    cg_tensor *z = SCALE(MUL(x, SHIFT(SCALE(SQ(x), CG_GELU_C), 1.0)), 2 * CG_SQRT_2_PI);
     cg_tensor *s = TK(cg_sigmoid(z)), *s_neg = TK(cg_sigmoid(NEG(z)));
     cg_tensor *xc = TK(cg_clamp_scalar(x, &lo, &hi));
-    cg_tensor *bracket = SHIFT(SCALE(MUL(MUL(xc, s_neg), SHIFT(SCALE(SQ(xc), 3 * K_GELU_C), 1.0)), 2 * K_SQRT_2_PI), 1.0);
+    cg_tensor *bracket = SHIFT(SCALE(MUL(MUL(xc, s_neg), SHIFT(SCALE(SQ(xc), 3 * CG_GELU_C), 1.0)), 2 * CG_SQRT_2_PI), 1.0);
     return MUL(g, MUL(s, bracket));
 }
 CG_GRAD(gelu_tanh, gelu_tanh_formula_(A_, g, s))
-ACT_OP(k_gelu_tanh, "gelu", "GeluBackward0", CG_AMP_KEEP, true, false, gelu_tanh_backward, CG_FLOAT_TABLE(gelu_tanh))
+ACT_OP(k_gelu_tanh, GELU_TANH, "gelu", "GeluBackward0", CG_AMP_KEEP, true, false, gelu_tanh_backward)
 cg_tensor *cg_gelu(cg_tensor *x, bool tanh_approx) {
     return cg_unary_forward(tanh_approx ? &k_gelu_tanh : &cg_op_gelu, x, NULL, 0);
 }
@@ -141,16 +108,12 @@ CG_GRAD_ROW(silu, TK(cg_act_grad(CG_ACT_GRAD_SILU, g, s)))
 
 /* ---------------------------------------------------------------- softplus: p = {beta, threshold};
  * f = beta x > threshold ? x : log1p(exp(beta x)) / beta; d = beta x > threshold ? 1 : sigmoid(beta x) */
-#define SOFTPLUS(x, CT, LOG1P, EXP) \
-    ((x) * (CT)p[0] > (CT)p[1] ? (x) : LOG1P(EXP((x) * (CT)p[0])) / (CT)p[0])
-#define SOFTPLUS_F(x) ((x) * (float)p[0] > (float)p[1] ? (x) : cg_vm_log1pexpf((x) * (float)p[0]) / (float)p[0])
-CG_UNARY_FLOAT_LOOPS(softplus, SOFTPLUS_F(x), SOFTPLUS(x, double, log1p, exp))
 static cg_tensor *softplus_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x, double beta, double threshold) {
     cg_tensor *z = SCALE(x, beta);
     return WHERE(GT(z, threshold), g, MUL(g, TK(cg_sigmoid(z))));
 }
 CG_GRAD(softplus, softplus_formula_(A_, g, s, p[0], p[1]))
-ACT_OP(k_softplus, "softplus", "SoftplusBackward0", CG_AMP_KEEP, true, false, softplus_backward, CG_FLOAT_TABLE(softplus))
+ACT_OP(k_softplus, SOFTPLUS, "softplus", "SoftplusBackward0", CG_AMP_KEEP, true, false, softplus_backward)
 cg_tensor *cg_softplus(cg_tensor *x, double beta, double threshold) {
     CG_CHECK(beta != 0, CG_ERR_VALUE, "[softplus] beta must not be zero");
     double p[2] = {beta, threshold};

@@ -1,9 +1,9 @@
 /* arith.c — the backward formulas of the arithmetic binary ops (add, sub, mul,
  * div, floor_divide, remainder, fmod, pow, atan2, maximum, minimum, hypot,
  * logaddexp, copysign), written with cg ops. Their descriptors, entry points and CPU
- * loops are generated from the op table (src/ops/elementwise_ops.py). */
+ * loops are generated from the op table (src/ops/elementwise_ops.py); pow's private
+ * log is a hand row (loops in src/backend/cpu/elementwise_hand.c). */
 #include "../dispatch/dispatch_internal.h"
-#include "../backend/cpu/loops.h"
 #include "elementwise_ops.gen.h"
 
 #include <stdatomic.h>
@@ -134,8 +134,6 @@ cg_status cg_bw_fmod(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
  * Note [pow log]: pow's exponent gradient needs log(a); this private unary op
  * (d/dx = 1/x, so it is differentiable to any order) keeps this file free of a
  * link dependency on the unary math family. */
-CG_UNARY_FLOAT_LOOPS(pow_log, logf(x), log(x))
-
 static cg_status pow_log_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor *x = cg_node_saved(node, 0);
     if (!x) return cg_last_error();
@@ -145,9 +143,10 @@ static cg_status pow_log_backward(cg_node *node, cg_tensor *const *g, cg_tensor 
 }
 
 static const cg_unary_op pow_log_op = {
+    .id = CG_OP_POW_LOG,
     .schema = {"log", "LogBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 1, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(pow_log)},
+    .dtypes = CG_OP_DTYPES_POW_LOG,
     .backward = pow_log_backward,
 };
 

@@ -46,6 +46,16 @@
 #   backward  the backward function (src/ops), None = not differentiable
 #   loop_error message when a loop flags an error (Note [Loop errors]) [None]
 #   doc       a comment for the declaration in cgrad.h           [""]
+#
+# Hand rows ("descriptor": "hand"): ops with scalar parameters, n-ary ops and
+# the internal gradient ops. Their descriptor (with its parameters and backward
+# formula) is written in the family file and names the row's id and dtypes
+# (.id = CG_OP_<NAME>, .dtypes = CG_OP_DTYPES_<NAME>); their CPU loops,
+# cg_cpu_<name>_<dtype>, are hand-written in src/backend/cpu/elementwise_hand.c.
+# Columns: name, arity (1 .. 3), family, loops {"hand": dtypes} with dtypes a
+# list of "float", "int", "uint" and single dtypes ("b"), and optionally
+# loops_of (the row whose loops it runs, with other parameters). No public
+# function, binding form or by-name lookup is generated for them.
 OPS = [
     # ------------------------------------------------------------ unary math (unary_math.c)
     {"name": "neg", "arity": 1, "family": "unary_math", "loops": {"float": ("-x", "-x"), "int": ("own", "-x")},
@@ -277,4 +287,38 @@ OPS = [
      "promote": "arith", "operands": "any", "node": "BitwiseLeftShiftBackward0", "backward": None},
     {"name": "bitwise_right_shift", "arity": 2, "family": "logic", "loops": {"int": ("shift", "CG_SHR_EXPR")},
      "promote": "arith", "operands": "any", "node": "BitwiseRightShiftBackward0", "backward": None},
+
+    # ------------------------------------------------------------ hand rows (descriptor in the family file)
+    {"name": "hardtanh", "arity": 1, "family": "activations", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "leaky_relu", "arity": 1, "family": "activations", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "elu", "arity": 1, "family": "activations", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "celu", "arity": 1, "family": "activations", "descriptor": "hand", "loops": {"hand": "float"},
+     "loops_of": "elu"},
+    {"name": "gelu_tanh", "arity": 1, "family": "activations", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "softplus", "arity": 1, "family": "activations", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "nan_to_num", "arity": 1, "family": "unary_math", "descriptor": "hand",
+     "loops": {"hand": "b int float uint"}},
+    {"name": "clamp_scalar", "arity": 1, "family": "unary_math", "descriptor": "hand", "loops": {"hand": "int float"}},
+    {"name": "pow_scalar", "arity": 1, "family": "unary_math", "descriptor": "hand", "loops": {"hand": "int float"}},
+    {"name": "rpow_scalar", "arity": 1, "family": "unary_math", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "abspow", "arity": 1, "family": "reduce_stats", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "pow_log", "arity": 1, "family": "arith", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "isclose", "arity": 2, "family": "compare", "descriptor": "hand", "loops": {"hand": "b int float uint"}},
+    {"name": "where", "arity": 3, "family": "nary", "descriptor": "hand", "loops": {"hand": "b int float uint"}},
+    {"name": "lerp", "arity": 3, "family": "nary", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "addcmul", "arity": 3, "family": "nary", "descriptor": "hand", "loops": {"hand": "int float"}},
+    {"name": "addcdiv", "arity": 3, "family": "nary", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "clamp", "arity": 3, "family": "nary", "descriptor": "hand", "loops": {"hand": "int float"}},
+    {"name": "clamp_min", "arity": 2, "family": "nary", "descriptor": "hand", "loops": {"hand": "int float"}},
+    {"name": "clamp_max", "arity": 2, "family": "nary", "descriptor": "hand", "loops": {"hand": "int float"}},
+    {"name": "normal", "arity": 3, "family": "random", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "gate_incl", "arity": 2, "family": "unary_common", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "gate_excl", "arity": 2, "family": "unary_common", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "gate_gt", "arity": 2, "family": "unary_common", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "gate_finite", "arity": 2, "family": "unary_common", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "gate_nle", "arity": 2, "family": "unary_common", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "tanh_grad", "arity": 2, "family": "unary_grads", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "sigmoid_grad", "arity": 2, "family": "unary_grads", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "silu_grad", "arity": 2, "family": "unary_grads", "descriptor": "hand", "loops": {"hand": "float"}},
+    {"name": "gelu_grad", "arity": 2, "family": "unary_grads", "descriptor": "hand", "loops": {"hand": "float"}},
 ]

@@ -1,32 +1,13 @@
 /* nary.c — fixed-arity (>= 3) elementwise ops through the n-ary driver:
  * where(cond, a, b), lerp, addcmul, addcdiv and clamp with tensor bounds (whose
- * one-bound forms are the binary ops clamp_min / clamp_max). */
-#include "../dispatch/dispatch_internal.h"
-#include "../backend/cpu/loops.h"
+ * one-bound forms are the binary ops clamp_min / clamp_max): descriptors and
+ * backward formulas. Hand rows of the op table; their loops are in
+ * src/backend/cpu/elementwise_hand.c. */
+#include "elementwise_ops.gen.h"
 
 #include <string.h>
 
 /* ---------------------------------------------------------------- where */
-#define WHERE_LOOP(name, T)                                                                    \
-    static void name(char **args, const int64_t *s, int64_t n, const void *p) {                \
-        (void)p;                                                                               \
-        if (s[0] == (int64_t)sizeof(T) && s[1] == 1 && s[2] == (int64_t)sizeof(T) && s[3] == (int64_t)sizeof(T)) { \
-            T *o = (T *)args[0];                                                               \
-            const uint8_t *c = (const uint8_t *)args[1];                                       \
-            const T *a = (const T *)args[2], *b = (const T *)args[3];                          \
-            for (int64_t k = 0; k < n; k++) o[k] = c[k] ? a[k] : b[k];                         \
-            return;                                                                            \
-        }                                                                                      \
-        for (int64_t k = 0; k < n; k++)                                                        \
-            *(T *)(args[0] + k * s[0]) = *(const uint8_t *)(args[1] + k * s[1])                \
-                                             ? *(const T *)(args[2] + k * s[2])                \
-                                             : *(const T *)(args[3] + k * s[3]);               \
-    }
-WHERE_LOOP(where_1, uint8_t)
-WHERE_LOOP(where_2, uint16_t)
-WHERE_LOOP(where_4, uint32_t)
-WHERE_LOOP(where_8, uint64_t)
-
 /* ga = where(cond, g, 0); gb = where(cond, 0, g) */
 static cg_status where_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor *cond = cg_node_saved(node, 0);
@@ -42,12 +23,10 @@ static cg_status where_backward(cg_node *node, cg_tensor *const *g, cg_tensor **
 }
 
 const cg_nary_op cg_op_where = {
+    .id = CG_OP_WHERE,
     .schema = {"where", "WhereBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 3, .bool_inputs = 1u, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {[CG_DTYPE_BOOL] = where_1, [CG_DTYPE_U8] = where_1, [CG_DTYPE_I8] = where_1,
-            [CG_DTYPE_I16] = where_2, [CG_DTYPE_F16] = where_2, [CG_DTYPE_BF16] = where_2,
-            [CG_DTYPE_I32] = where_4, [CG_DTYPE_F32] = where_4, [CG_DTYPE_I64] = where_8, [CG_DTYPE_F64] = where_8,
-            [CG_DTYPE_U16] = where_2, [CG_DTYPE_U32] = where_4, [CG_DTYPE_U64] = where_8},
+    .dtypes = CG_OP_DTYPES_WHERE,
     .backward = where_backward,
 };
 
@@ -55,42 +34,6 @@ cg_tensor *cg_where(cg_tensor *cond, cg_tensor *a, cg_tensor *b) {
     cg_tensor *in[3] = {cond, a, b};
     return cg_nary_forward(&cg_op_where, 3, in, NULL, 0);
 }
-
-/* ---------------------------------------------------------------- ternary loops
- * args: out, x, y, z (all broadcast to the output); EXPR computes from x, y, z
- * of compute type CT; p = params. Contiguous fast path, else strided. */
-#define TERNARY_LOOP(fname, T, CT, LOAD, STORE, EXPR)                                                   \
-    static void fname(char **args, const int64_t *s, int64_t n, const void *params) {                   \
-        const double *p = params;                                                                       \
-        (void)p;                                                                                        \
-        const int64_t sz_ = (int64_t)sizeof(T);                                                         \
-        if (s[0] == sz_ && s[1] == sz_ && s[2] == sz_ && s[3] == sz_) {                                 \
-            T *O_ = (T *)args[0];                                                                       \
-            const T *X_ = (const T *)args[1], *Y_ = (const T *)args[2], *Z_ = (const T *)args[3];       \
-            for (int64_t k_ = 0; k_ < n; k_++) {                                                        \
-                CT x = LOAD(X_[k_]), y = LOAD(Y_[k_]), z = LOAD(Z_[k_]);                                \
-                O_[k_] = STORE(EXPR);                                                                   \
-            }                                                                                           \
-            return;                                                                                     \
-        }                                                                                               \
-        for (int64_t k_ = 0; k_ < n; k_++) {                                                            \
-            CT x = LOAD(*(const T *)(args[1] + k_ * s[1])), y = LOAD(*(const T *)(args[2] + k_ * s[2])); \
-            CT z = LOAD(*(const T *)(args[3] + k_ * s[3]));                                             \
-            *(T *)(args[0] + k_ * s[0]) = STORE(EXPR);                                                  \
-        }                                                                                               \
-    }
-#define TERNARY_FLOAT_LOOPS(name, EXPR_F, EXPR_D)                             \
-    TERNARY_LOOP(name##_f32, float, float, CG_ID, CG_ID, EXPR_F)              \
-    TERNARY_LOOP(name##_f64, double, double, CG_ID, CG_ID, EXPR_D)            \
-    TERNARY_LOOP(name##_f16, cg_f16, float, CG_LD_F16, CG_ST_F16, EXPR_F)     \
-    TERNARY_LOOP(name##_bf16, cg_bf16, float, CG_LD_BF16, CG_ST_BF16, EXPR_F)
-/* integers computed in int64 (wrap-around arithmetic goes through uint64) */
-#define TERNARY_INT_LOOPS(name, EXPR)                                 \
-    TERNARY_LOOP(name##_u8, uint8_t, int64_t, CG_ID, CG_ID, EXPR)     \
-    TERNARY_LOOP(name##_i8, int8_t, int64_t, CG_ID, CG_ID, EXPR)      \
-    TERNARY_LOOP(name##_i16, int16_t, int64_t, CG_ID, CG_ID, EXPR)    \
-    TERNARY_LOOP(name##_i32, int32_t, int64_t, CG_ID, CG_ID, EXPR)    \
-    TERNARY_LOOP(name##_i64, int64_t, int64_t, CG_ID, CG_ID, EXPR)
 
 /* ---------------------------------------------------------------- backward helpers */
 static cg_tensor *scalar_like(double v, const cg_tensor *t) { return cg_scalar_on(v, t->dtype, t->device); }
@@ -106,8 +49,6 @@ static void pass_grad(cg_node *node, int i, cg_tensor *g, cg_tensor **gin) {
 
 /* ---------------------------------------------------------------- lerp(start, end, weight)
  * PyTorch's two-sided form, exact at both ends: |w| < 0.5 ? s + w (e - s) : e - (e - s)(1 - w). */
-TERNARY_FLOAT_LOOPS(lerp, fabsf(z) < 0.5f ? x + z * (y - x) : y - (y - x) * (1.0f - z),
-                    fabs(z) < 0.5 ? x + z * (y - x) : y - (y - x) * (1.0 - z))
 
 /* gs = g (1 - w) ; ge = g w ; gw = g (e - s) */
 static cg_status lerp_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
@@ -132,9 +73,10 @@ done:
 }
 
 const cg_nary_op cg_op_lerp = {
+    .id = CG_OP_LERP,
     .schema = {"lerp", "LerpBackward1", 1, CG_AMP_KEEP, false, true, false},
     .arity = 3, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(lerp)},
+    .dtypes = CG_OP_DTYPES_LERP,
     .backward = lerp_backward,
 };
 
@@ -145,10 +87,6 @@ cg_tensor *cg_lerp(cg_tensor *start, cg_tensor *end, cg_tensor *weight) {
 
 /* ---------------------------------------------------------------- addcmul, addcdiv
  * self + value * t1 * t2 and self + value * t1 / t2; params: {value}. */
-TERNARY_FLOAT_LOOPS(addcmul, x + (float)p[0] * y * z, x + p[0] * y * z)
-TERNARY_INT_LOOPS(addcmul, (int64_t)((uint64_t)x + (uint64_t)(int64_t)p[0] * (uint64_t)y * (uint64_t)z))
-TERNARY_FLOAT_LOOPS(addcdiv, x + (float)p[0] * (y / z), x + p[0] * (y / z))
-
 /* addcmul: gs = g ; gt1 = g v t2 ; gt2 = g v t1
  * addcdiv: gs = g ; gt1 = g v / t2 ; gt2 = -(g v t1 / t2) / t2 */
 static cg_status addc_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin, bool is_div) {
@@ -187,15 +125,17 @@ static cg_status addcdiv_backward(cg_node *node, cg_tensor *const *g, cg_tensor 
 }
 
 const cg_nary_op cg_op_addcmul = {
+    .id = CG_OP_ADDCMUL,
     .schema = {"addcmul", "AddcmulBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 3, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(addcmul), CG_INT_TABLE(addcmul)},
+    .dtypes = CG_OP_DTYPES_ADDCMUL,
     .backward = addcmul_backward,
 };
 const cg_nary_op cg_op_addcdiv = {
+    .id = CG_OP_ADDCDIV,
     .schema = {"addcdiv", "AddcdivBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 3, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(addcdiv)},
+    .dtypes = CG_OP_DTYPES_ADDCDIV,
     .backward = addcdiv_backward,
 };
 
@@ -213,22 +153,6 @@ cg_tensor *cg_addcdiv(cg_tensor *self, cg_tensor *t1, cg_tensor *t2, double valu
  * min(max(x, lo), hi) with std::max / std::min semantics, so a NaN x stays NaN
  * and lo > hi gives hi. One bound: clamp_min = maximum, clamp_max = minimum
  * (NaN from either side propagates), with clamp's gradient rule (no tie split). */
-#define CLAMP3_FN(NAME, T, NANV)                                       \
-    static inline T NAME(T x, T lo, T hi) {                            \
-        if (isnan(lo) || isnan(hi)) return NANV;                       \
-        T m = x < lo ? lo : x;                                         \
-        return hi < m ? hi : m;                                        \
-    }
-CLAMP3_FN(clamp3_f, float, NAN)
-CLAMP3_FN(clamp3_d, double, (double)NAN)
-TERNARY_FLOAT_LOOPS(clamp, clamp3_f(x, y, z), clamp3_d(x, y, z))
-TERNARY_INT_LOOPS(clamp, z < (x < y ? y : x) ? z : (x < y ? y : x))
-
-CG_BINARY_FLOAT_LOOPS(clamp_min, (isnan(a) || a > b) ? a : b, (isnan(a) || a > b) ? a : b)
-CG_BINARY_INT_LOOPS(clamp_min, a > b ? a : b)
-CG_BINARY_FLOAT_LOOPS(clamp_max, (isnan(a) || a < b) ? a : b, (isnan(a) || a < b) ? a : b)
-CG_BINARY_INT_LOOPS(clamp_max, a < b ? a : b)
-
 /* where(pred, g, 0) into *dst, releasing pred */
 static cg_status masked_grad(cg_tensor *pred, cg_tensor *g, cg_tensor *zero, cg_tensor **dst) {
     if (!pred) return cg_last_error();
@@ -294,21 +218,24 @@ static cg_status clamp_max_backward(cg_node *node, cg_tensor *const *g, cg_tenso
 }
 
 const cg_nary_op cg_op_clamp = {
+    .id = CG_OP_CLAMP,
     .schema = {"clamp", "ClampBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 3, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(clamp), CG_INT_TABLE(clamp)},
+    .dtypes = CG_OP_DTYPES_CLAMP,
     .backward = clamp_backward,
 };
 const cg_binary_op cg_op_clamp_min = {
+    .id = CG_OP_CLAMP_MIN,
     .schema = {"clamp_min", "ClampMinBackward1", 1, CG_AMP_KEEP, false, true, false},
     .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(clamp_min), CG_INT_TABLE(clamp_min)},
+    .dtypes = CG_OP_DTYPES_CLAMP_MIN,
     .backward = clamp_min_backward,
 };
 const cg_binary_op cg_op_clamp_max = {
+    .id = CG_OP_CLAMP_MAX,
     .schema = {"clamp_max", "ClampMaxBackward1", 1, CG_AMP_KEEP, false, true, false},
     .arity = 2, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(clamp_max), CG_INT_TABLE(clamp_max)},
+    .dtypes = CG_OP_DTYPES_CLAMP_MAX,
     .backward = clamp_max_backward,
 };
 

@@ -16,6 +16,7 @@
  * the statistics are recomputed from x with cg ops (mean, var, rsqrt), so the
  * gradient is differentiable again with respect to x. */
 #include "../backend/cpu/batch_norm_internal.h"
+#include "../backend/cpu/loops.h"
 #include "nn_internal.h"
 
 #include <float.h>

@@ -19,6 +19,7 @@
 #include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
 #include "creation_internal.h"
+#include "elementwise_ops.gen.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -300,28 +301,6 @@ CG_PROF_FN(cg_tensor *, cg_randint_like, "randint_like", (cg_tensor *t, int64_t 
  * and passed to the n-ary driver as a third input that never requires grad
  * (the reparameterisation): d out/d mean = 1, d out/d std = eps. */
 
-#define NORMAL_LOOP(name, T, CT, LOAD, STORE)                                                      \
-    /* args: out, mean, std, eps (broadcast to the loop); all of dtype T */                        \
-    static void name(char **args, const int64_t *s, int64_t n, const void *p) {                    \
-        (void)p;                                                                                   \
-        if (s[0] == (int64_t)sizeof(T) && s[1] == (int64_t)sizeof(T) && s[2] == (int64_t)sizeof(T) && \
-            s[3] == (int64_t)sizeof(T)) {                                                          \
-            T *o = (T *)args[0];                                                                   \
-            const T *m = (const T *)args[1], *sd = (const T *)args[2], *e = (const T *)args[3];    \
-            for (int64_t k = 0; k < n; k++) o[k] = STORE((CT)LOAD(m[k]) + (CT)LOAD(sd[k]) * (CT)LOAD(e[k])); \
-            return;                                                                                \
-        }                                                                                          \
-        for (int64_t k = 0; k < n; k++) {                                                          \
-            CT m = LOAD(*(const T *)(args[1] + k * s[1])), sd = LOAD(*(const T *)(args[2] + k * s[2])); \
-            CT e = LOAD(*(const T *)(args[3] + k * s[3]));                                         \
-            *(T *)(args[0] + k * s[0]) = STORE(m + sd * e);                                        \
-        }                                                                                          \
-    }
-NORMAL_LOOP(normal_f32, float, float, CG_ID, CG_ID)
-NORMAL_LOOP(normal_f64, double, double, CG_ID, CG_ID)
-NORMAL_LOOP(normal_f16, cg_f16, float, CG_LD_F16, CG_ST_F16)
-NORMAL_LOOP(normal_bf16, cg_bf16, float, CG_LD_BF16, CG_ST_BF16)
-
 /* g_mean = g; g_std = g * eps (eps is saved input 2) */
 static cg_status normal_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     if (cg_node_needs_grad(node, 0)) {
@@ -338,10 +317,12 @@ static cg_status normal_backward(cg_node *node, cg_tensor *const *g, cg_tensor *
     return CG_OK;
 }
 
+/* a hand row of the op table (loops in src/backend/cpu/elementwise_hand.c) */
 static const cg_nary_op cg_op_normal = {
+    .id = CG_OP_NORMAL,
     .schema = {"normal", "NormalBackward3", 1, CG_AMP_KEEP, false, true, false},
     .arity = 3, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(normal)},
+    .dtypes = CG_OP_DTYPES_NORMAL,
     .backward = normal_backward,
 };
 

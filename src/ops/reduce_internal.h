@@ -8,6 +8,7 @@
 
 #include "../dispatch/dispatch_internal.h"
 #include "../backend/cpu/loops.h"
+#include "elementwise_ops.gen.h"
 
 /* Inside a cg_reduce_loop (arguments in, n, s): run BODY for each of the n
  * elements, loaded from type T through LOAD into `CT x`. Contiguous runs take

@@ -5,9 +5,8 @@
  * (the Python layer promotes). */
 #include "reduce_internal.h"
 
-/* ---------------------------------------------------------------- |x|^q (private, differentiable) */
-CG_UNARY_FLOAT_LOOPS(abspow, powf(fabsf(x), (float)p[0]), pow(fabs(x), p[0]))
-
+/* ---------------------------------------------------------------- |x|^q (private, differentiable)
+ * p = {q}: a hand row of the op table (loops in src/backend/cpu/elementwise_hand.c) */
 static cg_tensor *abspow(cg_tensor *x, double q);
 
 /* d|x|^q/dx = q |x|^(q-1) sgn(x); itself written with abspow, so any order works */
@@ -32,9 +31,10 @@ fail:
 }
 
 static const cg_unary_op k_abspow = {
+    .id = CG_OP_ABSPOW,
     .schema = {"abs_pow", "AbsPowBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 1, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(abspow)},
+    .dtypes = CG_OP_DTYPES_ABSPOW,
     .backward = abspow_backward,
 };
 static cg_tensor *abspow(cg_tensor *x, double q) { return cg_unary_forward(&k_abspow, x, &q, 1); }

@@ -42,56 +42,8 @@ cg_tensor *cg_cmp_scalar(cg_tensor *(*cmp)(cg_tensor *, cg_tensor *), cg_tensor 
 }
 
 /* ---------------------------------------------------------------- gradient gates
- * args: out (g's broadcast shape), g, x; p = {lo, hi, a, b}: out = PRED(x) ? g*a : g*b.
- * b == 0 (relu, hardtanh, clamp: the common case) gives an exact 0 even for a
- * non-finite g; on contiguous operands that case masks the bits of g*a with
- * the predicate, branch-free so it vectorises (a data-dependent branch
- * mispredicts on half the elements of a random-sign input). */
-/* both sides computed, then a select: reading p[3] only on one side kept the
- * half loops scalar, with a mispredicted branch per random-sign element */
-static inline float gate_select(int pred, float a, double ca, double cb) {
-    float t = a * (float)ca, f = cb == 0 ? 0.0f : a * (float)cb;
-    return pred ? t : f;
-}
-#define GATE_EXPR(PRED, CT) gate_select((PRED), a, p[2], p[3])
-#define GATE_LOOPS_HALF(kind, PRED_F)                                                            \
-    CG_BINARY_LOOP_F16(kind##_f16, cg_f16, CG_HALF_TO_F16, GATE_EXPR(PRED_F, float))                \
-    CG_BINARY_LOOP(kind##_bf16, cg_bf16, float, cg_bf16, CG_LD_BF16, CG_ST_BF16, GATE_EXPR(PRED_F, float))
-#define GATE_KERNEL(name, T, U, PRED)                                                            \
-    static void name(char **args, const int64_t *steps, int64_t n, const void *params) {         \
-        const double *p = params;                                                                \
-        const T lo = (T)p[0], hi = (T)p[1], ca = (T)p[2], cb = (T)p[3];                          \
-        (void)lo;                                                                                \
-        (void)hi;                                                                                \
-        const int64_t so = steps[0], sa = steps[1], sb = steps[2];                               \
-        if (so == (int64_t)sizeof(T) && sa == (int64_t)sizeof(T) && sb == (int64_t)sizeof(T) && cb == 0) { \
-            T *restrict o = (T *)args[0];                                                        \
-            const T *restrict ga = (const T *)args[1], *restrict xb = (const T *)args[2];        \
-            for (int64_t k = 0; k < n; k++) { /* bits of g*a masked by the predicate */          \
-                T b = xb[k], t = ga[k] * ca;                                                     \
-                U bits, mask = (U)0 - (U)(PRED);                                                 \
-                memcpy(&bits, &t, sizeof bits);                                                  \
-                bits &= mask;                                                                    \
-                memcpy(&o[k], &bits, sizeof bits);                                               \
-            }                                                                                    \
-            return;                                                                              \
-        }                                                                                        \
-        for (int64_t k = 0; k < n; k++) {                                                        \
-            T a = *(const T *)(args[1] + k * sa), b = *(const T *)(args[2] + k * sb);            \
-            *(T *)(args[0] + k * so) = (PRED) ? a * ca : (cb == 0 ? (T)0 : a * cb);              \
-        }                                                                                        \
-    }
-#define GATE_LOOPS(kind, PRED_F, PRED_T)                                                         \
-    GATE_KERNEL(kind##_f32, float, uint32_t, PRED_T)                                             \
-    GATE_KERNEL(kind##_f64, double, uint64_t, PRED_T)                                            \
-    GATE_LOOPS_HALF(kind, PRED_F)
-
-GATE_LOOPS(gate_incl, b >= (float)p[0] && b <= (float)p[1], (b >= lo) & (b <= hi))
-GATE_LOOPS(gate_excl, b > (float)p[0] && b < (float)p[1], (b > lo) & (b < hi))
-GATE_LOOPS(gate_gt, b > (float)p[0], b > lo)
-GATE_LOOPS(gate_finite, isfinite(b), isfinite(b))
-GATE_LOOPS(gate_nle, !(b <= (float)p[0]), !(b <= lo))
-
+ * out = PRED(x) ? g*a : g*b, p = {lo, hi, a, b}: hand rows of the op table, one per
+ * predicate (loops in src/backend/cpu/elementwise_hand.c) */
 static const cg_binary_op k_gates[5];
 
 /* d gate / d g = the same gate; nothing flows to x (piecewise constant in x) */
@@ -105,18 +57,18 @@ static cg_status gate_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-#define GATE_OP(kind)                                                       \
-    {                                                                       \
-        .schema = {"grad_gate", "GradGateBackward0", 1, CG_AMP_KEEP, false, true, false}, \
-        .arity = 2, .out_dtype = CG_SAME_DTYPE, .cpu = {CG_FLOAT_TABLE(kind)}, \
-        .backward = gate_backward,                                          \
+#define GATE_OP(ROW)                                                                      \
+    {                                                                                     \
+        .id = CG_OP_##ROW, .schema = {"grad_gate", "GradGateBackward0", 1, CG_AMP_KEEP, false, true, false}, \
+        .arity = 2, .out_dtype = CG_SAME_DTYPE, .dtypes = CG_OP_DTYPES_##ROW,            \
+        .backward = gate_backward,                                                        \
     }
 static const cg_binary_op k_gates[5] = {
-    [CG_GATE_INCL] = GATE_OP(gate_incl),
-    [CG_GATE_EXCL] = GATE_OP(gate_excl),
-    [CG_GATE_GT] = GATE_OP(gate_gt),
-    [CG_GATE_FINITE] = GATE_OP(gate_finite),
-    [CG_GATE_NLE] = GATE_OP(gate_nle),
+    [CG_GATE_INCL] = GATE_OP(GATE_INCL),
+    [CG_GATE_EXCL] = GATE_OP(GATE_EXCL),
+    [CG_GATE_GT] = GATE_OP(GATE_GT),
+    [CG_GATE_FINITE] = GATE_OP(GATE_FINITE),
+    [CG_GATE_NLE] = GATE_OP(GATE_NLE),
 };
 
 cg_tensor *cg_grad_gate(cg_gate_kind kind, cg_tensor *g, cg_tensor *x, double lo, double hi, double a, double b) {

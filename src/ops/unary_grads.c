@@ -16,22 +16,6 @@
 
 #define K_INV_SQRT_2PI 0.39894228040143267794 /* 1/sqrt(2 pi) */
 
-/* tanh: s = y, f' = 1 - y^2 */
-#define TANH_D(a, b, CT) ((a) * ((CT)1 - (b) * (b)))
-CG_BINARY_FLOAT_LOOPS(tanh_d, TANH_D(a, b, float), TANH_D(a, b, double))
-
-/* sigmoid: s = y, f' = y (1 - y) */
-#define SIGMOID_D(a, b, CT) ((a) * ((b) * ((CT)1 - (b))))
-CG_BINARY_FLOAT_LOOPS(sigmoid_d, SIGMOID_D(a, b, float), SIGMOID_D(a, b, double))
-
-/* silu: s = x, f' = sg (1 + x (1 - sg)), sg = sigmoid(x) */
-#define SILU_D(a, b, CT, SG) ((a) * ((SG) * ((b) * ((CT)1 - (SG)) + (CT)1)))
-CG_BINARY_FLOAT_LOOPS(silu_d, SILU_D(a, b, float, cg_vm_sigmoidf(b)), SILU_D(a, b, double, 1.0 / (1.0 + exp(-b))))
-
-/* gelu (exact): s = x, f' = erfc(-x/sqrt2)/2 + x phi(x) (vmath.h: accurate in the tails,
- * 1 at +inf and 0 at -inf, the limits) */
-CG_BINARY_FLOAT_LOOPS(gelu_d, (a) * cg_vm_gelu_gradf(b), (a) * cg_vm_gelu_grad_d(b))
-
 /* g * f''(s), written with cg ops (arena A_) */
 static cg_tensor *tanh_d2(cg_tmp *A_, cg_tensor *g, cg_tensor *y) { return SCALE(MUL(g, y), -2.0); }
 static cg_tensor *sigmoid_d2(cg_tmp *A_, cg_tensor *g, cg_tensor *y) { return MUL(g, RSUB(1.0, SCALE(y, 2.0))); }
@@ -87,17 +71,18 @@ done:
     return st;
 }
 
-#define ACT_GRAD_OP(name, NODE)                                                               \
+/* the hand row <name>_grad (loops in src/backend/cpu/elementwise_hand.c) */
+#define ACT_GRAD_OP(name, ROW, NODE)                                                          \
     {                                                                                         \
-        .schema = {#name "_backward", NODE, 1, CG_AMP_KEEP, false, true, false},              \
-        .arity = 2, .out_dtype = CG_SAME_DTYPE, .cpu = {CG_FLOAT_TABLE(name##_d)},            \
+        .id = CG_OP_##ROW, .schema = {#name "_backward", NODE, 1, CG_AMP_KEEP, false, true, false}, \
+        .arity = 2, .out_dtype = CG_SAME_DTYPE, .dtypes = CG_OP_DTYPES_##ROW,                 \
         .backward = act_grad_backward,                                                        \
     }
 static const cg_binary_op k_act_grads[CG_ACT_GRAD_COUNT] = {
-    [CG_ACT_GRAD_TANH] = ACT_GRAD_OP(tanh, "TanhBackwardBackward0"),
-    [CG_ACT_GRAD_SIGMOID] = ACT_GRAD_OP(sigmoid, "SigmoidBackwardBackward0"),
-    [CG_ACT_GRAD_SILU] = ACT_GRAD_OP(silu, "SiluBackwardBackward0"),
-    [CG_ACT_GRAD_GELU] = ACT_GRAD_OP(gelu, "GeluBackwardBackward0"),
+    [CG_ACT_GRAD_TANH] = ACT_GRAD_OP(tanh, TANH_GRAD, "TanhBackwardBackward0"),
+    [CG_ACT_GRAD_SIGMOID] = ACT_GRAD_OP(sigmoid, SIGMOID_GRAD, "SigmoidBackwardBackward0"),
+    [CG_ACT_GRAD_SILU] = ACT_GRAD_OP(silu, SILU_GRAD, "SiluBackwardBackward0"),
+    [CG_ACT_GRAD_GELU] = ACT_GRAD_OP(gelu, GELU_GRAD, "GeluBackwardBackward0"),
 };
 
 cg_tensor *cg_act_grad(cg_act_grad_kind kind, cg_tensor *g, cg_tensor *s) {

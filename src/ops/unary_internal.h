@@ -6,10 +6,9 @@
 #ifndef CG_UNARY_INTERNAL_H
 #define CG_UNARY_INTERNAL_H
 
-#include "../dispatch/dispatch_internal.h"
-#include "../backend/cpu/loops.h"
-#include "../backend/cpu/vmath.h"
 #include "elementwise_ops.gen.h"
+
+#include <math.h>
 
 /* ------------------------------------------------------------- temporaries
  * Backward formulas chain many cg ops. Each result goes into the arena; the

@@ -3,7 +3,8 @@
  * functions, erf family, rounding; their descriptors, entry points and CPU
  * loops are generated from src/ops/elementwise_ops.py), and the unary ops with
  * scalar parameters (nan_to_num, clamp with scalar bounds, pow with a scalar):
- * descriptor, loops and backward formula side by side. Backward formulas are
+ * descriptor and backward formula side by side (hand rows of the op table,
+ * loops in src/backend/cpu/elementwise_hand.c). Backward formulas are
  * cg ops (unary_internal.h), so every op is differentiable again. Formulas
  * (CG_GRAD_ROW) see the saved tensor as s: the input x or the output y, as the
  * row's `saves` says. */
@@ -74,27 +75,16 @@ cg_status cg_bw_frac(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     return CG_OK;
 }
 
-/* the barebones unsigned dtypes: copies (PyTorch runs nan_to_num on them) */
-#define UINT_COPY_LOOPS(name)                                                        \
-    CG_UNARY_LOOP(name##_u16, uint16_t, uint16_t, uint16_t, CG_ID, CG_ID, x)          \
-    CG_UNARY_LOOP(name##_u32, uint32_t, uint32_t, uint32_t, CG_ID, CG_ID, x)          \
-    CG_UNARY_LOOP(name##_u64, uint64_t, uint64_t, uint64_t, CG_ID, CG_ID, x)
-
 /* ================================================================ ops with scalar parameters */
 
 /* ---------------------------------------------------------------- nan_to_num: p = {nan, posinf, neginf};
  * gradient passes where x is finite. Integer inputs are copied. */
-#define NTN(x, CT) (isnan(x) ? (CT)p[0] : isinf(x) ? ((x) > 0 ? (CT)p[1] : (CT)p[2]) : (x))
-CG_UNARY_FLOAT_LOOPS(nan_to_num, NTN(x, float), NTN(x, double))
-CG_UNARY_INT_LOOPS(nan_to_num, x)
-CG_UNARY_LOOP(nan_to_num_b, uint8_t, uint8_t, uint8_t, CG_ID, CG_ID, x)
-UINT_COPY_LOOPS(nan_to_num)
 CG_GRAD(nan_to_num, TK(cg_grad_gate(CG_GATE_FINITE, g, s, 0, 0, 1, 0)))
 const cg_unary_op cg_op_nan_to_num = {
+    .id = CG_OP_NAN_TO_NUM,
     .schema = {"nan_to_num", "NanToNumBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 1, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(nan_to_num), CG_INT_TABLE(nan_to_num), [CG_DTYPE_BOOL] = nan_to_num_b,
-            CG_UINT_TABLE(nan_to_num)},
+    .dtypes = CG_OP_DTYPES_NAN_TO_NUM,
     .backward = nan_to_num_backward,
 };
 cg_tensor *cg_nan_to_num(cg_tensor *x, double nan, double posinf, double neginf) {
@@ -105,46 +95,12 @@ cg_tensor *cg_nan_to_num(cg_tensor *x, double nan, double posinf, double neginf)
 /* ---------------------------------------------------------------- clamp with scalar bounds:
  * p = {lo, hi} (±inf when absent); NaN propagates; lo > hi gives hi (PyTorch).
  * Gradient passes where lo <= x <= hi. Integer bounds saturate to the dtype's range. */
-static inline float clamp_f(float x, const double *p) {
-    float lo = (float)p[0], hi = (float)p[1], r = x < lo ? lo : x;
-    return r > hi ? hi : r;
-}
-static inline double clamp_d(double x, const double *p) {
-    double r = x < p[0] ? p[0] : x;
-    return r > p[1] ? p[1] : r;
-}
-static inline int64_t sat_i64(double v, double mn, double mx) {
-    return v <= mn ? (int64_t)mn : v >= mx ? (int64_t)mx : (int64_t)v;
-}
-/* For int64, doubles at or above 2^63 saturate to INT64_MAX. */
-#define CLAMP_INT(T, MN, MX)                                                    \
-    static inline T clamp_##T(T x, const double *p) {                           \
-        T r = x;                                                                \
-        if ((double)r < p[0]) r = (T)sat_i64(ceil(p[0]), (double)MN, (double)MX); \
-        if ((double)r > p[1]) r = (T)sat_i64(floor(p[1]), (double)MN, (double)MX); \
-        return r;                                                               \
-    }
-CLAMP_INT(uint8_t, 0, UINT8_MAX)
-CLAMP_INT(int8_t, INT8_MIN, INT8_MAX)
-CLAMP_INT(int16_t, INT16_MIN, INT16_MAX)
-CLAMP_INT(int32_t, INT32_MIN, INT32_MAX)
-static inline int64_t clamp_int64_t(int64_t x, const double *p) {
-    int64_t r = x;
-    if ((double)r < p[0]) r = p[0] >= 9223372036854775807.0 ? INT64_MAX : (int64_t)ceil(p[0]);
-    if ((double)r > p[1]) r = p[1] < -9223372036854775807.0 ? INT64_MIN : (int64_t)floor(p[1]);
-    return r;
-}
-CG_UNARY_FLOAT_LOOPS(clamp_scalar, clamp_f(x, p), clamp_d(x, p))
-CG_UNARY_LOOP(clamp_scalar_u8, uint8_t, uint8_t, uint8_t, CG_ID, CG_ID, clamp_uint8_t(x, p))
-CG_UNARY_LOOP(clamp_scalar_i8, int8_t, int8_t, int8_t, CG_ID, CG_ID, clamp_int8_t(x, p))
-CG_UNARY_LOOP(clamp_scalar_i16, int16_t, int16_t, int16_t, CG_ID, CG_ID, clamp_int16_t(x, p))
-CG_UNARY_LOOP(clamp_scalar_i32, int32_t, int32_t, int32_t, CG_ID, CG_ID, clamp_int32_t(x, p))
-CG_UNARY_LOOP(clamp_scalar_i64, int64_t, int64_t, int64_t, CG_ID, CG_ID, clamp_int64_t(x, p))
 CG_GRAD(clamp_scalar, TK(cg_grad_gate(CG_GATE_INCL, g, s, p[0], p[1], 1, 0)))
 static const cg_unary_op k_clamp = {
+    .id = CG_OP_CLAMP_SCALAR,
     .schema = {"clamp", "ClampBackward1", 1, CG_AMP_KEEP, false, true, false},
     .arity = 1, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(clamp_scalar), CG_INT_TABLE(clamp_scalar)},
+    .dtypes = CG_OP_DTYPES_CLAMP_SCALAR,
     .backward = clamp_scalar_backward,
 };
 static cg_status clamp_params(const char *op, const double *min, const double *max, double *p) {
@@ -167,37 +123,13 @@ cg_status cg_clamp_(cg_tensor *self, const double *min, const double *max) {
 /* ---------------------------------------------------------------- pow(x, e), e a scalar: p = {e}.
  * The loop picks a specialised body once per call (x*x, x*x*x, sqrt, 1/x).
  * Integer tensors take non-negative integral exponents (wrapping products). */
-#define POW_FLOAT(sfx, T, CT, LD, ST, SQRT, POW)                                                 \
-    CG_UNARY_LOOP(pow2_##sfx, T, CT, T, LD, ST, x * x)                                           \
-    CG_UNARY_LOOP(pow3_##sfx, T, CT, T, LD, ST, x * x * x)                                       \
-    CG_UNARY_LOOP(powh_##sfx, T, CT, T, LD, ST, SQRT(x))                                         \
-    CG_UNARY_LOOP(powm1_##sfx, T, CT, T, LD, ST, (CT)1 / x)                                      \
-    CG_UNARY_LOOP(powg_##sfx, T, CT, T, LD, ST, POW(x, (CT)p[0]))                                \
-    static void pow_scalar_##sfx(char **a, const int64_t *s, int64_t n, const void *params) {    \
-        double e = ((const double *)params)[0];                                                  \
-        cg_loop_fn f = e == 2 ? pow2_##sfx : e == 3 ? pow3_##sfx : e == 0.5 ? powh_##sfx        \
-                     : e == -1 ? powm1_##sfx : powg_##sfx;                                       \
-        f(a, s, n, params);                                                                      \
-    }
-POW_FLOAT(f32, float, float, CG_ID, CG_ID, sqrtf, powf)
-POW_FLOAT(f64, double, double, CG_ID, CG_ID, sqrt, pow)
-POW_FLOAT(f16, cg_f16, float, CG_LD_F16, CG_ST_F16, sqrtf, powf)
-POW_FLOAT(bf16, cg_bf16, float, CG_LD_BF16, CG_ST_BF16, sqrtf, powf)
-
-static inline uint64_t ipow_u64(uint64_t b, double e) {
-    uint64_t k = e >= 1.8e19 ? UINT64_MAX : (uint64_t)e, r = 1;
-    for (; k; k >>= 1, b *= b)
-        if (k & 1) r *= b;
-    return r;
-}
-CG_UNARY_INT_LOOPS(pow_scalar, ipow_u64((uint64_t)x, p[0]))
-
 /* d = e x^(e-1); zero when e == 0 (PyTorch) */
 CG_GRAD(pow_scalar, p[0] == 0 ? TK(cg_zeros_like(g)) : MUL(g, SCALE(TK(cg_pow_scalar(s, p[0] - 1)), p[0])))
 static const cg_unary_op k_pow_scalar = {
+    .id = CG_OP_POW_SCALAR,
     .schema = {"pow", "PowBackward0", 1, CG_AMP_KEEP, false, true, false},
     .arity = 1, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(pow_scalar), CG_INT_TABLE(pow_scalar)},
+    .dtypes = CG_OP_DTYPES_POW_SCALAR,
     .backward = pow_scalar_backward,
 };
 cg_tensor *cg_pow_scalar(cg_tensor *x, double exponent) {
@@ -215,13 +147,13 @@ cg_tensor *cg_pow_scalar(cg_tensor *x, double exponent) {
 
 /* ---------------------------------------------------------------- pow(base, x), base a scalar: p = {base}.
  * d = y ln(base); with base 0 the gradient is 0 where x >= 0 (y <= 1), as PyTorch masks it. */
-CG_UNARY_FLOAT_LOOPS(rpow_scalar, powf((float)p[0], x), pow(p[0], x))
 CG_GRAD(rpow_scalar, p[0] == 0 ? WHERE(LE(s, 1.0), TK(cg_zeros_like(g)), SCALE(MUL(g, s), -INFINITY))
                                : SCALE(MUL(g, s), log(p[0])))
 static const cg_unary_op k_rpow_scalar = {
+    .id = CG_OP_RPOW_SCALAR,
     .schema = {"pow", "PowBackward2", 1, CG_AMP_KEEP, false, false, true},
     .arity = 1, .out_dtype = CG_SAME_DTYPE,
-    .cpu = {CG_FLOAT_TABLE(rpow_scalar)},
+    .dtypes = CG_OP_DTYPES_RPOW_SCALAR,
     .backward = rpow_scalar_backward,
 };
 cg_tensor *cg_rpow_scalar(double base, cg_tensor *x) {

@@ -3,7 +3,8 @@
  * pointer is a handle (the host address with bit 62 set: non-canonical, so a
  * direct dereference by any CPU code path faults). The backend alone turns
  * handles into addresses: in its copies, fill, its own serial runners of
- * iterator and reduction plans, and its custom-kernel entries (Note [Kernel entries]),
+ * iterator and reduction plans (running the CPU's loops of the op table's
+ * rows, found by op id), and its custom-kernel entries (Note [Kernel entries]),
  * which stage their tensors through host memory and run the CPU's entries,
  * as a device backend without its own kernel would. Its table has the softmax
  * entries only, so every other custom op names itself and "fake" in a
@@ -13,6 +14,8 @@
 #include "fake_backend.h"
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/elementwise_loops.gen.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -81,11 +84,15 @@ static void run_plan(const cg_iter *plan, cg_loop_fn fn, const void *params) {
     }
 }
 
-static void fake_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, cg_loop_fn host_loop,
-                                 const void *params, int64_t grain) {
-    (void)op_id, (void)dt, (void)grain;
+/* the row's loops are the CPU's (a device backend compiles its own from the same op table) */
+static void fake_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, const void *params, int64_t grain) {
+    (void)grain;
     atomic_fetch_add(&g_runs, 1);
-    run_plan(plan, host_loop, params);
+    run_plan(plan, cg_cpu_elementwise_loops[op_id][dt], params);
+}
+static void fake_copy(const cg_iter *plan, cg_dtype dst, cg_dtype src) {
+    atomic_fetch_add(&g_runs, 1);
+    run_plan(plan, cg_cpu_cast_loop(dst, src), NULL);
 }
 
 /* a reduction: the op's loop per output, serially (its cols / full paths are CPU speedups) */
@@ -163,6 +170,7 @@ static const cg_backend k_fake = {
     .copy_to_host = fake_to_host,
     .synchronize = fake_synchronize,
     .run_elementwise = fake_run_elementwise,
+    .copy = fake_copy,
     .run_reduce = fake_run_reduce,
     .fill = fake_fill,
     .kernels = &k_fake_kernels,

@@ -10,6 +10,10 @@ extern const cg_kernels cg_cpu_kernels;
 
 /* the reduction runner (reduce_run.c) */
 void cg_cpu_run_reduce(const cg_reduce_plan *plan);
+/* the copy runner and fill (copy.c); the loop copying src-dtype elements into dst-dtype ones */
+void cg_cpu_copy(const cg_iter *plan, cg_dtype dst, cg_dtype src);
+void cg_cpu_fill(const cg_iter *plan, const void *value, size_t itemsize);
+cg_loop_fn cg_cpu_cast_loop(cg_dtype dst, cg_dtype src);
 
 /* ---- softmax (softmax.c) */
 cg_status cg_cpu_softmax(cg_tensor *y, const cg_tensor *x, int64_t dim, bool log);

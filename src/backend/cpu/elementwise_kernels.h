@@ -147,8 +147,6 @@ static inline double cg_erfinv_d(double y) {
 }
 
 /* ---------------------------------------------------------------- activation shapes */
-#define CG_SELU_ALPHA 1.6732632423543772848170429916717
-#define CG_SELU_SCALE 1.0507009873554804934193349852946
 /* hardtanh: clamp to [lo, hi] (NaN passes) */
 #define CG_HARDTANH(x, lo, hi) ((x) < (lo) ? (lo) : (x) > (hi) ? (hi) : (x))
 /* elu family: x > 0 ? scale*x : scale*alpha*expm1(input_scale*x) */

@@ -7,10 +7,10 @@ static void meta_copy(void *dst, const void *src, size_t nbytes, cg_device dev) 
     (void)dst, (void)src, (void)nbytes, (void)dev;
 }
 static void meta_synchronize(cg_device dev) { (void)dev; }
-static void meta_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, cg_loop_fn host_loop,
-                                 const void *params, int64_t grain) {
-    (void)plan, (void)op_id, (void)dt, (void)host_loop, (void)params, (void)grain;
+static void meta_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, const void *params, int64_t grain) {
+    (void)plan, (void)op_id, (void)dt, (void)params, (void)grain;
 }
+static void meta_copy_elements(const cg_iter *plan, cg_dtype dst, cg_dtype src) { (void)plan, (void)dst, (void)src; }
 static void meta_run_reduce(const cg_reduce_plan *plan) { (void)plan; }
 static void meta_fill(const cg_iter *plan, const void *value, size_t itemsize) { (void)plan, (void)value, (void)itemsize; }
 
@@ -25,6 +25,7 @@ const cg_backend cg_backend_meta = {
     .copy_to_host = meta_copy,
     .synchronize = meta_synchronize,
     .run_elementwise = meta_run_elementwise,
+    .copy = meta_copy_elements,
     .run_reduce = meta_run_reduce,
     .fill = meta_fill,
 };
