@@ -78,22 +78,39 @@ typedef void (*cg_reduce_cols_loop)(char *out, const char *in, int64_t rows, int
 typedef bool (*cg_reduce_full_fn)(cg_dtype dt, char *out, const char *in, int64_t n, int64_t s,
                                   const double *params);
 
+/* The reduction kinds, each a family of loops every backend with reductions
+ * implements, and the input dtypes it takes: X(KIND, dtypes). Several ops
+ * share a kind (amax, max, argmax: MAX; the norms: NORM, with p a parameter). */
+#define CG_REDUCE_KINDS(X)                                                                         \
+    X(SUM, CG_DTYPES_ALL) X(MEAN, CG_DTYPES_FLOAT) X(PROD, CG_DTYPES_ALL) X(ANY, CG_DTYPES_ALL)      \
+    X(ALL, CG_DTYPES_ALL) X(COUNT_NONZERO, CG_DTYPES_BIF) X(MAX, CG_DTYPES_BIF) X(MIN, CG_DTYPES_BIF) \
+    X(VAR, CG_DTYPES_FLOAT) X(STD, CG_DTYPES_FLOAT) X(LOGSUMEXP, CG_DTYPES_FLOAT) X(NORM, CG_DTYPES_FLOAT)
+typedef enum cg_reduce_kind {
+#define CG_REDUCE_KIND_ENUM_(k, d) CG_REDUCE_##k,
+    CG_REDUCE_KINDS(CG_REDUCE_KIND_ENUM_)
+#undef CG_REDUCE_KIND_ENUM_
+    CG_REDUCE_COUNT
+} cg_reduce_kind;
+/* CG_DTYPE_BIT of each input dtype kind k reduces */
+static inline uint32_t cg_reduce_dtypes(cg_reduce_kind k) {
+#define CG_REDUCE_KIND_DTYPES_(k, d) d,
+    static const uint32_t t[CG_REDUCE_COUNT] = {CG_REDUCE_KINDS(CG_REDUCE_KIND_DTYPES_)};
+#undef CG_REDUCE_KIND_DTYPES_
+    return t[k];
+}
+
 /* A reduction's plan: `iter` runs over the outputs (args: the outputs, the
  * int64 indices when has_idx, then the first input element of each output's
- * run); each output folds n input elements `stride` bytes apart. The host
- * loops are the op's (the CPU, and backends whose memory is host memory, run
- * them): `loop` on the input dtype, optional `cols` (Note [Column
- * reductions]), and for a single large output `full`, or `combine` (the op's
- * loop on the output dtype, NULL when its partials do not combine) for the
- * fixed chunks of Note [Chunked reductions]. */
+ * run); each output folds n input elements `stride` bytes apart with the
+ * device's loops of `kind`. chunked: the op's partial results combine with
+ * its own loop on the output dtype, so one large output may be reduced in
+ * fixed chunks (Note [Chunked reductions]). */
 typedef struct cg_reduce_plan {
     cg_iter iter;
     int64_t n, stride;
     cg_dtype in_dtype, out_dtype;
-    bool has_idx;
-    cg_reduce_loop loop, combine;
-    cg_reduce_cols_loop cols;
-    cg_reduce_full_fn full;
+    bool has_idx, chunked;
+    cg_reduce_kind kind;
     const double *params;
 } cg_reduce_plan;
 

@@ -337,6 +337,19 @@ void cg_load_doubles(const char *src, cg_dtype dt, double *dst, int64_t n);
 /* Scratch chunk for the converters' callers (stack arrays of this many values). */
 #define CG_CHUNK 256
 
+/* ------------------------------------------------------------- dtype sets
+ * Bit masks of dtypes (the dtypes an op runs on). */
+#define CG_DTYPE_BIT(d) (1u << (d))
+#define CG_DTYPES_FLOAT \
+    (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
+#define CG_DTYPES_INT                                                                                               \
+    (CG_DTYPE_BIT(CG_DTYPE_U8) | CG_DTYPE_BIT(CG_DTYPE_I8) | CG_DTYPE_BIT(CG_DTYPE_I16) | CG_DTYPE_BIT(CG_DTYPE_I32) | \
+     CG_DTYPE_BIT(CG_DTYPE_I64))
+#define CG_DTYPES_UINT (CG_DTYPE_BIT(CG_DTYPE_U16) | CG_DTYPE_BIT(CG_DTYPE_U32) | CG_DTYPE_BIT(CG_DTYPE_U64))
+/* bool, the integers up to int64 and the floating dtypes: all but the barebones unsigned ones */
+#define CG_DTYPES_BIF (CG_DTYPE_BIT(CG_DTYPE_BOOL) | CG_DTYPES_INT | CG_DTYPES_FLOAT)
+#define CG_DTYPES_ALL (CG_DTYPES_BIF | CG_DTYPES_UINT)
+
 /* ------------------------------------------------------------- op constants
  * Constants of op definitions, shared by their backward formulas (src/ops)
  * and their kernels (src/backend). */

@@ -48,7 +48,6 @@ void cg_iter_init(cg_iter *it, int nargs, cg_tensor *const *args, int ndim, cons
 /* ------------------------------------------------------------- elementwise ops */
 
 #define CG_SAME_DTYPE (-1)
-#define CG_DTYPE_BIT(d) (1u << (d))
 
 typedef struct cg_elementwise_op {
     cg_op_schema schema;
@@ -96,9 +95,7 @@ typedef struct cg_reduce_op {
     bool chunked;           /* partial results combine with the op's own loop on the output
                              * dtype (sum, prod, amax, any, ...): a single large reduction is
                              * split into fixed chunks across threads (Note [Chunked reductions]) */
-    cg_reduce_loop cpu[CG_DTYPE_COUNT];
-    cg_reduce_cols_loop cols[CG_DTYPE_COUNT]; /* optional, by input dtype */
-    cg_reduce_full_fn full;                   /* optional; preferred over `chunked` */
+    cg_reduce_kind kind;    /* its loops, the backends' (the dtypes: cg_reduce_dtypes) */
     cg_backward_fn backward;
 } cg_reduce_op;
 

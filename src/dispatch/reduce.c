@@ -27,7 +27,6 @@ static cg_status reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t m
     if (cg_schema_guard(&op->schema, 1, &x, &xs, &owned)) return cg_last_error();
     cg_tensor *src = xs;
     cg_status st = CG_OK;
-    cg_reduce_loop loop = op->cpu[src->dtype];
     cg_dtype odt = out_dtype >= 0 ? (cg_dtype)out_dtype
                    : op->out_dtype == CG_SAME_DTYPE ? src->dtype : (cg_dtype)op->out_dtype;
     int nd = src->ndim;
@@ -35,7 +34,7 @@ static cg_status reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t m
     int on = 0, kn = 0, rn = 0;
     int64_t R = 1;
     cg_tensor *xc = NULL, *xk = NULL, *o = NULL, *ix = NULL, *ok = NULL, *ixk = NULL;
-    if (!loop) {
+    if (!(cg_reduce_dtypes(op->kind) & CG_DTYPE_BIT(src->dtype))) {
         st = cg_dtype_unsupported(name, src->dtype);
         goto done;
     }
@@ -107,8 +106,7 @@ static cg_status reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t m
     {
         cg_reduce_plan plan; /* field by field: an initializer would zero the whole iterator first */
         plan.n = R, plan.stride = rstride, plan.in_dtype = src->dtype, plan.out_dtype = odt;
-        plan.has_idx = ix != NULL, plan.loop = loop, plan.combine = op->chunked ? op->cpu[odt] : NULL;
-        plan.cols = ix ? NULL : op->cols[src->dtype], plan.full = op->full, plan.params = params;
+        plan.has_idx = ix != NULL, plan.chunked = op->chunked, plan.kind = op->kind, plan.params = params;
         cg_tensor *args[3] = {ok, ix ? ixk : xk, xk};
         cg_iter_init(&plan.iter, ix ? 3 : 2, args, kn, kshape);
         be->run_reduce(&plan);

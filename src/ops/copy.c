@@ -38,7 +38,8 @@ static bool inplace_graph(const cg_tensor *t, const cg_tensor *src) {
 
 CG_PROF_FN_ANY_DEVICE(cg_status, cg_copy_, "copy_", (cg_tensor *dst, cg_tensor *src), (dst, src), dst, src) {
     CG_CHECK_S(dst && src, CG_ERR_VALUE, "[copy_] argument is NULL");
-    if (!cg_device_eq(dst->device, src->device) && !cg_is_meta(dst))
+    /* a device that stores no data (meta) takes a copy from any device: nothing moves */
+    if (!cg_device_eq(dst->device, src->device) && cg_device_has_data(dst->device))
         return cg_set_error(CG_ERR_DEVICE, "[copy_] cannot copy from %s to %s", cg_device_name(src->device),
                             cg_device_name(dst->device));
     int nd;

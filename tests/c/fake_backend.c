@@ -95,12 +95,13 @@ static void fake_copy(const cg_iter *plan, cg_dtype dst, cg_dtype src) {
     run_plan(plan, cg_cpu_cast_loop(dst, src), NULL);
 }
 
-/* a reduction: the op's loop per output, serially (its cols / full paths are CPU speedups) */
+/* a reduction: the kind's loop per output (the CPU's), serially (its cols / full paths are CPU speedups) */
 static void reduce_outputs(char **args, const int64_t *steps, int64_t n, const void *ctx) {
     const cg_reduce_plan *p = ctx;
+    cg_reduce_loop loop = cg_cpu_reduce_loop(p->kind, p->in_dtype);
     int in = p->has_idx ? 2 : 1;
     for (int64_t i = 0; i < n; i++)
-        p->loop(args[0] + i * steps[0], p->has_idx ? args[1] + i * steps[1] : NULL, args[in] + i * steps[in], p->n,
+        loop(args[0] + i * steps[0], p->has_idx ? args[1] + i * steps[1] : NULL, args[in] + i * steps[in], p->n,
                 p->stride, p->params);
 }
 static void fake_run_reduce(const cg_reduce_plan *plan) {

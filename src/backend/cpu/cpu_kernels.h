@@ -8,8 +8,9 @@
 
 extern const cg_kernels cg_cpu_kernels;
 
-/* the reduction runner (reduce_run.c) */
+/* the reduction runner (reduce_run.c) and the loop of a kind for an input dtype (NULL: none) */
 void cg_cpu_run_reduce(const cg_reduce_plan *plan);
+cg_reduce_loop cg_cpu_reduce_loop(cg_reduce_kind kind, cg_dtype dt);
 /* the copy runner and fill (copy.c); the loop copying src-dtype elements into dst-dtype ones */
 void cg_cpu_copy(const cg_iter *plan, cg_dtype dst, cg_dtype src);
 void cg_cpu_fill(const cg_iter *plan, const void *value, size_t itemsize);
