@@ -104,6 +104,11 @@ CG_API cg_device cg_cpu(void);
 CG_API cg_device cg_meta(void);
 CG_API bool cg_device_eq(cg_device a, cg_device b);
 CG_API const char *cg_device_name(cg_device d); /* "cpu", "meta", or the registered backend's name */
+/* DLPack's device (DLDeviceType code and id: kDLCPU = 1, ...) of a cgrad device; false for a device
+ * DLPack has no type for (meta) */
+CG_API bool cg_device_to_dlpack(cg_device d, int32_t *type, int32_t *id);
+/* the cgrad device of a DLPack device; false when no backend serves that type and id */
+CG_API bool cg_device_from_dlpack(int32_t type, int32_t id, cg_device *d);
 
 /* ------------------------------------------------------------- global state */
 
@@ -247,6 +252,9 @@ CG_API cg_tensor *cg_from_data(const void *data, int ndim, const int64_t *shape,
  * never called: ctx is still the caller's to free. */
 CG_API cg_tensor *cg_from_blob(void *data, int ndim, const int64_t *shape, const int64_t *strides,
                                cg_dtype dt, void (*deleter)(void *ctx), void *ctx);
+/* The same for memory of device dev (its backend's memory; CG_ERR_DEVICE for a device that holds none). */
+CG_API cg_tensor *cg_from_blob_on(void *data, int ndim, const int64_t *shape, const int64_t *strides, cg_dtype dt,
+                                  void (*deleter)(void *ctx), void *ctx, cg_device dev);
 /* 0-d tensor holding `value` converted to dt (on cpu). */
 CG_API cg_tensor *cg_scalar(double value, cg_dtype dt);
 CG_API cg_tensor *cg_scalar_on(double value, cg_dtype dt, cg_device dev);

@@ -135,6 +135,7 @@ typedef struct cg_backend {
     bool has_data;         /* false: meta, shapes and dtypes only */
     bool host_addressable; /* the engine's CPU code may read and write the data directly */
     bool host_kernels;     /* the ops whose kernels are not yet per-device entries run here */
+    int dlpack_type;       /* DLPack's DLDeviceType code for this device (kDLCPU = 1, kDLCUDA = 2); 0: none */
     /* memory: alloc returns NULL and sets CG_ERR_OOM on failure (nbytes > 0) */
     void *(*alloc)(size_t nbytes, cg_device dev);
     void (*free)(void *p, size_t nbytes, cg_device dev);
@@ -152,6 +153,8 @@ typedef struct cg_backend {
     void (*fill)(const cg_iter *plan, const void *value, size_t itemsize);
     /* the custom kernels (NULL or a NULL entry: the device lacks it) */
     const cg_kernels *kernels;
+    /* the device's caching pool, behind alloc / free (cg_allocator_stats reads it); NULL: none */
+    cg_cache_pool *memory;
 } cg_backend;
 
 /* Fails with CG_ERR_NOT_IMPLEMENTED, "[op] is not implemented for device

@@ -1,6 +1,7 @@
 /* registry.c — the table of backends indexed by device type (Note [Backends]
  * in backend.h) and the device entry points the core layer calls: storage
- * allocation, device names and validity, direct-access and per-op refusals. */
+ * allocation, device names and validity, direct-access and per-op refusals,
+ * and the allocator statistics of each device's pool. */
 #include "backend.h"
 
 #include <stdatomic.h>
@@ -41,6 +42,27 @@ bool cg_device_has_data(cg_device dev) {
     return b && b->has_data;
 }
 
+bool cg_device_to_dlpack(cg_device d, int32_t *type, int32_t *id) {
+    const cg_backend *b = cg_device_valid(d) ? lookup(d) : NULL;
+    if (!b || !b->dlpack_type) return false;
+    *type = b->dlpack_type;
+    *id = d.index;
+    return true;
+}
+
+bool cg_device_from_dlpack(int32_t type, int32_t id, cg_device *d) {
+    static const cg_device_type k_types[] = {CG_DEVICE_CPU, CG_DEVICE_META, CG_DEVICE_PRIVATE};
+    for (size_t i = 0; type > 0 && i < sizeof k_types / sizeof k_types[0]; i++) {
+        cg_device c = {k_types[i], id};
+        const cg_backend *b = cg_device_valid(c) ? lookup(c) : NULL;
+        if (b && b->dlpack_type == type) {
+            *d = c;
+            return true;
+        }
+    }
+    return false;
+}
+
 cg_status cg_device_alloc(void **out, size_t nbytes, cg_device dev) {
     const cg_backend *b = cg_backend_of(dev);
     *out = NULL;
@@ -64,4 +86,30 @@ bool cg_device_refused(const char *op, int n, cg_tensor *const *in) {
         return true;
     }
     return false;
+}
+
+/* ------------------------------------------------------------- allocator statistics
+ * Each device's caching pool (Note [Allocator]); a device without one (meta,
+ * or an invalid device) reports zeros and has nothing to reset or empty. */
+static cg_cache_pool *pool_of(cg_device dev) {
+    const cg_backend *b = cg_device_valid(dev) ? lookup(dev) : NULL;
+    return b ? b->memory : NULL;
+}
+
+cg_alloc_stats cg_allocator_stats(cg_device dev) {
+    cg_cache_pool *p = pool_of(dev);
+    if (p) return cg_pool_stats(p);
+    cg_alloc_stats zero = {0};
+    return zero;
+}
+
+void cg_allocator_reset_peak(cg_device dev) {
+    cg_cache_pool *p = pool_of(dev);
+    if (p) cg_pool_reset_peak(p);
+}
+
+void cg_allocator_empty_cache(cg_device dev) {
+    cg_cache_pool *p = pool_of(dev);
+    if (p) cg_pool_empty(p);
+    if (dev.type == CG_DEVICE_CPU) cg_tensor_blocks_empty(); /* tensor structs are host memory */
 }

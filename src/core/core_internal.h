@@ -213,12 +213,38 @@ cg_status cg_dims_mask(const char *op, int ndims, const int64_t *dims, int ndim,
 
 /* ------------------------------------------------------------- allocator */
 
+/* A caching pool of one device's memory (Note [Allocator], allocator.c). The
+ * owner sets raw_alloc (NULL on failure), raw_free and intrusive (the memory
+ * is host memory: free lists link through the blocks); the rest starts zeroed
+ * and `lock` clear (ATOMIC_FLAG_INIT). */
+#define CG_POOL_CLASSES 256
+typedef struct cg_pool_node cg_pool_node;
+typedef struct cg_cache_pool {
+    void *(*raw_alloc)(size_t nbytes);
+    void (*raw_free)(void *p, size_t nbytes);
+    bool intrusive;
+    atomic_flag lock;
+    void *free[CG_POOL_CLASSES]; /* per class: free blocks (intrusive) or cg_pool_node lists */
+    cg_pool_node *spare;         /* unused nodes */
+    cg_alloc_stats stats;
+} cg_cache_pool;
+/* NULL + CG_ERR_OOM on failure; nbytes 0 gives NULL */
+void *cg_pool_alloc(cg_cache_pool *pool, size_t nbytes);
+void cg_pool_free(cg_cache_pool *pool, void *p, size_t nbytes);
+cg_alloc_stats cg_pool_stats(cg_cache_pool *pool);
+void cg_pool_reset_peak(cg_cache_pool *pool);
+/* every cached block back to the raw allocator */
+void cg_pool_empty(cg_cache_pool *pool);
+/* the CPU's pool (64-byte aligned host memory) and its two entry points */
+extern cg_cache_pool cg_cpu_memory_pool;
 void *cg_alloc(size_t nbytes, cg_device dev); /* NULL + CG_ERR_OOM */
 void cg_free(void *p, size_t nbytes, cg_device dev);
 /* Tensor blocks (Note [Tensor block]) recycled through a short free list, so
  * an op's output struct costs no malloc. NULL + CG_ERR_OOM on failure. */
 cg_tensor_block *cg_tensor_block_alloc(void);
 void cg_tensor_block_free(cg_tensor_block *b);
+/* the cached tensor blocks back to the system (cg_allocator_empty_cache of the CPU) */
+void cg_tensor_blocks_empty(void);
 
 /* ------------------------------------------------------------- state */
 

@@ -211,7 +211,14 @@ cg_tensor *cg_from_data(const void *data, int ndim, const int64_t *shape, cg_dty
 
 cg_tensor *cg_from_blob(void *data, int ndim, const int64_t *shape, const int64_t *strides,
                         cg_dtype dt, void (*deleter)(void *ctx), void *ctx) {
+    return cg_from_blob_on(data, ndim, shape, strides, dt, deleter, ctx, cg_cpu());
+}
+
+cg_tensor *cg_from_blob_on(void *data, int ndim, const int64_t *shape, const int64_t *strides, cg_dtype dt,
+                           void (*deleter)(void *ctx), void *ctx, cg_device dev) {
     int64_t numel;
+    CG_CHECK(cg_device_valid(dev) && cg_device_has_data(dev), CG_ERR_DEVICE,
+             "[from_blob] device '%s' holds no memory to wrap", cg_device_name(dev));
     CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[from_blob] invalid dtype %d", (int)dt);
     if (cg_shape_check("from_blob", ndim, shape, cg_dtype_size(dt), &numel)) return NULL;
     /* extent of the strided region, so nbytes is meaningful (checked: the
@@ -231,7 +238,7 @@ cg_tensor *cg_from_blob(void *data, int ndim, const int64_t *shape, const int64_
     }
     CG_CHECK(ok && cg_bytes_ok(extent, cg_dtype_size(dt), &nbytes), CG_ERR_VALUE,
              "[from_blob] the memory spanned by the shape and strides overflows int64");
-    cg_storage *s = cg_storage_new(0, cg_cpu());
+    cg_storage *s = cg_storage_new(0, dev);
     if (!s) return NULL;
     s->data = data;
     s->nbytes = nbytes;

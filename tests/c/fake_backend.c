@@ -31,22 +31,30 @@ static char *host_of(const void *handle) {
     return (char *)(h - FAKE_TAG);
 }
 
-static void *fake_alloc(size_t nbytes, cg_device dev) {
-    (void)dev;
+/* the device's raw memory (g_live: its bytes), behind the fake's caching pool */
+static void *fake_raw_alloc(size_t nbytes) {
     void *p = malloc(nbytes);
-    if (!p) {
-        cg_set_error(CG_ERR_OOM, "[fake] out of memory allocating %zu bytes", nbytes);
-        return NULL;
-    }
-    atomic_fetch_add(&g_allocs, 1);
+    if (!p) return NULL;
     atomic_fetch_add(&g_live, (long long)nbytes);
     return (void *)((uintptr_t)p + FAKE_TAG);
+}
+static void fake_raw_free(void *p, size_t nbytes) {
+    atomic_fetch_sub(&g_live, (long long)nbytes);
+    free(host_of(p));
+}
+/* device memory: the pool keeps its links in host nodes */
+static cg_cache_pool g_pool = {.raw_alloc = fake_raw_alloc, .raw_free = fake_raw_free, .intrusive = false,
+                               .lock = ATOMIC_FLAG_INIT};
+
+static void *fake_alloc(size_t nbytes, cg_device dev) {
+    (void)dev;
+    atomic_fetch_add(&g_allocs, 1);
+    return cg_pool_alloc(&g_pool, nbytes);
 }
 static void fake_free(void *p, size_t nbytes, cg_device dev) {
     (void)dev;
     atomic_fetch_add(&g_frees, 1);
-    atomic_fetch_sub(&g_live, (long long)nbytes);
-    free(host_of(p));
+    cg_pool_free(&g_pool, p, nbytes);
 }
 static void fake_from_host(void *dst, const void *src, size_t nbytes, cg_device dev) {
     (void)dev;
@@ -175,6 +183,7 @@ static const cg_backend k_fake = {
     .run_reduce = fake_run_reduce,
     .fill = fake_fill,
     .kernels = &k_fake_kernels,
+    .memory = &g_pool,
 };
 
 void fake_backend_install(void) { cg_backend_register_private(&k_fake); }

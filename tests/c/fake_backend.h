@@ -16,7 +16,7 @@ typedef struct fake_counts {
 void fake_backend_install(void);
 cg_device fake_device(void);
 fake_counts fake_backend_counts(void);
-/* live bytes (allocated, not freed) */
+/* the device's raw bytes in use (handed out or cached by its pool) */
 int64_t fake_backend_live_bytes(void);
 
 #endif

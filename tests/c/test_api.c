@@ -256,3 +256,21 @@ TEST(api_profiler_entry_points) {
     cg_tensor *ts[] = {x, z, c, t, r};
     for (int k = 0; k < 5; k++) cg_tensor_release(ts[k]);
 }
+
+/* DLPack devices come from the backends: the CPU is kDLCPU (1), meta has none */
+TEST(api_dlpack_devices) {
+    int32_t type = -1, id = -1;
+    CHECK(cg_device_to_dlpack(cg_cpu(), &type, &id) && type == 1 && id == 0);
+    CHECK(!cg_device_to_dlpack(cg_meta(), &type, &id));
+    cg_device d = cg_meta();
+    CHECK(cg_device_from_dlpack(1, 0, &d) && d.type == CG_DEVICE_CPU && d.index == 0);
+    CHECK(!cg_device_from_dlpack(2, 0, &d));  /* kDLCUDA: no backend serves it in this build */
+    CHECK(!cg_device_from_dlpack(1, 3, &d));  /* cpu:3 is no device */
+    CHECK(!cg_device_from_dlpack(0, 0, &d));
+    float buf[2] = {1, 2};
+    int64_t n = 2;
+    CHECK_ERR(cg_from_blob_on(buf, 1, &n, NULL, CG_DTYPE_F32, NULL, NULL, cg_meta()) == NULL, CG_ERR_DEVICE, "meta");
+    cg_tensor *t = cg_from_blob_on(buf, 1, &n, NULL, CG_DTYPE_F32, NULL, NULL, cg_cpu());
+    CHECK(t && cg_tensor_data(t) == (void *)buf);
+    cg_tensor_release(t);
+}

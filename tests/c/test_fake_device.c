@@ -43,10 +43,44 @@ TEST(fake_moves_go_through_the_backend) {
     cg_tensor *bt = on_cpu(ft);
     CHECK_NN(bt);
     CHECK(bt && tt_maxdiff(bt, xt) == 0);
-    int64_t live = fake_backend_live_bytes();
+    int64_t live = cg_allocator_stats(fake_device()).live_bytes;
     cg_tensor *all[] = {x, f, back, ft, xt, bt};
     for (int i = 0; i < 6; i++) cg_tensor_release(all[i]);
-    CHECK(fake_backend_live_bytes() < live);
+    CHECK(cg_allocator_stats(fake_device()).live_bytes < live);
+}
+
+/* each device has its own caching pool: the fake's blocks are cached and reused by its pool,
+ * with its own statistics, and go back to its raw allocator on empty_cache */
+TEST(fake_device_has_its_own_caching_pool) {
+    fake_backend_install();
+    cg_device f = fake_device();
+    cg_allocator_empty_cache(f);
+    int64_t shape[1] = {1000};
+    cg_alloc_stats c0 = cg_allocator_stats(cg_cpu()), f0 = cg_allocator_stats(f);
+    CHECK(f0.cached_bytes == 0);
+    int64_t raw0 = fake_backend_live_bytes();
+    cg_tensor *t = cg_empty(1, shape, CG_DTYPE_F32, f);
+    CHECK_NN(t);
+    cg_alloc_stats f1 = cg_allocator_stats(f);
+    CHECK(f1.live_bytes == f0.live_bytes + 4096 && f1.system_allocs == f0.system_allocs + 1);
+    CHECK(fake_backend_live_bytes() == raw0 + 4096); /* 4000 bytes rounded to their class */
+    cg_tensor_release(t);
+    cg_alloc_stats f2 = cg_allocator_stats(f);
+    CHECK(f2.live_bytes == f0.live_bytes && f2.cached_bytes == 4096);
+    CHECK(fake_backend_live_bytes() == raw0 + 4096); /* kept by the pool */
+    t = cg_empty(1, shape, CG_DTYPE_F32, f);
+    CHECK_NN(t);
+    cg_alloc_stats f3 = cg_allocator_stats(f);
+    CHECK(f3.cache_hits == f2.cache_hits + 1 && f3.system_allocs == f2.system_allocs && f3.cached_bytes == 0);
+    cg_tensor_release(t);
+    /* the CPU's pool saw none of it */
+    cg_alloc_stats c1 = cg_allocator_stats(cg_cpu());
+    CHECK(c1.system_allocs == c0.system_allocs && c1.alloc_calls == c0.alloc_calls);
+    cg_allocator_empty_cache(f);
+    CHECK(cg_allocator_stats(f).cached_bytes == 0 && fake_backend_live_bytes() == raw0);
+    /* meta has no memory and no pool */
+    cg_alloc_stats m = cg_allocator_stats(cg_meta());
+    CHECK(m.alloc_calls == 0 && m.live_bytes == 0);
 }
 
 TEST(fake_elementwise_drivers) {

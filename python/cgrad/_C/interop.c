@@ -559,7 +559,7 @@ typedef struct DLManagedTensorVersioned {
     DLTensor dl_tensor;
 } DLManagedTensorVersioned;
 
-enum { kDLCPU = 1, kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 #define DLPACK_FLAG_BITMASK_READ_ONLY (1ULL << 0)
 
 static DLDataType dl_dtype(cg_dtype dt) {
@@ -631,8 +631,9 @@ static PyObject *m_dlpack(CGPY_FASTKW_ARGS) {
         PyErr_SetString(PyExc_BufferError, "Can't export tensors that require gradient, use tensor.detach()");
         return NULL;
     }
-    if (cg_tensor_device(t).type != CG_DEVICE_CPU) {
-        PyErr_Format(PyExc_BufferError, "__dlpack__: can't export a tensor on device '%s' (only cpu memory)",
+    DLDevice dev = {0, 0};
+    if (!cg_device_to_dlpack(cg_tensor_device(t), &dev.device_type, &dev.device_id)) {
+        PyErr_Format(PyExc_BufferError, "__dlpack__: can't export a tensor on device '%s' (it has no DLPack device type)",
                      cg_device_name(cg_tensor_device(t)));
         return NULL;
     }
@@ -646,8 +647,9 @@ static PyObject *m_dlpack(CGPY_FASTKW_ARGS) {
     if (dl_device != Py_None) {
         int32_t dtyp = -1, did = -1;
         if (!PyArg_ParseTuple(dl_device, "ii:__dlpack__ dl_device", &dtyp, &did)) return NULL;
-        if (dtyp != kDLCPU) {
-            PyErr_Format(PyExc_BufferError, "__dlpack__: can't export to DLPack device type %d (only CPU)", (int)dtyp);
+        if (dtyp != dev.device_type || did != dev.device_id) {
+            PyErr_Format(PyExc_BufferError, "__dlpack__: can't export a %s tensor to DLPack device (%d, %d) (no copy "
+                         "between devices)", cg_device_name(cg_tensor_device(t)), (int)dtyp, (int)did);
             return NULL;
         }
     }
@@ -677,7 +679,7 @@ static PyObject *m_dlpack(CGPY_FASTKW_ARGS) {
     memcpy(c->shape, cg_tensor_shape(c->t), (size_t)nd * sizeof(int64_t));
     memcpy(c->strides, cg_tensor_strides(c->t), (size_t)nd * sizeof(int64_t));
     DLTensor dl = {
-        .data = cg_tensor_data(c->t), .device = {kDLCPU, 0}, .ndim = nd, .dtype = dl_dtype(cg_tensor_dtype(c->t)),
+        .data = cg_tensor_data(c->t), .device = dev, .ndim = nd, .dtype = dl_dtype(cg_tensor_dtype(c->t)),
         .shape = c->shape, .strides = c->strides, .byte_offset = 0,
     };
     PyObject *cap;
@@ -702,11 +704,12 @@ static PyObject *m_dlpack(CGPY_FASTKW_ARGS) {
 static PyObject *m_dlpack_device(PyObject *self, PyObject *u) {
     (void)u;
     cg_device d = cg_tensor_device(cgpy_t(self));
-    if (d.type != CG_DEVICE_CPU) {
+    int32_t type, id;
+    if (!cg_device_to_dlpack(d, &type, &id)) {
         PyErr_Format(PyExc_BufferError, "__dlpack_device__: device '%s' has no DLPack device type", cg_device_name(d));
         return NULL;
     }
-    return Py_BuildValue("(ii)", kDLCPU, 0);
+    return Py_BuildValue("(ii)", (int)type, (int)id);
 }
 
 /* the producer's managed tensor, released when the imported storage dies */
@@ -752,9 +755,10 @@ static PyObject *from_capsule(PyObject *cap) {
     } else {
         dl = &((DLManagedTensor *)managed)->dl_tensor;
     }
-    if (dl->device.device_type != kDLCPU) {
-        PyErr_Format(PyExc_BufferError, "from_dlpack(): unsupported DLPack device type %d (cgrad reads CPU memory only)",
-                     (int)dl->device.device_type);
+    cg_device dev;
+    if (!cg_device_from_dlpack(dl->device.device_type, dl->device.device_id, &dev)) {
+        PyErr_Format(PyExc_BufferError, "from_dlpack(): unsupported DLPack device (%d, %d) (no cgrad device serves it)",
+                     (int)dl->device.device_type, (int)dl->device.device_id);
         return NULL;
     }
     int dt = dtype_of_dl(dl->dtype);
@@ -788,7 +792,7 @@ static PyObject *from_capsule(PyObject *cap) {
     c->versioned = versioned;
     static char dummy[16]; /* zero-element tensors may come with a NULL data pointer */
     char *data = dl->data ? (char *)dl->data + dl->byte_offset : dummy;
-    cg_tensor *t = cg_from_blob(data, dl->ndim, dl->shape, dl->strides, (cg_dtype)dt, import_free, c);
+    cg_tensor *t = cg_from_blob_on(data, dl->ndim, dl->shape, dl->strides, (cg_dtype)dt, import_free, c, dev);
     if (!t) {
         free(c);
         return cgpy_raise(); /* the capsule still owns the producer's tensor */
@@ -823,9 +827,11 @@ static PyObject *f_from_dlpack_impl(PyObject *ext) {
         Py_DECREF(meth);
         return NULL;
     }
-    if (dtyp != kDLCPU) {
+    cg_device dev;
+    if (!cg_device_from_dlpack(dtyp, did, &dev)) {
         Py_DECREF(meth);
-        PyErr_Format(PyExc_BufferError, "from_dlpack(): unsupported DLPack device type %d (cgrad reads CPU memory only)", dtyp);
+        PyErr_Format(PyExc_BufferError, "from_dlpack(): unsupported DLPack device (%d, %d) (no cgrad device serves it)",
+                     dtyp, did);
         return NULL;
     }
     /* ask for a versioned capsule; producers that predate DLPack 1.0 reject the keyword */

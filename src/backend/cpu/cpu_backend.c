@@ -25,6 +25,7 @@ const cg_backend cg_backend_cpu = {
     .has_data = true,
     .host_addressable = true,
     .host_kernels = true,
+    .dlpack_type = 1, /* kDLCPU */
     .alloc = cpu_alloc,
     .free = cpu_free,
     .copy_from_host = cpu_copy,
@@ -35,4 +36,5 @@ const cg_backend cg_backend_cpu = {
     .copy = cg_cpu_copy,
     .fill = cg_cpu_fill,
     .kernels = &cg_cpu_kernels,
+    .memory = &cg_cpu_memory_pool,
 };
