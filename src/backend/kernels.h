@@ -71,6 +71,9 @@ typedef enum cg_pool_kind { CG_POOL_MAX = 0, CG_POOL_AVG = 1, CG_POOL_AVG_BACKWA
 typedef enum cg_optim_kind { CG_OPTIM_SGD = 0, CG_OPTIM_ADAM, CG_OPTIM_RMSPROP, CG_OPTIM_ADAGRAD } cg_optim_kind;
 #define CG_OPTIM_OPERANDS 6
 
+/* the scans of the scan entry (src/ops/scan.c) */
+typedef enum cg_scan_kind { CG_SCAN_SUM = 0, CG_SCAN_PROD = 1, CG_SCAN_MAX = 2 } cg_scan_kind;
+
 typedef struct cg_kernels {
     /* ---- softmax (src/ops/softmax.c): along `dim` of contiguous tensors of one shape */
     cg_status (*softmax)(cg_tensor *y, const cg_tensor *x, int64_t dim, bool log);
@@ -165,6 +168,24 @@ typedef struct cg_kernels {
     /* args[0] x restrided, args[1] values (broadcast), args[2] offsets: x[base + off] = v, or += v when
      * accumulate (by dtype dt), in row-major order on one thread (duplicates resolve deterministically) */
     cg_status (*index_put)(const struct cg_iter *it, cg_dtype dt, bool accumulate);
+    /* sort / scan: the lines along dim of tensors of one shape but there (0-d: one line of length 1), any
+     * strides. sort: indices (int64) and values (x's dtype; NULL: not wanted) <- the first k of each line of
+     * x sorted stably (ties keep their order either way; NaN is the largest; descending when desc); op names
+     * the caller in errors (CG_ERR_OOM for the line scratch) */
+    cg_status (*sort)(const char *op, cg_tensor *values, cg_tensor *indices, const cg_tensor *x, int64_t dim,
+                      int64_t k, bool desc);
+    /* CG_SCAN_SUM / CG_SCAN_PROD: out <- the running sum / product of x along dim (from the end when
+     * reverse), accumulated in double for floating x (out: x's dtype), in wrapping 64-bit integers otherwise
+     * (out int64); indices NULL. CG_SCAN_MAX: out (x's dtype) the running max, indices (int64) its index (ties
+     * take the later one, NaN propagates), reverse false. Each line is computed in order. */
+    cg_status (*scan)(cg_scan_kind kind, cg_tensor *out, cg_tensor *indices, const cg_tensor *x, int64_t dim,
+                      bool reverse);
+    /* repeat.c: out (..., R, C) contiguous <- x (any strides) keeping columns j <= i + diagonal (tril) or
+     * j >= i + diagonal (upper: triu) of each row i, zeros elsewhere */
+    cg_status (*tril_triu)(cg_tensor *out, const cg_tensor *x, int64_t diagonal, bool upper);
+    /* slicing.c (Note [Strided scatter]): args[0] (a view that may overlap itself) += args[1], float32 /
+     * float64 / float16 / bfloat16 dt, element by element in the plan's order on one thread */
+    cg_status (*strided_accumulate)(const struct cg_iter *it, cg_dtype dt);
 
     /* ---- reductions and optimizer steps (src/ops/reduce*.c, src/optim) */
     /* one parameter's update in place: t[0] the parameter, t[1] its gradient, t[2..] the optimizer's states in

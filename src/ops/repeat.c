@@ -1,10 +1,9 @@
 /* repeat.c — copies that tile or mask a tensor: repeat / tile (the input
  * expanded with stride-0 repeat dims, then copied; backward sums over the
  * repeat blocks) and tril / triu over the last two dims with batch dims
- * (backward: tril / triu of the gradient). */
+ * (backward: tril / triu of the gradient), computed by the device's tril_triu
+ * entry (the CPU's: src/backend/cpu/repeat.c). */
 #include "views_internal.h"
-
-#include <string.h>
 
 /* ---------------------------------------------------------------- repeat / tile */
 
@@ -72,7 +71,7 @@ static cg_status repeat_backward(cg_node *node, cg_tensor *const *g, cg_tensor *
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN(cg_tensor *, cg_repeat, "repeat", (cg_tensor *t, int nreps, const int64_t *repeats), (t, nreps, repeats),
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_repeat, "repeat", (cg_tensor *t, int nreps, const int64_t *repeats), (t, nreps, repeats),
            t) {
     CG_CHECK(t, CG_ERR_VALUE, "[repeat] argument is NULL");
     CG_CHECK(nreps >= t->ndim && (nreps == 0 || repeats), CG_ERR_VALUE,
@@ -88,7 +87,7 @@ CG_PROF_FN(cg_tensor *, cg_repeat, "repeat", (cg_tensor *t, int nreps, const int
     }
     repeat_plan p;
     if (make_plan(nreps, xs, xst, repeats, &p)) return NULL;
-    cg_tensor *out = cg_new_output("repeat", nreps, os, t->dtype, t->device);
+    cg_tensor *out = cg_tensor_new("repeat", nreps, os, t->dtype, t->device);
     if (!out) return NULL;
     if (cg_tensor_numel(out) > 0) {
         int64_t cst[CG_MAX_DIMS];
@@ -114,7 +113,7 @@ CG_PROF_FN(cg_tensor *, cg_repeat, "repeat", (cg_tensor *t, int nreps, const int
 }
 
 /* tile: reps padded with leading 1s to the input's rank, then repeat */
-CG_PROF_FN(cg_tensor *, cg_tile, "tile", (cg_tensor *t, int nreps, const int64_t *reps), (t, nreps, reps), t) {
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_tile, "tile", (cg_tensor *t, int nreps, const int64_t *reps), (t, nreps, reps), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[tile] argument is NULL");
     CG_CHECK(nreps >= 0 && (nreps == 0 || reps), CG_ERR_VALUE, "[tile] invalid list of %d reps", nreps);
     if (nreps >= t->ndim) return cg_repeat(t, nreps, reps);
@@ -125,45 +124,6 @@ CG_PROF_FN(cg_tensor *, cg_tile, "tile", (cg_tensor *t, int nreps, const int64_t
 }
 
 /* ---------------------------------------------------------------- tril / triu */
-
-typedef struct tri_job {
-    const cg_tensor *x; /* (..., R, C), any strides */
-    cg_tensor *out;     /* (..., R, C), contiguous */
-    int64_t diag;
-    bool upper;
-} tri_job;
-
-/* rows [begin, end) of the (batch * R) rows */
-static void tri_rows(int64_t begin, int64_t end, void *ctx) {
-    const tri_job *j = ctx;
-    const cg_tensor *x = j->x;
-    int nd = x->ndim;
-    int64_t R = x->shape[nd - 2], C = x->shape[nd - 1];
-    int64_t rs = x->strides[nd - 2], cs = x->strides[nd - 1];
-    size_t isz = cg_dtype_size(x->dtype);
-    const char *xb = cg_tensor_ptr(x);
-    char *ob = cg_tensor_ptr(j->out);
-    for (int64_t r = begin; r < end; r++) {
-        int64_t b = r / R, i = r % R, xoff = i * rs;
-        for (int d = nd - 3; d >= 0; d--) { /* batch coordinates of b */
-            xoff += (b % x->shape[d]) * x->strides[d];
-            b /= x->shape[d];
-        }
-        /* kept columns [lo, hi): tril j <= i + diag, triu j >= i + diag */
-        int64_t lo = 0, hi = C;
-        if (j->upper) lo = i + j->diag < 0 ? 0 : i + j->diag > C ? C : i + j->diag;
-        else hi = i + j->diag + 1 < 0 ? 0 : i + j->diag + 1 > C ? C : i + j->diag + 1;
-        char *o = ob + r * C * (int64_t)isz;
-        const char *s = xb + xoff * (int64_t)isz;
-        memset(o, 0, (size_t)lo * isz);
-        if (cs == 1) {
-            if (hi > lo) memcpy(o + lo * (int64_t)isz, s + lo * (int64_t)isz, (size_t)(hi - lo) * isz);
-        } else {
-            for (int64_t c = lo; c < hi; c++) cg_copy_item(o + c * (int64_t)isz, s + c * cs * (int64_t)isz, isz);
-        }
-        if (C > hi) memset(o + hi * (int64_t)isz, 0, (size_t)(C - hi) * isz);
-    }
-}
 
 /* iattr[0] = diagonal */
 static cg_status tril_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
@@ -176,15 +136,13 @@ static cg_status triu_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
 static cg_tensor *tri_forward(const char *name, cg_tensor *t, int64_t diagonal, bool upper) {
     CG_CHECK(t, CG_ERR_VALUE, "[%s] argument is NULL", name);
     CG_CHECK(t->ndim >= 2, CG_ERR_SHAPE, "[%s] input tensor must have at least 2 dimensions, got %d", name, t->ndim);
-    cg_tensor *out = cg_new_output(name, t->ndim, t->shape, t->dtype, t->device);
+    cg_tensor *out = cg_tensor_new(name, t->ndim, t->shape, t->dtype, t->device);
     if (!out) return NULL;
-    int64_t rows = cg_tensor_numel(t) / (t->shape[t->ndim - 1] ? t->shape[t->ndim - 1] : 1);
-    if (!cg_is_meta(out) && cg_tensor_numel(out) > 0) {
-        int64_t R = t->shape[t->ndim - 2], C = t->shape[t->ndim - 1];
-        /* clamp so i + diag cannot overflow; the kept range is unchanged */
-        int64_t diag = diagonal < -R - 1 ? -R - 1 : diagonal > C + 1 ? C + 1 : diagonal;
-        tri_job job = {t, out, diag, upper};
-        cg_parallel_for(rows, CG_GRAIN / C + 1, tri_rows, &job);
+    cg_status st;
+    CG_RUN_KERNEL(st, name, t->device, tril_triu, out, t, diagonal, upper);
+    if (st) {
+        cg_tensor_release(out);
+        return NULL;
     }
     bool failed;
     cg_node *node = cg_wire_unary_output(upper ? "TriuBackward0" : "TrilBackward0", upper ? triu_backward : tril_backward,
@@ -197,7 +155,7 @@ static cg_tensor *tri_forward(const char *name, cg_tensor *t, int64_t diagonal, 
     return out;
 }
 
-CG_PROF_FN(cg_tensor *, cg_tril, "tril", (cg_tensor *t, int64_t diagonal), (t, diagonal),
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_tril, "tril", (cg_tensor *t, int64_t diagonal), (t, diagonal),
            t) { return tri_forward("tril", t, diagonal, false); }
-CG_PROF_FN(cg_tensor *, cg_triu, "triu", (cg_tensor *t, int64_t diagonal), (t, diagonal),
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_triu, "triu", (cg_tensor *t, int64_t diagonal), (t, diagonal),
            t) { return tri_forward("triu", t, diagonal, true); }

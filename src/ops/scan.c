@@ -1,13 +1,12 @@
 /* scan.c — scans along one dim: cumsum (and reverse_cumsum, cumsum's
  * backward, whose own backward is cumsum), cumprod (backward exact with zeros
- * in the input) and cummax (values + int64 indices); descriptor, line loops
- * and backward formula of each, side by side. Integer and bool inputs of
- * cumsum / cumprod accumulate in int64 and return int64 (PyTorch's result
- * dtype); floating inputs accumulate in double. Lines run in parallel and are
- * each computed sequentially, so results do not depend on the thread count. */
-#include "scan_internal.h"
+ * in the input) and cummax (values + int64 indices); schema and backward
+ * formula of each, side by side. The values come from the device's scan entry
+ * (the CPU's: src/backend/cpu/scan.c). Integer and bool inputs of cumsum /
+ * cumprod accumulate in int64 and return int64 (PyTorch's result dtype);
+ * floating inputs accumulate in double. Lines are each computed sequentially,
+ * so results do not depend on the thread count. */
 #include "../dispatch/dispatch_internal.h"
-#include "../backend/cpu/loops.h"
 
 static const cg_op_schema k_cumsum = {"cumsum", "CumsumBackward0", 1, CG_AMP_KEEP, false, false, false};
 static const cg_op_schema k_rcumsum = {"reverse_cumsum", "ReverseCumsumBackward0", 1, CG_AMP_KEEP, false, false, false};
@@ -22,88 +21,21 @@ static cg_status guard(const cg_op_schema *s, cg_tensor *x) {
     return st;
 }
 
-/* ---------------------------------------------------------------- line loops */
-
-/* One line: in (n elements, byte stride is) -> out (byte stride os), scanned
- * from the end when rev. */
-typedef void (*scan_line_fn)(const char *in, int64_t is, char *out, int64_t os, int64_t n, bool rev);
-
-#define LDD_F16(x) ((double)cg_f16_to_f32(x))
-#define LDD_BF16(x) ((double)cg_bf16_to_f32(x))
-#define STD_F16(v) cg_f32_to_f16((float)(v))
-#define STD_BF16(v) cg_f32_to_bf16((float)(v))
-#define LD_U64(x) ((uint64_t)(int64_t)(x))
-#define LD_BOOL_U64(x) ((uint64_t)((x) != 0))
-#define ST_I64(v) ((int64_t)(v))
-#define ADD(a, x) ((a) + (x))
-#define MUL(a, x) ((a) * (x))
-
-#define SCAN_LINE(name, T, ACC, OT, LOAD, STORE, INIT, STEP)                                   \
-    static void name(const char *in, int64_t is, char *out, int64_t os, int64_t n, bool rev) { \
-        ACC acc = INIT;                                                                        \
-        for (int64_t k = 0; k < n; k++) {                                                      \
-            int64_t j = rev ? n - 1 - k : k;                                                   \
-            ACC x = (ACC)LOAD(*(const T *)(in + j * is));                                      \
-            acc = STEP(acc, x);                                                                \
-            *(OT *)(out + j * os) = STORE(acc);                                                \
-        }                                                                                      \
-    }
-/* integers accumulate in uint64 (wrapping, like int64 in PyTorch, without UB) */
-#define SCAN_LINES(op, INIT, STEP)                                                              \
-    SCAN_LINE(op##_f32, float, double, float, CG_ID, CG_ID, INIT, STEP)                         \
-    SCAN_LINE(op##_f64, double, double, double, CG_ID, CG_ID, INIT, STEP)                       \
-    SCAN_LINE(op##_f16, cg_f16, double, cg_f16, LDD_F16, STD_F16, INIT, STEP)                   \
-    SCAN_LINE(op##_bf16, cg_bf16, double, cg_bf16, LDD_BF16, STD_BF16, INIT, STEP)              \
-    SCAN_LINE(op##_b, uint8_t, uint64_t, int64_t, LD_BOOL_U64, ST_I64, INIT, STEP)              \
-    SCAN_LINE(op##_u8, uint8_t, uint64_t, int64_t, LD_U64, ST_I64, INIT, STEP)                  \
-    SCAN_LINE(op##_i8, int8_t, uint64_t, int64_t, LD_U64, ST_I64, INIT, STEP)                   \
-    SCAN_LINE(op##_i16, int16_t, uint64_t, int64_t, LD_U64, ST_I64, INIT, STEP)                 \
-    SCAN_LINE(op##_i32, int32_t, uint64_t, int64_t, LD_U64, ST_I64, INIT, STEP)                 \
-    SCAN_LINE(op##_i64, int64_t, uint64_t, int64_t, LD_U64, ST_I64, INIT, STEP)                 \
-    SCAN_LINE(op##_u16, uint16_t, uint64_t, int64_t, CG_ID, ST_I64, INIT, STEP)                 \
-    SCAN_LINE(op##_u32, uint32_t, uint64_t, int64_t, CG_ID, ST_I64, INIT, STEP)                 \
-    SCAN_LINE(op##_u64, uint64_t, uint64_t, int64_t, CG_ID, ST_I64, INIT, STEP)
-SCAN_LINES(csum, 0, ADD)
-SCAN_LINES(cprod, 1, MUL)
-
-static const scan_line_fn k_csum[CG_DTYPE_COUNT] = {CG_ALL_TABLE(csum), CG_UINT_TABLE(csum)};
-static const scan_line_fn k_cprod[CG_DTYPE_COUNT] = {CG_ALL_TABLE(cprod), CG_UINT_TABLE(cprod)};
-
-typedef struct scan_job {
-    cg_lines L; /* args: out, x */
-    scan_line_fn fn;
-    bool rev;
-} scan_job;
-
-static void scan_range(int64_t b, int64_t e, void *p) {
-    const scan_job *j = p;
-    char *ptr[2];
-    for (int64_t i = b; i < e; i++) {
-        cg_lines_ptrs(&j->L, i, ptr);
-        j->fn(ptr[1], j->L.step[1], ptr[0], j->L.step[0], j->L.len[1], j->rev);
-    }
-}
-
 /* The scan driver: validate, allocate (int64 for integer inputs), run the
- * lines, wire the node (iattr[0] = dim; saves per the schema). */
-static cg_tensor *scan_apply(const cg_op_schema *s, const scan_line_fn *table, cg_tensor *x, int64_t dim, bool rev,
+ * device's scan entry, wire the node (iattr[0] = dim; saves per the schema). */
+static cg_tensor *scan_apply(const cg_op_schema *s, cg_scan_kind kind, cg_tensor *x, int64_t dim, bool rev,
                              cg_backward_fn backward) {
     CG_CHECK(x, CG_ERR_VALUE, "[%s] argument is NULL", s->name);
     int64_t d;
     if (cg_wrap_dim(s->name, dim, x->ndim, &d) || guard(s, x)) return NULL;
-    scan_line_fn fn = table[x->dtype];
-    if (!fn) {
-        cg_dtype_unsupported(s->name, x->dtype);
-        return NULL;
-    }
     cg_dtype odt = cg_dtype_is_floating(x->dtype) ? x->dtype : CG_DTYPE_I64;
-    cg_tensor *out = cg_new_output(s->name, x->ndim, x->shape, odt, x->device);
+    cg_tensor *out = cg_tensor_new(s->name, x->ndim, x->shape, odt, x->device);
     if (!out) return NULL;
-    if (!cg_is_meta(x) && cg_tensor_numel(x)) {
-        scan_job job = {.fn = fn, .rev = rev};
-        cg_tensor *args[2] = {out, x};
-        cg_lines_init(&job.L, 2, args, d);
-        cg_parallel_for(job.L.count, cg_lines_grain(job.L.len[1]), scan_range, &job);
+    cg_status st;
+    CG_RUN_KERNEL(st, s->name, x->device, scan, kind, out, NULL, x, d, rev);
+    if (st) {
+        cg_tensor_release(out);
+        return NULL;
     }
     bool failed;
     int nsaved = (s->saves_inputs ? 1 : 0) + (s->saves_output ? 1 : 0);
@@ -134,10 +66,10 @@ static cg_status rcumsum_backward(cg_node *node, cg_tensor *const *g, cg_tensor 
     return (gin[0] = cg_cumsum(g[0], node->iattr[0])) ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN(cg_tensor *, cg_cumsum, "cumsum", (cg_tensor *x, int64_t dim), (x, dim), x) { return scan_apply(&k_cumsum,
-           k_csum, x, dim, false, cumsum_backward); }
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_cumsum, "cumsum", (cg_tensor *x, int64_t dim), (x, dim), x) { return scan_apply(&k_cumsum,
+           CG_SCAN_SUM, x, dim, false, cumsum_backward); }
 static cg_tensor *reverse_cumsum(cg_tensor *x, int64_t dim) {
-    return scan_apply(&k_rcumsum, k_csum, x, dim, true, rcumsum_backward);
+    return scan_apply(&k_rcumsum, CG_SCAN_SUM, x, dim, true, rcumsum_backward);
 }
 
 /* ---------------------------------------------------------------- cumprod */
@@ -192,6 +124,10 @@ static cg_status cumprod_backward(cg_node *node, cg_tensor *const *g, cg_tensor 
     cg_tensor *zero = NULL, *isz = NULL, *anyz = NULL, *w = NULL, *r = NULL;
     double has_zero = 0;
     if (!x || !y) goto done;
+    if (!cg_device_has_data(x->device)) { /* no values to test for zeros: the formula exact for any input */
+        gin[0] = cumprod_grad_with_zeros(x, g[0], d);
+        goto done;
+    }
     if (!(zero = cg_scalar_on(0.0, x->dtype, x->device)) || !(isz = cg_eq(x, zero)) ||
         !(anyz = cg_any(isz, 0, NULL, false)) || cg_tensor_item(anyz, &has_zero))
         goto done;
@@ -211,57 +147,10 @@ done:
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN(cg_tensor *, cg_cumprod, "cumprod", (cg_tensor *x, int64_t dim), (x, dim), x) { return scan_apply(&k_cumprod,
-           k_cprod, x, dim, false, cumprod_backward); }
+CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_cumprod, "cumprod", (cg_tensor *x, int64_t dim), (x, dim), x) { return scan_apply(&k_cumprod,
+           CG_SCAN_PROD, x, dim, false, cumprod_backward); }
 
 /* ---------------------------------------------------------------- cummax */
-
-/* One line: in (n, byte stride is) -> values (stride os), indices (int64,
- * stride xs). Ties take the later index and NaN propagates, as PyTorch. */
-typedef void (*cummax_line_fn)(const char *in, int64_t is, char *out, int64_t os, char *idx, int64_t xs, int64_t n);
-
-#define CUMMAX_LINE(name, T, CT, LOAD)                                                                 \
-    static void name(const char *in, int64_t is, char *out, int64_t os, char *idx, int64_t xs, int64_t n) { \
-        T best = *(const T *)in;                                                                       \
-        CT bv = LOAD(best);                                                                            \
-        int64_t bi = 0;                                                                                \
-        for (int64_t k = 0; k < n; k++) {                                                              \
-            T raw = *(const T *)(in + k * is);                                                         \
-            CT v = LOAD(raw);                                                                          \
-            if (v != v || (bv == bv && v >= bv)) {                                                     \
-                best = raw;                                                                            \
-                bv = v;                                                                                \
-                bi = k;                                                                                \
-            }                                                                                          \
-            *(T *)(out + k * os) = best;                                                               \
-            *(int64_t *)(idx + k * xs) = bi;                                                           \
-        }                                                                                              \
-    }
-CUMMAX_LINE(cmax_b, uint8_t, int, CG_LD_BOOL)
-CUMMAX_LINE(cmax_u8, uint8_t, uint8_t, CG_ID)
-CUMMAX_LINE(cmax_i8, int8_t, int8_t, CG_ID)
-CUMMAX_LINE(cmax_i16, int16_t, int16_t, CG_ID)
-CUMMAX_LINE(cmax_i32, int32_t, int32_t, CG_ID)
-CUMMAX_LINE(cmax_i64, int64_t, int64_t, CG_ID)
-CUMMAX_LINE(cmax_f16, cg_f16, float, CG_LD_F16)
-CUMMAX_LINE(cmax_bf16, cg_bf16, float, CG_LD_BF16)
-CUMMAX_LINE(cmax_f32, float, float, CG_ID)
-CUMMAX_LINE(cmax_f64, double, double, CG_ID)
-static const cummax_line_fn k_cmax[CG_DTYPE_COUNT] = {CG_ALL_TABLE(cmax)};
-
-typedef struct cummax_job {
-    cg_lines L; /* args: values, indices, x */
-    cummax_line_fn fn;
-} cummax_job;
-
-static void cummax_range(int64_t b, int64_t e, void *p) {
-    const cummax_job *j = p;
-    char *ptr[3];
-    for (int64_t i = b; i < e; i++) {
-        cg_lines_ptrs(&j->L, i, ptr);
-        j->fn(ptr[2], j->L.step[2], ptr[0], j->L.step[0], ptr[1], j->L.step[1], j->L.len[2]);
-    }
-}
 
 /* gx = scatter_add(zeros(x), dim, indices, g) */
 static cg_status cummax_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
@@ -275,24 +164,25 @@ static cg_status cummax_backward(cg_node *node, cg_tensor *const *g, cg_tensor *
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN(cg_status, cg_cummax, "cummax", (cg_tensor *x, int64_t dim, cg_tensor **values, cg_tensor **indices), (x,
+CG_PROF_FN_ANY_DEVICE(cg_status, cg_cummax, "cummax", (cg_tensor *x, int64_t dim, cg_tensor **values, cg_tensor **indices), (x,
            dim, values, indices), x) {
     CG_CHECK_S(values && indices, CG_ERR_VALUE, "[cummax] output pointers are NULL");
     *values = *indices = NULL;
     CG_CHECK_S(x, CG_ERR_VALUE, "[cummax] argument is NULL");
     int64_t d;
     if (cg_wrap_dim("cummax", dim, x->ndim, &d) || guard(&k_cummax, x)) return cg_last_error();
-    cg_tensor *v = cg_new_output("cummax", x->ndim, x->shape, x->dtype, x->device);
-    cg_tensor *ix = v ? cg_new_output("cummax", x->ndim, x->shape, CG_DTYPE_I64, x->device) : NULL;
+    cg_tensor *v = cg_tensor_new("cummax", x->ndim, x->shape, x->dtype, x->device);
+    cg_tensor *ix = v ? cg_tensor_new("cummax", x->ndim, x->shape, CG_DTYPE_I64, x->device) : NULL;
     if (!ix) {
         cg_tensor_release(v);
         return cg_last_error();
     }
-    if (!cg_is_meta(x) && cg_tensor_numel(x)) {
-        cummax_job job = {.fn = k_cmax[x->dtype]};
-        cg_tensor *args[3] = {v, ix, x};
-        cg_lines_init(&job.L, 3, args, d);
-        cg_parallel_for(job.L.count, cg_lines_grain(job.L.len[2]), cummax_range, &job);
+    cg_status st;
+    CG_RUN_KERNEL(st, "cummax", x->device, scan, CG_SCAN_MAX, v, ix, x, d, false);
+    if (st) {
+        cg_tensor_release(v);
+        cg_tensor_release(ix);
+        return st;
     }
     bool failed;
     cg_node *node = cg_wire_unary_output(k_cummax.node_name, cummax_backward, &k_cummax, 1, &x, v, 1, &failed);

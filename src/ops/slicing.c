@@ -1,8 +1,9 @@
 /* slicing.c — views that select part of a tensor: narrow, slice (with step),
  * select, diagonal, as_strided, unfold. Their common backward scatters the
  * gradient into zeros of the input's shape through the same geometry
- * (Note [Strided scatter]); its own backward is the view again, so every
- * slicing view is differentiable to any order. */
+ * (Note [Strided scatter]; the accumulation is the device's strided_accumulate
+ * entry, the CPU's in src/backend/cpu/slicing.c); its own backward is the view
+ * again, so every slicing view is differentiable to any order. */
 #include "views_internal.h"
 
 #include <string.h>
@@ -47,46 +48,24 @@ static cg_status scatter_backward(cg_node *node, cg_tensor *const *gout, cg_tens
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-typedef struct { int64_t isz; } acc_ctx;
-#define ACC_LOOP(name, T)                                                                   \
-    static void name(char **a, const int64_t *s, int64_t n, const void *p) {                \
-        (void)p;                                                                            \
-        for (int64_t k = 0; k < n; k++) *(T *)(a[0] + k * s[0]) += *(const T *)(a[1] + k * s[1]); \
-    }
-ACC_LOOP(acc_f32, float)
-ACC_LOOP(acc_f64, double)
-static void acc_f16(char **a, const int64_t *s, int64_t n, const void *p) {
-    (void)p;
-    for (int64_t k = 0; k < n; k++) {
-        cg_f16 *o = (cg_f16 *)(a[0] + k * s[0]);
-        *o = cg_f32_to_f16(cg_f16_to_f32(*o) + cg_f16_to_f32(*(const cg_f16 *)(a[1] + k * s[1])));
-    }
-}
-static void acc_bf16(char **a, const int64_t *s, int64_t n, const void *p) {
-    (void)p;
-    for (int64_t k = 0; k < n; k++) {
-        cg_bf16 *o = (cg_bf16 *)(a[0] + k * s[0]);
-        *o = cg_f32_to_bf16(cg_bf16_to_f32(*o) + cg_bf16_to_f32(*(const cg_bf16 *)(a[1] + k * s[1])));
-    }
-}
-
 /* z = zeros(in shape); as_strided(z, g) += grad; differentiable (ScatterBackward) */
 static cg_tensor *strided_scatter(cg_tensor *grad, const cg_tensor_meta *in, const geom *g) {
     cg_tensor *z = cg_zeros(in->ndim, in->shape, grad->dtype, grad->device);
     if (!z) return NULL;
-    if (!cg_is_meta(z)) {
-        cg_tensor *zv = cg_tensor_view_of(z, g->ndim, g->shape, g->strides, g->offset);
-        if (!zv) {
-            cg_tensor_release(z);
-            return NULL;
-        }
-        cg_tensor *args[2] = {zv, grad};
-        cg_iter it;
-        cg_iter_init(&it, 2, args, zv->ndim, zv->shape);
-        cg_loop_fn fn = grad->dtype == CG_DTYPE_F32 ? acc_f32 : grad->dtype == CG_DTYPE_F64 ? acc_f64
-                        : grad->dtype == CG_DTYPE_F16 ? acc_f16 : acc_bf16;
-        cg_iter_run(&it, fn, NULL, INT64_MAX); /* sequential: windows may overlap */
-        cg_tensor_release(zv);
+    cg_tensor *zv = cg_tensor_view_of(z, g->ndim, g->shape, g->strides, g->offset);
+    if (!zv) {
+        cg_tensor_release(z);
+        return NULL;
+    }
+    cg_tensor *args[2] = {zv, grad};
+    cg_iter it;
+    cg_iter_init(&it, 2, args, zv->ndim, zv->shape);
+    cg_status st;
+    CG_RUN_KERNEL(st, "as_strided_scatter", z->device, strided_accumulate, &it, grad->dtype);
+    cg_tensor_release(zv);
+    if (st) {
+        cg_tensor_release(z);
+        return NULL;
     }
     bool failed;
     cg_node *node = cg_wire_unary_output("AsStridedScatterBackward0", scatter_backward, NULL, 1, &grad, z, 0, &failed);
@@ -290,12 +269,13 @@ CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_as_strided, "as_strided", (cg_tensor *t, i
              "[as_strided] size %s, stride %s and storage offset %lld are out of bounds: the byte offset "
              "overflows int64",
              cg_shape_str(sb, ndim, shape), cg_shape_str(tb, ndim, strides), (long long)storage_offset);
+    /* the storage's size, on every device alike (a meta storage has one too) */
     int64_t cap = (int64_t)(t->storage->nbytes / (size_t)isz);
-    CG_CHECK(numel == 0 || cg_is_meta(t) || hi < cap, CG_ERR_INDEX,
+    CG_CHECK(numel == 0 || hi < cap, CG_ERR_INDEX,
              "[as_strided] setStorage: sizes %s, strides %s and storage offset %lld are out of bounds for a storage "
              "of %lld elements", cg_shape_str(sb, ndim, shape), cg_shape_str(tb, ndim, strides),
              (long long)storage_offset, (long long)cap);
-    CG_CHECK(numel != 0 || cg_is_meta(t) || storage_offset <= cap, CG_ERR_INDEX,
+    CG_CHECK(numel != 0 || storage_offset <= cap, CG_ERR_INDEX,
              "[as_strided] setStorage: storage offset %lld is out of bounds for a storage of %lld elements",
              (long long)storage_offset, (long long)cap);
     geom rel = {ndim, {0}, {0}, storage_offset - t->offset};

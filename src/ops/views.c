@@ -9,11 +9,13 @@
 cg_tensor *cg_make_view(cg_tensor *x, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
                         const char *node_name, cg_backward_fn backward, const int64_t *iattr, int niattr) {
     /* Every view op ends here: a geometry whose extent wraps or leaves the
-     * storage is refused whatever arithmetic built it (Note [Checked sizes]). */
+     * storage is refused whatever arithmetic built it (Note [Checked sizes]),
+     * on every device alike: a storage that holds no data (meta) still has
+     * its size, so meta refuses the views a real run would. */
     int64_t lo, hi;
     CG_CHECK(cg_strided_extent(ndim, shape, strides, offset, &lo, &hi), CG_ERR_VALUE,
              "[%s] the view's element offsets overflow int64", node_name);
-    CG_CHECK(cg_is_meta(x) || hi < lo ||
+    CG_CHECK(hi < lo ||
                  (lo >= 0 && (uint64_t)hi < x->storage->nbytes / cg_itemsize(x->dtype)),
              CG_ERR_INDEX, "[%s] the view's element offsets [%lld, %lld] fall outside its storage of %zu bytes",
              node_name, (long long)lo, (long long)hi, x->storage->nbytes);

@@ -33,6 +33,10 @@ const cg_kernels cg_cpu_kernels = {
     .index_offsets = cg_cpu_index_offsets,
     .index_gather = cg_cpu_index_gather,
     .index_put = cg_cpu_index_put,
+    .sort = cg_cpu_sort,
+    .scan = cg_cpu_scan,
+    .tril_triu = cg_cpu_tril_triu,
+    .strided_accumulate = cg_cpu_strided_accumulate,
 
     /* ---- reductions and optimizer steps */
     .optim_step = cg_cpu_optim_step,

@@ -1,10 +1,11 @@
-/* scan_internal.h — internal: the "lines along one dim" walk shared by the
- * scans (scan.c) and sorting (sort.c). Each line is independent, so lines
- * are split across threads and results never depend on the thread count. */
-#ifndef CG_SCAN_INTERNAL_H
-#define CG_SCAN_INTERNAL_H
+/* lines.h — internal: the "lines along one dim" walk shared by the CPU's
+ * scan entries (scan.c) and sort entry (sort.c). Each line is independent, so
+ * lines are split across threads and results never depend on the thread
+ * count. */
+#ifndef CG_CPU_LINES_H
+#define CG_CPU_LINES_H
 
-#include "../dispatch/dispatch_internal.h"
+#include "../backend.h"
 
 #define CG_LINES_MAX_ARGS 4
 
@@ -20,7 +21,7 @@ typedef struct cg_lines {
     char *base[CG_LINES_MAX_ARGS];
 } cg_lines;
 
-static inline void cg_lines_init(cg_lines *L, int nargs, cg_tensor *const *ts, int64_t dim) {
+static inline void cg_lines_init(cg_lines *L, int nargs, const cg_tensor *const *ts, int64_t dim) {
     L->nargs = nargs;
     L->nd = 0;
     L->count = 1;
