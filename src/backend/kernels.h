@@ -74,6 +74,22 @@ typedef enum cg_optim_kind { CG_OPTIM_SGD = 0, CG_OPTIM_ADAM, CG_OPTIM_RMSPROP, 
 /* the scans of the scan entry (src/ops/scan.c) */
 typedef enum cg_scan_kind { CG_SCAN_SUM = 0, CG_SCAN_PROD = 1, CG_SCAN_MAX = 2 } cg_scan_kind;
 
+/* the samplers of the sample entry (Note [RNG offsets], src/ops/random.c) and their arguments */
+typedef enum cg_sample_kind {
+    CG_SAMPLE_UNIFORM = 0, /* a + u * (b - a) */
+    CG_SAMPLE_NORMAL,      /* a + b * z */
+    CG_SAMPLE_RANDINT,     /* low + r % range */
+    CG_SAMPLE_BERNOULLI,   /* u < a */
+    CG_SAMPLE_BERNOULLI_P, /* u < p[i] */
+} cg_sample_kind;
+typedef struct cg_sample_args {
+    cg_sample_kind kind;
+    double a, b;
+    int64_t low;
+    uint64_t range;
+    const cg_tensor *p; /* CG_SAMPLE_BERNOULLI_P: contiguous floating, the output's numel */
+} cg_sample_args;
+
 typedef struct cg_kernels {
     /* ---- softmax (src/ops/softmax.c): along `dim` of contiguous tensors of one shape */
     cg_status (*softmax)(cg_tensor *y, const cg_tensor *x, int64_t dim, bool log);
@@ -130,6 +146,54 @@ typedef struct cg_kernels {
 
     /* ---- normalization, losses, resampling and the other nn kernels, RNG (src/ops/nn_norm.c, nn_loss.c,
      *      nn_misc.c, nn_resample.c, random.c) */
+    /* host values: out (numel doubles) <- t's elements in row-major order (any dtype, any strides) */
+    cg_status (*load_values)(const cg_tensor *t, double *out);
+    /* t's elements in row-major order (any strides) <- v (numel doubles), rounded to t's dtype */
+    cg_status (*store_values)(cg_tensor *t, const double *v);
+    /* *found, and *bad <- the first element of contiguous t (any dtype) outside [lo, hi], NaN included */
+    cg_status (*find_outside)(const cg_tensor *t, double lo, double hi, bool *found, double *bad);
+    /* normalization (Note [Normalization as (P, Q, R)], src/ops/nn_norm.c), contiguous floating tensors of one
+     * dtype: y <- xhat of x (P, Q, R), mean / var (Q doubles) <- the statistics (biased variance) */
+    cg_status (*norm)(cg_tensor *y, const cg_tensor *x, double eps, double *mean, double *var);
+    /* gx (P, Q, R) <- invstd * (g - mean_PR(g) - xhat * mean_PR(g * xhat)); g, x (P, Q, R) contiguous, mean and
+     * invstd (1, Q, 1) any strides and floating dtype */
+    cg_status (*norm_backward)(cg_tensor *gx, const cg_tensor *g, const cg_tensor *x, const cg_tensor *mean,
+                               const cg_tensor *invstd);
+    /* batch norm over x (N, C, *) contiguous, per-channel arrays of C doubles (Note [Batch norm kernels],
+     * src/backend/cpu/batch_norm.c): the training forward (w, b NULL: 1 and 0; mean / var <- the biased
+     * statistics), the transform y = x * alpha[c] + beta[c], and the first-order backward (sum_g, sum_gxm <-
+     * the sums of g and g * (x - mean); gx NULL: not computed) */
+    cg_status (*batch_norm)(cg_tensor *y, const cg_tensor *x, const double *w, const double *b, double eps,
+                            double *mean, double *var);
+    cg_status (*batch_norm_transform)(cg_tensor *y, const cg_tensor *x, const double *alpha, const double *beta);
+    cg_status (*batch_norm_backward)(cg_tensor *gx, const cg_tensor *g, const cg_tensor *x, const double *mean,
+                                     const double *invstd, const double *w, double *sum_g, double *sum_gxm);
+    /* losses: *found, and *bad <- the first element of contiguous int64 t that is not ignore and outside [0, C) */
+    cg_status (*class_target_check)(const cg_tensor *t, int64_t C, int64_t ignore, bool *found, int64_t *bad);
+    /* dropout: m (contiguous floating) <- kept where the stream's uniform u_i < keep, else 0 (Note [Dropout
+     * masks], src/ops/nn_misc.c); reserves ceil(numel / 2) counters of the global generator */
+    cg_status (*dropout_mask)(cg_tensor *m, double keep, double kept);
+    /* embedding: out (n, D) contiguous <- rows idx (n,) (contiguous int64, in range) of w (V, D) contiguous */
+    cg_status (*embedding)(cg_tensor *out, const cg_tensor *w, const cg_tensor *idx);
+    /* w (V, D) any strides, in place: each row named in idx (contiguous int64, in range) whose norm_type-norm
+     * exceeds max_norm is scaled to max_norm / (norm + 1e-7) */
+    cg_status (*embedding_renorm)(cg_tensor *w, const cg_tensor *idx, double max_norm, double norm_type);
+    /* one_hot: over contiguous int64 idx, *negative and *bad <- the first negative value, else *max <- the
+     * largest (-1 when empty) */
+    cg_status (*one_hot_scan)(const cg_tensor *idx, bool *negative, int64_t *bad, int64_t *max);
+    /* out (n, num_classes) int64 contiguous, zeros <- 1 at column idx[i] of row i (idx contiguous int64) */
+    cg_status (*one_hot)(cg_tensor *out, const cg_tensor *idx);
+    /* m (L, S) bool contiguous <- j <= i */
+    cg_status (*causal_mask)(cg_tensor *m);
+    /* RNG (src/ops/random.c): out (contiguous) <- the sampler's values for elements 0..numel-1, reserving
+     * ceil(numel / 2) counters of the global generator */
+    cg_status (*sample)(cg_tensor *out, const cg_sample_args *a);
+    /* out (n,) contiguous integer <- a random permutation of 0..n-1 (Fisher-Yates); reserves ceil(n / 2) */
+    cg_status (*randperm)(cg_tensor *out);
+    /* out (rows, num_samples) int64 contiguous <- samples of the categories of probs (rows, ncat) contiguous
+     * floating (validated first: CG_ERR_VALUE "[multinomial] ..."); reserves ceil(rows * num_samples / 2)
+     * counters with replacement, ceil(rows * ncat / 2) without */
+    cg_status (*multinomial)(cg_tensor *out, const cg_tensor *probs, int64_t num_samples, bool replacement);
 
     /* ---- creation, indexing, gather / scatter, sort, scan, repeat, copies (src/ops/creation.c, indexing.c,
      *      advanced_index.c, gather_scatter.c, sort.c, scan.c, repeat.c, slicing.c, views.c, copy.c) */

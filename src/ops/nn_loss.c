@@ -65,19 +65,16 @@ static cg_tensor *contig_nograd(cg_tensor *t) {
 
 /* Every class target must be ignore_index or in [0, C). */
 static cg_status check_class_targets(const char *op, cg_tensor *target, int64_t C, int64_t ignore_index) {
-    if (cg_is_meta(target)) return CG_OK;
     cg_tensor *c = contig_nograd(target);
     if (!c) return cg_last_error();
-    const int64_t *t = (const int64_t *)cg_tensor_ptr(c);
-    int64_t n = cg_tensor_numel(c);
-    cg_status st = CG_OK;
-    for (int64_t i = 0; i < n; i++)
-        if (t[i] != ignore_index && (t[i] < 0 || t[i] >= C)) {
-            st = cg_set_error(CG_ERR_INDEX, "[%s] target %lld is out of bounds for %lld classes", op,
-                              (long long)t[i], (long long)C);
-            break;
-        }
+    bool found = false;
+    int64_t bad = 0;
+    cg_status st;
+    CG_RUN_KERNEL(st, op, c->device, class_target_check, c, C, ignore_index, &found, &bad);
     cg_tensor_release(c);
+    if (!st && found)
+        st = cg_set_error(CG_ERR_INDEX, "[%s] target %lld is out of bounds for %lld classes", op, (long long)bad,
+                          (long long)C);
     return st;
 }
 
@@ -340,20 +337,16 @@ CG_PROF_FN(cg_tensor *, cg_binary_cross_entropy, "binary_cross_entropy", (cg_ten
     const char *op = "binary_cross_entropy";
     if (check_pair(op, input, target, reduction) || check_same_shape(op, input, target)) return NULL;
     if (nn_check_opt(op, "weight", weight, input)) return NULL;
-    if (!cg_is_meta(input)) {
+    {
         cg_tensor *c = contig_nograd(input);
         if (!c) return NULL;
-        int64_t n = cg_tensor_numel(c);
-        const char *p = cg_tensor_ptr(c);
-        size_t es = cg_dtype_size(c->dtype);
+        bool found = false;
         double bad = 0;
-        bool ok = true;
-        for (int64_t i = 0; i < n && ok; i++) {
-            double v = cg_load_f64(p + (size_t)i * es, c->dtype);
-            if (!(v >= 0.0 && v <= 1.0)) ok = false, bad = v;
-        }
+        cg_status st;
+        CG_RUN_KERNEL(st, op, c->device, find_outside, c, 0.0, 1.0, &found, &bad);
         cg_tensor_release(c);
-        CG_CHECK(ok, CG_ERR_VALUE, "[%s] all elements of input should be between 0 and 1, found %g", op, bad);
+        if (st) return NULL;
+        CG_CHECK(!found, CG_ERR_VALUE, "[%s] all elements of input should be between 0 and 1, found %g", op, bad);
     }
     NN_ARENA;
     /* -(t log x + (1 - t) log(1 - x)) */

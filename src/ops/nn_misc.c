@@ -15,40 +15,14 @@
  * 0 elsewhere; u_i is element i of the global generator's stream, reserved up
  * front like cg_rand (ceil(numel / 2) counters), so the mask depends only on
  * the generator state and never on the thread count. */
-typedef struct mask_job {
-    uint64_t seed, base;
-    int64_t numel;
-    double keep, kept;
-    cg_dtype dt;
-    char *out; /* (numel,) contiguous, dtype dt */
-} mask_job;
-
-#define MASK_BLOCK 1024
-static void mask_range(int64_t b, int64_t e, void *ctx) {
-    const mask_job *j = ctx;
-    double u[MASK_BLOCK];
-    size_t es = cg_dtype_size(j->dt);
-    for (int64_t blk = b; blk < e; blk++) {
-        int64_t lo = blk * MASK_BLOCK, hi = lo + MASK_BLOCK < j->numel ? lo + MASK_BLOCK : j->numel;
-        cg_rng_fill_uniform(j->seed, j->base, lo, hi, 53, u);
-        if (j->dt == CG_DTYPE_F32) { /* the common case as a plain loop; the same values */
-            float *o = (float *)j->out, kept = (float)j->kept;
-            for (int64_t i = lo; i < hi; i++) o[i] = u[i - lo] < j->keep ? kept : 0.0f;
-            continue;
-        }
-        for (int64_t i = lo; i < hi; i++)
-            cg_store_f64(j->out + (size_t)i * es, j->dt, u[i - lo] < j->keep ? j->kept : 0.0);
-    }
-}
-
 /* New mask of (ndim, shape) with x's dtype and device (Note [Dropout masks]). */
-static cg_tensor *dropout_mask(cg_tensor *x, int ndim, const int64_t *shape, double keep, double kept) {
-    cg_tensor *m = cg_new_output("dropout", ndim, shape, x->dtype, x->device);
-    int64_t n = m ? cg_tensor_numel(m) : 0;
-    if (!m || cg_is_meta(m) || n == 0) return m;
-    mask_job j = {.numel = n, .keep = keep, .kept = kept, .dt = x->dtype, .out = cg_tensor_ptr(m)};
-    cg_rng_reserve(cg_rng_counters(n), &j.seed, &j.base);
-    cg_parallel_for((n + MASK_BLOCK - 1) / MASK_BLOCK, 8, mask_range, &j);
+static cg_tensor *dropout_mask(const char *op, cg_tensor *x, int ndim, const int64_t *shape, double keep,
+                               double kept) {
+    cg_tensor *m = cg_tensor_new(op, ndim, shape, x->dtype, x->device);
+    if (!m || cg_tensor_numel(m) == 0) return m;
+    cg_status st;
+    CG_RUN_KERNEL(st, op, m->device, dropout_mask, m, keep, kept);
+    if (st) cg_tensor_release(m), m = NULL;
     return m;
 }
 
@@ -72,7 +46,7 @@ static cg_tensor *dropout_impl(const char *op, drop_kind kind, cg_tensor *x, dou
     if (kind == DROP_FEATURE)
         for (int k = 2; k < x->ndim; k++) msh[k] = 1;
     if (kind != DROP_ALPHA) {
-        cg_tensor *m = dropout_mask(x, x->ndim, msh, 1.0 - p, 1.0 / (1.0 - p));
+        cg_tensor *m = dropout_mask(op, x, x->ndim, msh, 1.0 - p, 1.0 / (1.0 - p));
         cg_tensor *r = m ? cg_mul(x, m) : NULL;
         cg_tensor_release(m);
         return r;
@@ -81,7 +55,7 @@ static cg_tensor *dropout_impl(const char *op, drop_kind kind, cg_tensor *x, dou
     const double alpha = 1.7580993408473766;
     double a = 1.0 / sqrt((alpha * alpha * p + 1) * (1 - p));
     NN_ARENA;
-    cg_tensor *m = TK(dropout_mask(x, x->ndim, msh, 1.0 - p, 1.0));
+    cg_tensor *m = TK(dropout_mask(op, x, x->ndim, msh, 1.0 - p, 1.0));
     cg_tensor *bias = SHIFT(SCALE(SHIFT(m, -1.0), alpha * a), alpha * a * p);
     cg_tensor *r = ADD(MUL(x, SCALE(m, a)), bias);
     return nn_finish(A_, r);
@@ -119,12 +93,13 @@ static cg_tensor *long_indices(const char *op, cg_tensor *idx) {
 
 /* Every index in [0, n). */
 static cg_status check_rows(const char *op, cg_tensor *idx, int64_t n) {
-    if (cg_is_meta(idx)) return CG_OK;
-    const int64_t *p = (const int64_t *)cg_tensor_ptr(idx);
-    int64_t cnt = cg_tensor_numel(idx);
-    for (int64_t i = 0; i < cnt; i++)
-        CG_CHECK_S(p[i] >= 0 && p[i] < n, CG_ERR_INDEX, "[%s] index %lld is out of range for %lld rows", op,
-                   (long long)p[i], (long long)n);
+    bool found = false;
+    int64_t bad = 0;
+    cg_status st;
+    CG_RUN_KERNEL(st, op, idx->device, index_find_out_of_range, idx, 0, n, &found, &bad);
+    if (st) return st;
+    CG_CHECK_S(!found, CG_ERR_INDEX, "[%s] index %lld is out of range for %lld rows", op, (long long)bad,
+               (long long)n);
     return CG_OK;
 }
 
@@ -172,20 +147,13 @@ CG_PROF_FN(cg_tensor *, cg_embedding, "embedding", (cg_tensor *weight, cg_tensor
     int64_t osh[CG_MAX_DIMS];
     memcpy(osh, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
     osh[indices->ndim] = D;
-    cg_tensor *out = cg_new_output(op, indices->ndim + 1, osh, weight->dtype, weight->device);
-    if (out && !cg_is_meta(out) && n * D > 0) {
+    cg_tensor *out = cg_tensor_new(op, indices->ndim + 1, osh, weight->dtype, weight->device);
+    if (out && n * D > 0) {
         cg_tensor *wc = contig_nograd(weight);
-        if (wc) {
-            size_t row = (size_t)D * cg_dtype_size(weight->dtype);
-            const char *src = cg_tensor_ptr(wc);
-            char *dst = cg_tensor_ptr(out);
-            const int64_t *ix = (const int64_t *)cg_tensor_ptr(flat);
-            for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * row, src + (size_t)ix[i] * row, row);
-            cg_tensor_release(wc);
-        } else {
-            cg_tensor_release(out);
-            out = NULL;
-        }
+        cg_status st = CG_OK;
+        if (wc) CG_RUN_KERNEL(st, op, out->device, embedding, out, wc, flat);
+        if (!wc || st) cg_tensor_release(out), out = NULL;
+        cg_tensor_release(wc);
     }
     if (out) {
         bool failed;
@@ -211,39 +179,12 @@ CG_PROF_FN(cg_status, cg_embedding_renorm_, "embedding_renorm_", (cg_tensor *wei
                cg_shape_str(b, weight->ndim, weight->shape));
     CG_CHECK_S(max_norm >= 0 && norm_type > 0, CG_ERR_VALUE,
                "[%s] expected max_norm >= 0 and norm_type > 0, got %g and %g", op, max_norm, norm_type);
-    if (cg_is_meta(weight)) return CG_OK;
-    int64_t V = weight->shape[0], D = weight->shape[1];
+    int64_t V = weight->shape[0];
     cg_tensor *idx = long_indices(op, indices);
     if (!idx) return cg_last_error();
     cg_status st = check_rows(op, idx, V);
-    bool *seen = st ? NULL : cg_calloc_n(op, cg_count_axpb(1, V, 1), 1);
-    if (!st && !seen) st = cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
-    if (!st) {
-        const int64_t *ix = (const int64_t *)cg_tensor_ptr(idx);
-        char *w = cg_tensor_ptr(weight);
-        size_t es = cg_dtype_size(weight->dtype);
-        const int64_t s0 = weight->strides[0], s1 = weight->strides[1];
-        for (int64_t i = 0; i < cg_tensor_numel(idx); i++) {
-            int64_t r = ix[i];
-            if (seen[r]) continue;
-            seen[r] = true;
-            double nrm = 0;
-            for (int64_t d = 0; d < D; d++) {
-                double v = fabs(cg_load_f64(w + (size_t)(r * s0 + d * s1) * es, weight->dtype));
-                nrm = isinf(norm_type) ? fmax(nrm, v) : nrm + pow(v, norm_type);
-            }
-            if (!isinf(norm_type)) nrm = pow(nrm, 1.0 / norm_type);
-            if (nrm > max_norm) {
-                double sc = max_norm / (nrm + 1e-7);
-                for (int64_t d = 0; d < D; d++) {
-                    char *e = w + (size_t)(r * s0 + d * s1) * es;
-                    cg_store_f64(e, weight->dtype, cg_load_f64(e, weight->dtype) * sc);
-                }
-            }
-        }
-        cg_storage_bump_version(weight->storage);
-    }
-    free(seen);
+    if (!st) CG_RUN_KERNEL(st, op, weight->device, embedding_renorm, weight, idx, max_norm, norm_type);
+    if (!st) cg_storage_bump_version(weight->storage);
     cg_tensor_release(idx);
     return st;
 }
@@ -259,23 +200,21 @@ CG_PROF_FN(cg_tensor *, cg_one_hot, "one_hot", (cg_tensor *indices, int64_t num_
     CG_CHECK(indices->ndim < CG_MAX_DIMS, CG_ERR_SHAPE, "[%s] indices have too many dims (%d)", op, indices->ndim);
     CG_CHECK(num_classes >= -1, CG_ERR_VALUE, "[%s] num_classes must be -1 (inferred) or non-negative, got %lld", op,
              (long long)num_classes);
-    bool meta = cg_is_meta(indices);
-    CG_CHECK(!(meta && num_classes < 0), CG_ERR_NOT_IMPLEMENTED,
-             "[%s] num_classes must be given on the meta device (it would depend on data)", op);
+    if (num_classes < 0 && cg_need_values(op, indices, "num_classes would be inferred from the values"))
+        return NULL;
     int64_t n = cg_tensor_numel(indices);
     CG_CHECK(!(n == 0 && num_classes < 0), CG_ERR_VALUE,
              "[%s] can not infer the total number of classes from an empty tensor", op);
-    cg_tensor *c = meta ? NULL : contig_nograd(indices);
-    if (!meta && !c) return NULL;
-    const int64_t *ix = c ? (const int64_t *)cg_tensor_ptr(c) : NULL;
-    int64_t mx = -1;
-    for (int64_t i = 0; ix && i < n; i++) {
-        if (ix[i] < 0) {
-            cg_tensor_release(c);
-            cg_set_error(CG_ERR_INDEX, "[%s] class values must be non-negative, got %lld", op, (long long)ix[i]);
-            return NULL;
-        }
-        if (ix[i] > mx) mx = ix[i];
+    cg_tensor *c = contig_nograd(indices);
+    if (!c) return NULL;
+    bool negative = false;
+    int64_t bad = 0, mx = -1;
+    cg_status st;
+    CG_RUN_KERNEL(st, op, c->device, one_hot_scan, c, &negative, &bad, &mx);
+    if (st || negative) {
+        if (!st) cg_set_error(CG_ERR_INDEX, "[%s] class values must be non-negative, got %lld", op, (long long)bad);
+        cg_tensor_release(c);
+        return NULL;
     }
     if (num_classes < 0) num_classes = mx + 1;
     if (mx >= num_classes) {
@@ -288,9 +227,9 @@ CG_PROF_FN(cg_tensor *, cg_one_hot, "one_hot", (cg_tensor *indices, int64_t num_
     memcpy(osh, indices->shape, sizeof(int64_t) * (size_t)indices->ndim);
     osh[indices->ndim] = num_classes;
     cg_tensor *out = cg_zeros(indices->ndim + 1, osh, CG_DTYPE_I64, indices->device);
-    if (out && ix) {
-        int64_t *o = (int64_t *)cg_tensor_ptr(out);
-        for (int64_t i = 0; i < n; i++) o[i * num_classes + ix[i]] = 1;
+    if (out && n > 0) {
+        CG_RUN_KERNEL(st, op, out->device, one_hot, out, c);
+        if (st) cg_tensor_release(out), out = NULL;
     }
     cg_tensor_release(c);
     return out;
@@ -301,12 +240,10 @@ CG_PROF_FN(cg_tensor *, cg_one_hot, "one_hot", (cg_tensor *indices, int64_t num_
 /* (L, S) bool, true where j <= i (PyTorch's top-left aligned causal mask). */
 static cg_tensor *causal_mask(int64_t L, int64_t S, cg_device dev) {
     int64_t sh[2] = {L, S};
-    cg_tensor *m = cg_new_output("scaled_dot_product_attention", 2, sh, CG_DTYPE_BOOL, dev);
-    if (m && !cg_is_meta(m)) {
-        uint8_t *p = (uint8_t *)cg_tensor_ptr(m);
-        for (int64_t i = 0; i < L; i++)
-            for (int64_t j = 0; j < S; j++) p[i * S + j] = j <= i;
-    }
+    cg_tensor *m = cg_tensor_new("scaled_dot_product_attention", 2, sh, CG_DTYPE_BOOL, dev);
+    cg_status st = CG_OK;
+    if (m && L * S > 0) CG_RUN_KERNEL(st, "scaled_dot_product_attention", dev, causal_mask, m);
+    if (st) cg_tensor_release(m), m = NULL;
     return m;
 }
 

@@ -15,8 +15,6 @@
  * runs without create_graph; when it runs with grad mode on (create_graph)
  * the statistics are recomputed from x with cg ops (mean, var, rsqrt), so the
  * gradient is differentiable again with respect to x. */
-#include "../backend/cpu/batch_norm_internal.h"
-#include "../backend/cpu/loops.h"
 #include "nn_internal.h"
 
 #include <float.h>
@@ -48,135 +46,14 @@ static bool half_with_f32(const cg_tensor *x, int n, cg_tensor *const *ps) {
         return r_;                                                   \
     } while (0)
 
-/* ------------------------------------------------------------- the fused kernel */
-
-typedef struct norm_job {
-    const char *x; /* (P, Q, R) contiguous */
-    char *y;       /* (P, Q, R) contiguous */
-    double *mean, *var; /* (Q) */
-    int64_t P, Q, R;
-    double eps;
-    void (*unit)(const struct norm_job *j, int64_t q);
-} norm_job;
-
-#define NORM_UNIT(sfx, T, LD, ST)                                                    \
-    static void norm_unit_##sfx(const norm_job *j, int64_t q) {                      \
-        const T *x = (const T *)j->x;                                                \
-        T *y = (T *)j->y;                                                            \
-        const int64_t Q = j->Q, R = j->R;                                            \
-        double s = 0;                                                                \
-        for (int64_t p = 0; p < j->P; p++) {                                         \
-            const T *xr = x + (p * Q + q) * R;                                       \
-            for (int64_t r = 0; r < R; r++) s += (double)LD(xr[r]);                  \
-        }                                                                            \
-        double n = (double)(j->P * R), m = s / n, v = 0;                             \
-        for (int64_t p = 0; p < j->P; p++) {                                         \
-            const T *xr = x + (p * Q + q) * R;                                       \
-            for (int64_t r = 0; r < R; r++) {                                        \
-                double d = (double)LD(xr[r]) - m;                                    \
-                v += d * d;                                                          \
-            }                                                                        \
-        }                                                                            \
-        v /= n;                                                                      \
-        double is = 1.0 / sqrt(v + j->eps);                                          \
-        for (int64_t p = 0; p < j->P; p++) {                                         \
-            const T *xr = x + (p * Q + q) * R;                                       \
-            T *yr = y + (p * Q + q) * R;                                             \
-            for (int64_t r = 0; r < R; r++) yr[r] = ST(((double)LD(xr[r]) - m) * is); \
-        }                                                                            \
-        j->mean[q] = m;                                                              \
-        j->var[q] = v;                                                               \
-    }
-#define LD_F16(x) cg_f16_to_f32(x)
-#define ST_F16(x) cg_f32_to_f16((float)(x))
-#define LD_BF16(x) cg_bf16_to_f32(x)
-#define ST_BF16(x) cg_f32_to_bf16((float)(x))
-#define ST_F32(x) ((float)(x))
-NORM_UNIT(f32, float, CG_ID, ST_F32)
-NORM_UNIT(f64, double, CG_ID, CG_ID)
-NORM_UNIT(f16, cg_f16, LD_F16, ST_F16)
-NORM_UNIT(bf16, cg_bf16, LD_BF16, ST_BF16)
-
-static void norm_range(int64_t b, int64_t e, void *ctx) {
-    const norm_job *j = ctx;
-    for (int64_t q = b; q < e; q++) j->unit(j, q);
-}
-
-/* ------------------------------------------------------------- the fused first-order backward
- * gx = invstd * (g - mean_PR(g) - xhat * mean_PR(g * xhat)) for one q, in two
- * passes over g and x; used when the backward runs without create_graph. */
-
-typedef struct norm_bwd_job {
-    const char *g, *x; /* (P, Q, R) contiguous */
-    char *gx;          /* (P, Q, R) contiguous */
-    const double *mean, *invstd; /* (Q) */
-    int64_t P, Q, R;
-    void (*unit)(const struct norm_bwd_job *j, int64_t q);
-} norm_bwd_job;
-
-#define NORM_BWD_UNIT(sfx, T, LD, ST)                                                \
-    static void norm_bwd_unit_##sfx(const norm_bwd_job *j, int64_t q) {              \
-        const T *g = (const T *)j->g, *x = (const T *)j->x;                          \
-        T *gx = (T *)j->gx;                                                          \
-        const int64_t Q = j->Q, R = j->R;                                            \
-        const double m = j->mean[q], is = j->invstd[q];                              \
-        double sg = 0, sgx = 0;                                                      \
-        for (int64_t p = 0; p < j->P; p++) {                                         \
-            const T *gr = g + (p * Q + q) * R, *xr = x + (p * Q + q) * R;            \
-            for (int64_t r = 0; r < R; r++) {                                        \
-                double gv = (double)LD(gr[r]);                                       \
-                sg += gv;                                                            \
-                sgx += gv * (((double)LD(xr[r]) - m) * is);                          \
-            }                                                                        \
-        }                                                                            \
-        const double n = (double)(j->P * R), mg = sg / n, mgx = sgx / n;             \
-        for (int64_t p = 0; p < j->P; p++) {                                         \
-            const T *gr = g + (p * Q + q) * R, *xr = x + (p * Q + q) * R;            \
-            T *or = gx + (p * Q + q) * R;                                            \
-            for (int64_t r = 0; r < R; r++) {                                        \
-                double xh = ((double)LD(xr[r]) - m) * is;                            \
-                or[r] = ST(is * ((double)LD(gr[r]) - mg - xh * mgx));                \
-            }                                                                        \
-        }                                                                            \
-    }
-NORM_BWD_UNIT(f32, float, CG_ID, ST_F32)
-NORM_BWD_UNIT(f64, double, CG_ID, CG_ID)
-NORM_BWD_UNIT(f16, cg_f16, LD_F16, ST_F16)
-NORM_BWD_UNIT(bf16, cg_bf16, LD_BF16, ST_BF16)
-
-static void norm_bwd_range(int64_t b, int64_t e, void *ctx) {
-    const norm_bwd_job *j = ctx;
-    for (int64_t q = b; q < e; q++) j->unit(j, q);
-}
-
 /* gx for x (P, Q, R) from g and the saved (1, Q, 1) statistics; new reference. */
 static cg_tensor *norm_backward_fused(cg_tensor *g, cg_tensor *x, cg_tensor *mean, cg_tensor *invstd) {
-    int64_t P = x->shape[0], Q = x->shape[1], R = x->shape[2];
     cg_tensor *gc = cg_contiguous(g), *xc = gc ? cg_contiguous(x) : NULL;
-    cg_tensor *gx = xc ? cg_new_output("norm_backward", 3, x->shape, x->dtype, x->device) : NULL;
-    double *st = gx ? cg_malloc_n("norm_backward", cg_count_axpb(2, Q, 1), sizeof(double)) : NULL;
-    if (gx && !st) cg_set_error(CG_ERR_OOM, "[norm_backward] out of memory for %lld statistics", (long long)Q);
-    if (st && !cg_is_meta(gx) && P * Q * R > 0) {
-        const char *pm = cg_tensor_ptr(mean), *pi = cg_tensor_ptr(invstd);
-        size_t es = cg_dtype_size(mean->dtype);
-        for (int64_t q = 0; q < Q; q++) {
-            st[q] = cg_load_f64(pm + (size_t)(q * mean->strides[1]) * es, mean->dtype);
-            st[Q + q] = cg_load_f64(pi + (size_t)(q * invstd->strides[1]) * es, invstd->dtype);
-        }
-        norm_bwd_job j = {.g = cg_tensor_ptr(gc), .x = cg_tensor_ptr(xc), .gx = cg_tensor_ptr(gx), .mean = st,
-                          .invstd = st + Q, .P = P, .Q = Q, .R = R};
-        switch (x->dtype) {
-        case CG_DTYPE_F32: j.unit = norm_bwd_unit_f32; break;
-        case CG_DTYPE_F64: j.unit = norm_bwd_unit_f64; break;
-        case CG_DTYPE_F16: j.unit = norm_bwd_unit_f16; break;
-        default: j.unit = norm_bwd_unit_bf16; break;
-        }
-        int64_t per = P * R, grain = CG_GRAIN / per > 0 ? CG_GRAIN / per : 1;
-        cg_parallel_for(Q, grain, norm_bwd_range, &j);
-    }
-    free(st);
+    cg_tensor *gx = xc ? cg_tensor_new("norm_backward", 3, x->shape, x->dtype, x->device) : NULL;
+    cg_status st = CG_OK;
+    if (gx) CG_RUN_KERNEL(st, "norm_backward", gx->device, norm_backward, gx, gc, xc, mean, invstd);
     cg_tensor_release(gc), cg_tensor_release(xc);
-    if (!st) {
+    if (!gx || st) {
         cg_tensor_release(gx);
         return NULL;
     }
@@ -221,20 +98,20 @@ static cg_status norm_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
 /* A 1-D double array as a (1, n, 1) tensor of dtype dt. */
 static cg_tensor *stat_tensor(const double *v, int64_t n, cg_dtype dt, cg_device dev) {
     int64_t sh[3] = {1, n, 1};
-    cg_tensor *t = cg_new_output("norm", 3, sh, dt, dev);
-    if (t && !cg_is_meta(t)) {
-        char *p = cg_tensor_ptr(t);
-        size_t es = cg_dtype_size(dt);
-        for (int64_t i = 0; i < n; i++) cg_store_f64(p + (size_t)i * es, dt, v[i]);
-    }
+    cg_tensor *t = cg_tensor_new("norm", 3, sh, dt, dev);
+    cg_status st = CG_OK;
+    if (t) CG_RUN_KERNEL(st, "norm", dev, store_values, t, v);
+    if (st) cg_tensor_release(t), t = NULL;
     return t;
 }
 
-/* xhat of x3 (P, Q, R) (new reference, graph recorded under `node_name`).
- * mean / var (Q doubles, biased variance) receive the statistics when non-NULL. */
-static cg_tensor *normalize_pqr(const char *node_name, cg_tensor *x3, double eps, double *mean_out, double *var_out) {
+/* xhat of x3 (P, Q, R) (new reference, graph recorded under `node_name`; op
+ * names the caller in errors). mean / var (Q doubles, biased variance)
+ * receive the statistics when non-NULL. */
+static cg_tensor *normalize_pqr(const char *op, const char *node_name, cg_tensor *x3, double eps, double *mean_out,
+                                double *var_out) {
     int64_t P = x3->shape[0], Q = x3->shape[1], R = x3->shape[2];
-    cg_tensor *out = cg_new_output(node_name, 3, x3->shape, x3->dtype, x3->device);
+    cg_tensor *out = cg_tensor_new(node_name, 3, x3->shape, x3->dtype, x3->device);
     if (!out) return NULL;
     double *mean = cg_malloc_n(node_name, Q, sizeof(double)), *var = cg_malloc_n(node_name, Q, sizeof(double));
     cg_tensor *xc = NULL, *tm = NULL, *ti = NULL;
@@ -243,20 +120,13 @@ static cg_tensor *normalize_pqr(const char *node_name, cg_tensor *x3, double eps
         goto fail;
     }
     for (int64_t q = 0; q < Q; q++) mean[q] = NAN, var[q] = NAN;
-    if (!cg_is_meta(out) && Q > 0) {
+    if (Q > 0) {
         xc = cg_contiguous(x3);
         if (!xc) goto fail;
-        norm_job j = {.x = cg_tensor_ptr(xc), .y = cg_tensor_ptr(out), .mean = mean, .var = var, .P = P, .Q = Q,
-                      .R = R, .eps = eps};
-        switch (x3->dtype) {
-        case CG_DTYPE_F32: j.unit = norm_unit_f32; break;
-        case CG_DTYPE_F64: j.unit = norm_unit_f64; break;
-        case CG_DTYPE_F16: j.unit = norm_unit_f16; break;
-        default: j.unit = norm_unit_bf16; break;
-        }
         if (P * R > 0) {
-            int64_t per = P * R, grain = CG_GRAIN / per > 0 ? CG_GRAIN / per : 1;
-            cg_parallel_for(Q, grain, norm_range, &j);
+            cg_status st;
+            CG_RUN_KERNEL(st, op, out->device, norm, out, xc, eps, mean, var);
+            if (st) goto fail;
         }
     }
     bool failed;
@@ -332,15 +202,20 @@ static cg_tensor *channel_affine(cg_tensor *y, cg_tensor *w, cg_tensor *b) {
 }
 
 /* r <- (1 - m) r + m v, elementwise over C entries (no grad, version bumped). */
-static void update_running(cg_tensor *r, const double *v, double m) {
-    if (!r || cg_is_meta(r)) return;
-    char *p = cg_tensor_ptr(r);
-    size_t es = cg_dtype_size(r->dtype);
-    for (int64_t c = 0; c < r->shape[0]; c++) {
-        char *e = p + (size_t)(c * r->strides[0]) * es;
-        cg_store_f64(e, r->dtype, (1 - m) * cg_load_f64(e, r->dtype) + m * v[c]);
+static cg_status update_running(const char *op, cg_tensor *r, const double *v, double m) {
+    if (!r) return CG_OK;
+    int64_t C = r->shape[0];
+    double *cur = cg_calloc_n(op, cg_count_axpb(1, C, 1), sizeof(double));
+    if (!cur) return cg_set_error(CG_ERR_OOM, "[%s] out of memory for %lld channels", op, (long long)C);
+    cg_status st;
+    CG_RUN_KERNEL(st, op, r->device, load_values, r, cur);
+    if (!st) {
+        for (int64_t c = 0; c < C; c++) cur[c] = (1 - m) * cur[c] + m * v[c];
+        CG_RUN_KERNEL(st, op, r->device, store_values, r, cur);
     }
-    cg_storage_bump_version(r->storage);
+    free(cur);
+    if (!st) cg_storage_bump_version(r->storage);
+    return st;
 }
 
 /* Normalize with given (running) statistics: (x - rm) * rsqrt(rv + eps),
@@ -368,21 +243,19 @@ static cg_tensor *normalize_with_stats(cg_tensor *x, cg_tensor *rm, cg_tensor *r
  * a graph it stays composite (normalize_with_stats, channel_affine). */
 
 /* t's C values (any float dtype and stride) as doubles; t NULL: nothing. */
-static void channel_values(const cg_tensor *t, double *out) {
-    if (!t) return;
-    const char *p = cg_tensor_ptr(t);
-    size_t es = cg_dtype_size(t->dtype);
-    for (int64_t c = 0; c < t->shape[0]; c++) out[c] = cg_load_f64(p + (size_t)(c * t->strides[0]) * es, t->dtype);
+static cg_status channel_values(const char *op, const cg_tensor *t, double *out) {
+    if (!t) return CG_OK;
+    cg_status st;
+    CG_RUN_KERNEL(st, op, t->device, load_values, t, out);
+    return st;
 }
 
 /* A new (C) tensor holding v. */
 static cg_tensor *channel_tensor(const double *v, int64_t C, cg_dtype dt, cg_device dev) {
-    cg_tensor *t = cg_new_output("batch_norm_backward", 1, &C, dt, dev);
-    if (t) {
-        char *p = cg_tensor_ptr(t);
-        size_t es = cg_dtype_size(dt);
-        for (int64_t c = 0; c < C; c++) cg_store_f64(p + (size_t)c * es, dt, v[c]);
-    }
+    cg_tensor *t = cg_tensor_new("batch_norm_backward", 1, &C, dt, dev);
+    cg_status st = CG_OK;
+    if (t) CG_RUN_KERNEL(st, "batch_norm_backward", dev, store_values, t, v);
+    if (st) cg_tensor_release(t), t = NULL;
     return t;
 }
 
@@ -429,7 +302,7 @@ static cg_status bn_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **
         nn_free(A_);
         return cg_last_error();
     }
-    if (cg_is_grad_enabled() || cg_is_meta(g3)) {
+    if (cg_is_grad_enabled()) {
         cg_status st = bn_backward_composite(node, x3, g3, w, gin);
         if (!st && gin[0]) {
             cg_tensor *r = cg_reshape(gin[0], m->ndim, m->shape);
@@ -443,10 +316,10 @@ static cg_status bn_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **
     /* first order: one fused pass per channel */
     const double *mean = node->extra, *invstd = mean + C;
     cg_tensor *xc = TK(cg_contiguous(x3)), *gc = TK(cg_contiguous(g3));
-    cg_tensor *gx = cg_node_needs_grad(node, 0) ? TK(cg_new_output("batch_norm_backward", m->ndim, m->shape, m->dtype,
+    cg_tensor *gx = cg_node_needs_grad(node, 0) ? TK(cg_tensor_new("batch_norm_backward", m->ndim, m->shape, m->dtype,
                                                                     m->device))
                                                 : NULL;
-    double *buf = cg_malloc_n("batch_norm_backward", cg_count_axpb(3, C, 1), sizeof(double));
+    double *buf = cg_calloc_n("batch_norm_backward", cg_count_axpb(3, C, 1), sizeof(double));
     if (!buf && !A_->failed) cg_set_error(CG_ERR_OOM, "[batch_norm_backward] out of memory for %lld channels",
                                           (long long)C);
     if (!buf || A_->failed) {
@@ -455,11 +328,10 @@ static cg_status bn_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **
         return cg_last_error();
     }
     double *wv = w ? buf + 2 * C : NULL, *sg = buf, *sgx = buf + C;
-    channel_values(w, wv);
-    cg_bn_cpu_backward(m->dtype, N, C, S, cg_tensor_ptr(gc), cg_tensor_ptr(xc), mean, invstd, wv,
-                       gx ? cg_tensor_ptr(gx) : NULL, sg, sgx);
-    cg_status st = CG_OK;
-    if (cg_node_needs_grad(node, 1)) {
+    cg_status st = channel_values("batch_norm_backward", w, wv);
+    if (!st) CG_RUN_KERNEL(st, "batch_norm_backward", m->device, batch_norm_backward, gx, gc, xc, mean, invstd, wv, sg,
+                           sgx);
+    if (!st && cg_node_needs_grad(node, 1)) {
         for (int64_t c = 0; c < C; c++) sgx[c] *= invstd[c]; /* sum(g * xhat) */
         const cg_tensor_meta *wm = &node->input_meta[1];
         if (!(gin[1] = channel_tensor(sgx, C, wm->dtype, wm->device))) st = cg_last_error();
@@ -474,20 +346,22 @@ static cg_status bn_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **
     return st;
 }
 
-/* Training-mode batch norm of x (N, C, *) (not meta, non-empty) as one node.
+/* Training-mode batch norm of x (N, C, *) (non-empty) as one node.
  * mean / var (C doubles, biased variance) receive the statistics. New reference. */
 static cg_tensor *bn_train_fused(cg_tensor *x, cg_tensor *w, cg_tensor *b, double eps, double *mean, double *var) {
-    int64_t N = x->shape[0], C = x->shape[1], S = cg_tensor_numel(x) / (N * C);
+    int64_t C = x->shape[1];
     cg_tensor *xc = cg_contiguous(x);
-    cg_tensor *y = xc ? cg_new_output("batch_norm", x->ndim, x->shape, x->dtype, x->device) : NULL;
-    double *wb = y ? cg_malloc_n("batch_norm", cg_count_axpb(2, C, 0), sizeof(double)) : NULL;
+    cg_tensor *y = xc ? cg_tensor_new("batch_norm", x->ndim, x->shape, x->dtype, x->device) : NULL;
+    double *wb = y ? cg_calloc_n("batch_norm", cg_count_axpb(2, C, 0), sizeof(double)) : NULL;
     if (y && !wb) cg_set_error(CG_ERR_OOM, "[batch_norm] out of memory for %lld channels", (long long)C);
     if (!wb) goto fail;
-    channel_values(w, wb);
-    channel_values(b, wb + C);
-    cg_bn_cpu_forward(x->dtype, N, C, S, cg_tensor_ptr(xc), w ? wb : NULL, b ? wb + C : NULL, eps, cg_tensor_ptr(y),
-                      mean, var);
+    for (int64_t c = 0; c < C; c++) mean[c] = NAN, var[c] = NAN; /* what a device without data leaves */
+    cg_status st = channel_values("batch_norm", w, wb);
+    if (!st) st = channel_values("batch_norm", b, wb + C);
+    if (!st) CG_RUN_KERNEL(st, "batch_norm", x->device, batch_norm, y, xc, w ? wb : NULL, b ? wb + C : NULL, eps,
+                           mean, var);
     free(wb);
+    if (st) goto fail;
     cg_tensor *in[3] = {x, w, b};
     bool failed;
     cg_node *node = cg_wire_unary_output("NativeBatchNormBackward0", bn_backward, NULL, 3, in, y, 2, &failed);
@@ -516,25 +390,27 @@ fail:
 /* Evaluation with running statistics when no graph is recorded: one pass
  * y = x * alpha + beta, alpha = w / sqrt(rv + eps), beta = b - rm * alpha. */
 static cg_tensor *bn_eval_fused(cg_tensor *x, cg_tensor *rm, cg_tensor *rv, cg_tensor *w, cg_tensor *b, double eps) {
-    int64_t N = x->shape[0], C = x->shape[1], S = cg_tensor_numel(x) / (N * C);
+    int64_t C = x->shape[1];
     cg_tensor *xc = cg_contiguous(x);
-    cg_tensor *y = xc ? cg_new_output("batch_norm", x->ndim, x->shape, x->dtype, x->device) : NULL;
-    double *v = y ? cg_malloc_n("batch_norm", cg_count_axpb(4, C, 0), sizeof(double)) : NULL;
+    cg_tensor *y = xc ? cg_tensor_new("batch_norm", x->ndim, x->shape, x->dtype, x->device) : NULL;
+    double *v = y ? cg_calloc_n("batch_norm", cg_count_axpb(4, C, 0), sizeof(double)) : NULL;
     if (y && !v) cg_set_error(CG_ERR_OOM, "[batch_norm] out of memory for %lld channels", (long long)C);
+    cg_status st = CG_OK;
     if (v) {
         double *alpha = v, *beta = v + C, *m = v + 2 * C, *var = v + 3 * C;
-        channel_values(rm, m);
-        channel_values(rv, var);
-        channel_values(w, alpha);
-        channel_values(b, beta);
+        st = channel_values("batch_norm", rm, m);
+        if (!st) st = channel_values("batch_norm", rv, var);
+        if (!st) st = channel_values("batch_norm", w, alpha);
+        if (!st) st = channel_values("batch_norm", b, beta);
         for (int64_t c = 0; c < C; c++) {
             double a = (w ? alpha[c] : 1.0) / sqrt(var[c] + eps);
             beta[c] = (b ? beta[c] : 0.0) - m[c] * a;
             alpha[c] = a;
         }
-        cg_bn_cpu_transform(x->dtype, N, C, S, cg_tensor_ptr(xc), alpha, beta, cg_tensor_ptr(y));
+        if (!st) CG_RUN_KERNEL(st, "batch_norm", x->device, batch_norm_transform, y, xc, alpha, beta);
         free(v);
-    } else {
+    }
+    if (!v || st) {
         cg_tensor_release(y);
         y = NULL;
     }
@@ -567,7 +443,7 @@ CG_PROF_FN(cg_tensor *, cg_batch_norm, "batch_norm", (cg_tensor *input, cg_tenso
     int64_t N = input->shape[0], C = input->shape[1], S = 1;
     for (int k = 2; k < input->ndim; k++) S *= input->shape[k];
     cg_tensor *y;
-    bool fused = !cg_is_meta(input) && N * C * S > 0;
+    bool fused = N * C * S > 0;
     if (training) {
         char b[CG_SHAPE_STR];
         if ((running_mean && cg_check_writable(op, running_mean)) || (running_var && cg_check_writable(op, running_var)))
@@ -584,8 +460,8 @@ CG_PROF_FN(cg_tensor *, cg_batch_norm, "batch_norm", (cg_tensor *input, cg_tenso
             if (r && running_mean) {
                 double n = (double)(N * S);
                 for (int64_t c = 0; c < C; c++) st[C + c] *= n / (n - 1);
-                update_running(running_mean, st, momentum);
-                update_running(running_var, st + C, momentum);
+                if (update_running(op, running_mean, st, momentum) || update_running(op, running_var, st + C, momentum))
+                    cg_tensor_release(r), r = NULL;
             }
             free(st);
             return r;
@@ -594,14 +470,14 @@ CG_PROF_FN(cg_tensor *, cg_batch_norm, "batch_norm", (cg_tensor *input, cg_tenso
         cg_tensor *x3 = cg_reshape(input, 3, sh3);
         if (!x3) return NULL;
         double *mean = cg_malloc_n(op, cg_count_axpb(1, C, 1), sizeof(double)), *var = cg_malloc_n(op, cg_count_axpb(1, C, 1), sizeof(double));
-        cg_tensor *y3 = mean && var ? normalize_pqr("NativeBatchNormBackward0", x3, eps, mean, var) : NULL;
+        cg_tensor *y3 = mean && var ? normalize_pqr(op, "NativeBatchNormBackward0", x3, eps, mean, var) : NULL;
         if (!mean || !var) cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
         cg_tensor_release(x3);
         if (y3 && running_mean && N * S > 0) {
             double n = (double)(N * S);
             for (int64_t c = 0; c < C; c++) var[c] *= n / (n - 1);
-            update_running(running_mean, mean, momentum);
-            update_running(running_var, var, momentum);
+            if (update_running(op, running_mean, mean, momentum) || update_running(op, running_var, var, momentum))
+                cg_tensor_release(y3), y3 = NULL;
         }
         free(mean), free(var);
         if (!y3) return NULL;
@@ -645,7 +521,7 @@ CG_PROF_FN(cg_tensor *, cg_instance_norm, "instance_norm", (cg_tensor *input, cg
         double *av = cg_calloc_n(op, cg_count_axpb(1, C, 1), sizeof(double));
         bool mem = mean && var && am && av;
         if (!mem) cg_set_error(CG_ERR_OOM, "[%s] out of memory", op);
-        cg_tensor *y3 = mem ? normalize_pqr("NativeBatchNormBackward0", x3, eps, mean, var) : NULL;
+        cg_tensor *y3 = mem ? normalize_pqr(op, "NativeBatchNormBackward0", x3, eps, mean, var) : NULL;
         cg_tensor_release(x3);
         if (y3 && running_mean && N > 0 && S > 0) {
             for (int64_t n = 0; n < N; n++)
@@ -653,8 +529,8 @@ CG_PROF_FN(cg_tensor *, cg_instance_norm, "instance_norm", (cg_tensor *input, cg
                     am[c] += mean[n * C + c] / (double)N;
                     av[c] += var[n * C + c] * (double)S / (double)(S - 1) / (double)N;
                 }
-            update_running(running_mean, am, momentum);
-            update_running(running_var, av, momentum);
+            if (update_running(op, running_mean, am, momentum) || update_running(op, running_var, av, momentum))
+                cg_tensor_release(y3), y3 = NULL;
         }
         free(mean), free(var), free(am), free(av);
         if (!y3) return NULL;
@@ -716,7 +592,7 @@ CG_PROF_FN(cg_tensor *, cg_layer_norm, "layer_norm", (cg_tensor *input, int ndim
     NN_ARENA;
     int64_t sh3[3] = {1, lead, inner};
     cg_tensor *x3 = TK(cg_reshape(input, 3, sh3));
-    cg_tensor *y = TK(x3 ? normalize_pqr("NativeLayerNormBackward0", x3, eps, NULL, NULL) : NULL);
+    cg_tensor *y = TK(x3 ? normalize_pqr(op, "NativeLayerNormBackward0", x3, eps, NULL, NULL) : NULL);
     y = TK(y ? cg_reshape(y, input->ndim, input->shape) : NULL);
     if (weight) y = MUL(y, weight);
     if (bias) y = ADD(y, bias);
@@ -739,7 +615,7 @@ CG_PROF_FN(cg_tensor *, cg_group_norm, "group_norm", (cg_tensor *input, int64_t 
     NN_ARENA;
     int64_t sh3[3] = {1, N * num_groups, C / num_groups * S};
     cg_tensor *x3 = TK(cg_reshape(input, 3, sh3));
-    cg_tensor *y = TK(x3 ? normalize_pqr("NativeGroupNormBackward0", x3, eps, NULL, NULL) : NULL);
+    cg_tensor *y = TK(x3 ? normalize_pqr(op, "NativeGroupNormBackward0", x3, eps, NULL, NULL) : NULL);
     y = TK(y ? cg_reshape(y, input->ndim, input->shape) : NULL);
     y = TK(y ? channel_affine(y, weight, bias) : NULL);
     return nn_finish(A_, y);

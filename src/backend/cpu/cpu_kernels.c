@@ -20,6 +20,24 @@ const cg_kernels cg_cpu_kernels = {
     .lstm_layer_backward = cg_cpu_lstm_layer_backward,
 
     /* ---- normalization, losses, resampling and the other nn kernels, RNG */
+    .load_values = cg_cpu_load_values,
+    .store_values = cg_cpu_store_values,
+    .find_outside = cg_cpu_find_outside,
+    .norm = cg_cpu_norm,
+    .norm_backward = cg_cpu_norm_backward,
+    .batch_norm = cg_cpu_batch_norm,
+    .batch_norm_transform = cg_cpu_batch_norm_transform,
+    .batch_norm_backward = cg_cpu_batch_norm_backward,
+    .class_target_check = cg_cpu_class_target_check,
+    .dropout_mask = cg_cpu_dropout_mask,
+    .embedding = cg_cpu_embedding,
+    .embedding_renorm = cg_cpu_embedding_renorm,
+    .one_hot_scan = cg_cpu_one_hot_scan,
+    .one_hot = cg_cpu_one_hot,
+    .causal_mask = cg_cpu_causal_mask,
+    .sample = cg_cpu_sample,
+    .randperm = cg_cpu_randperm,
+    .multinomial = cg_cpu_multinomial,
 
     /* ---- creation, indexing, gather / scatter, sort, scan, repeat, copies */
     .arange = cg_cpu_arange,

@@ -43,6 +43,31 @@ cg_status cg_cpu_lstm_layer_backward(bool reverse, cg_tensor *dG, cg_tensor *dh,
                                      const cg_tensor *w);
 
 /* ---- normalization, losses, resampling and the other nn kernels, RNG */
+/* norm.c */
+cg_status cg_cpu_load_values(const cg_tensor *t, double *out);
+cg_status cg_cpu_store_values(cg_tensor *t, const double *v);
+cg_status cg_cpu_norm(cg_tensor *y, const cg_tensor *x, double eps, double *mean, double *var);
+cg_status cg_cpu_norm_backward(cg_tensor *gx, const cg_tensor *g, const cg_tensor *x, const cg_tensor *mean,
+                               const cg_tensor *invstd);
+cg_status cg_cpu_batch_norm(cg_tensor *y, const cg_tensor *x, const double *w, const double *b, double eps,
+                            double *mean, double *var);
+cg_status cg_cpu_batch_norm_transform(cg_tensor *y, const cg_tensor *x, const double *alpha, const double *beta);
+cg_status cg_cpu_batch_norm_backward(cg_tensor *gx, const cg_tensor *g, const cg_tensor *x, const double *mean,
+                                     const double *invstd, const double *w, double *sum_g, double *sum_gxm);
+/* loss.c */
+cg_status cg_cpu_find_outside(const cg_tensor *t, double lo, double hi, bool *found, double *bad);
+cg_status cg_cpu_class_target_check(const cg_tensor *t, int64_t C, int64_t ignore, bool *found, int64_t *bad);
+/* nn_misc.c */
+cg_status cg_cpu_dropout_mask(cg_tensor *m, double keep, double kept);
+cg_status cg_cpu_embedding(cg_tensor *out, const cg_tensor *w, const cg_tensor *idx);
+cg_status cg_cpu_embedding_renorm(cg_tensor *w, const cg_tensor *idx, double max_norm, double norm_type);
+cg_status cg_cpu_one_hot_scan(const cg_tensor *idx, bool *negative, int64_t *bad, int64_t *max);
+cg_status cg_cpu_one_hot(cg_tensor *out, const cg_tensor *idx);
+cg_status cg_cpu_causal_mask(cg_tensor *m);
+/* random.c */
+cg_status cg_cpu_sample(cg_tensor *out, const cg_sample_args *a);
+cg_status cg_cpu_randperm(cg_tensor *out);
+cg_status cg_cpu_multinomial(cg_tensor *out, const cg_tensor *probs, int64_t num_samples, bool replacement);
 
 /* ---- creation, indexing, gather / scatter, sort, scan, repeat, copies */
 cg_status cg_cpu_arange(cg_tensor *out, double start, double step, int64_t istart, int64_t istep);
