@@ -125,16 +125,14 @@ typedef struct cg_reduce_plan {
  * op table); `copy` moves and converts elements within the device. Streams: the
  * CPU's work is done when a call returns; `synchronize` waits for a device's.
  * Custom kernels (softmax, conv, pool, norm, ...) are the entries of the
- * backend's `kernels` table (Note [Kernel entries], kernels.h). The ops whose
- * kernels are not yet table entries run on backends with `host_kernels` only
- * (CPU, and meta, whose kernels are skipped), and raise NotImplementedError
- * naming the op and the device on any other (cg_device_refused,
- * src/backend/registry.c). */
+ * backend's `kernels` table (Note [Kernel entries], kernels.h); a device that
+ * lacks one raises NotImplementedError naming the op and the device
+ * (cg_kernel_missing). Each device's memory goes through its caching pool
+ * (`memory`, Note [Allocator]); `dlpack_type` is its DLPack device type. */
 typedef struct cg_backend {
     const char *name;      /* "cpu", "meta", ... (cg_device_name) */
     bool has_data;         /* false: meta, shapes and dtypes only */
     bool host_addressable; /* the engine's CPU code may read and write the data directly */
-    bool host_kernels;     /* the ops whose kernels are not yet per-device entries run here */
     int dlpack_type;       /* DLPack's DLDeviceType code for this device (kDLCPU = 1, kDLCUDA = 2); 0: none */
     /* memory: alloc returns NULL and sets CG_ERR_OOM on failure (nbytes > 0) */
     void *(*alloc)(size_t nbytes, cg_device dev);

@@ -1,6 +1,6 @@
 /* registry.c — the table of backends indexed by device type (Note [Backends]
  * in backend.h) and the device entry points the core layer calls: storage
- * allocation, device names and validity, direct-access and per-op refusals,
+ * allocation, device names and validity, DLPack devices, the missing-kernel error,
  * and the allocator statistics of each device's pool. */
 #include "backend.h"
 
@@ -77,15 +77,6 @@ void cg_device_free(void *p, size_t nbytes, cg_device dev) {
 
 cg_status cg_kernel_missing(const char *op, cg_device dev) {
     return cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] is not implemented for device '%s'", op, cg_device_name(dev));
-}
-
-bool cg_device_refused(const char *op, int n, cg_tensor *const *in) {
-    for (int i = 0; i < n; i++) {
-        if (!in[i] || cg_backend_of(in[i]->device)->host_kernels) continue;
-        cg_kernel_missing(op, in[i]->device);
-        return true;
-    }
-    return false;
 }
 
 /* ------------------------------------------------------------- allocator statistics

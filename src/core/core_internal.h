@@ -178,9 +178,6 @@ bool cg_device_has_data(cg_device dev); /* false: meta */
  * data); CG_ERR_OOM (error set) on failure. */
 cg_status cg_device_alloc(void **out, size_t nbytes, cg_device dev);
 void cg_device_free(void *p, size_t nbytes, cg_device dev);
-/* An op whose kernels are not per-device entries yet refuses inputs on other
- * backends: true, with CG_ERR_NOT_IMPLEMENTED naming the op and the device. */
-bool cg_device_refused(const char *op, int n, cg_tensor *const *in);
 
 /* Release ts[0..n) (NULL entries allowed). */
 static inline void cg_release_all(int n, cg_tensor **ts) {
@@ -193,7 +190,6 @@ void cg_node_drop_retain_hook(cg_node *n, const cg_tensor *t);
 static inline char *cg_tensor_ptr(const cg_tensor *t) {
     return t->storage->data ? (char *)t->storage->data + t->offset * (int64_t)cg_itemsize(t->dtype) : NULL;
 }
-static inline bool cg_is_meta(const cg_tensor *t) { return t->device.type == CG_DEVICE_META; }
 
 /* ------------------------------------------------------------- shapes */
 
@@ -288,10 +284,7 @@ static inline const cg_tensor *cg_prof_out_status(cg_status s) { (void)s; return
  * uint16/32/64 (cg_barebones_refused's list, dtype.c) refuses such an input
  * before its body runs, with PyTorch's NotImplementedError. */
 bool cg_barebones_refused(const char *op, int n, cg_tensor *const *in);
-/* CG_PROF_FNV_ON(..., any_device): any_device true for entry points that run
- * on every backend (their work goes through the backend interface: fill_,
- * copy_, clone), false for those cg_device_refused guards (Note [Backends]). */
-#define CG_PROF_FNV_ON(ret, fn, opname, params, args, count, array, any_device)    \
+#define CG_PROF_FNV(ret, fn, opname, params, args, count, array)                  \
     static ret fn##_body params;                                                   \
     static CG_PROF_COLD ret fn##_profiled params {                                 \
         int64_t prof_ev_ = cg_prof_begin(opname, CG_PROF_OP, (count), (array));    \
@@ -300,22 +293,15 @@ bool cg_barebones_refused(const char *op, int n, cg_tensor *const *in);
         return prof_r_;                                                            \
     }                                                                              \
     ret fn params {                                                                \
-        if (cg_barebones_refused(opname, (count), (array)) ||                      \
-            (!(any_device) && cg_device_refused(opname, (count), (array))))        \
+        if (cg_barebones_refused(opname, (count), (array)))                        \
             return _Generic((ret){0}, cg_status: cg_last_error(), default: NULL);  \
         if (cg_prof_active()) return fn##_profiled args;                           \
         return fn##_body args;                                                     \
     }                                                                              \
     static ret fn##_body params
-#define CG_PROF_FNV(ret, fn, opname, params, args, count, array) \
-    CG_PROF_FNV_ON(ret, fn, opname, params, args, count, array, false)
 #define CG_PROF_FN(ret, fn, opname, params, args, ...) \
     CG_PROF_FNV(ret, fn, opname, params, args, (int)(sizeof((cg_tensor *[]){__VA_ARGS__}) / sizeof(cg_tensor *)), \
                 ((cg_tensor *const[]){__VA_ARGS__}))
-/* the same, for an entry point that runs on every backend */
-#define CG_PROF_FN_ANY_DEVICE(ret, fn, opname, params, args, ...) \
-    CG_PROF_FNV_ON(ret, fn, opname, params, args, (int)(sizeof((cg_tensor *[]){__VA_ARGS__}) / sizeof(cg_tensor *)), \
-                   ((cg_tensor *const[]){__VA_ARGS__}), true)
 #define CG_PROF_FN0(ret, fn, opname, params, args) CG_PROF_FNV(ret, fn, opname, params, args, 0, NULL)
 
 /* ------------------------------------------------------------- BLAS threads

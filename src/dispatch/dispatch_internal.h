@@ -115,19 +115,6 @@ cg_tensor *cg_reduce_unsqueeze(cg_node *node, cg_tensor *t);
 /* Validate that all tensors are non-NULL, on one device and (for those not in
  * `skip_mask`) of one dtype. */
 cg_status cg_check_same(const char *op, int n, cg_tensor *const *ts, unsigned skip_mask);
-/* A contiguous output on dev, for an op whose kernel is CPU code (meta
- * allowed: its kernels are skipped): on a backend without host_kernels it
- * fails with CG_ERR_NOT_IMPLEMENTED naming the op and the device (Note
- * [Backends]). Drivers that run through the backend interface allocate with
- * cg_tensor_new. */
-static inline cg_tensor *cg_new_output(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
-    if (cg_device_valid(dev) && !cg_backend_of(dev)->host_kernels) {
-        cg_kernel_missing(op, dev);
-        return NULL;
-    }
-    return cg_tensor_new(op, ndim, shape, dt, dev);
-}
-
 /* Note [Kernel entries] (src/backend/kernels.h): st <- the result of entry
  * `name` of dev's kernel table called with the remaining arguments; CG_OK
  * without a call on a device that stores no data (meta: nothing to compute);

@@ -353,8 +353,7 @@ static cg_status index_put_backward(cg_node *node, cg_tensor *const *gout, cg_te
 
 /* ---------------------------------------------------------------- public ops */
 
-CG_PROF_FNV_ON(cg_tensor *, cg_index, "index", (cg_tensor *x, int n, cg_tensor *const *indices), (x, n, indices), 1, &x,
-               true) {
+CG_PROF_FNV(cg_tensor *, cg_index, "index", (cg_tensor *x, int n, cg_tensor *const *indices), (x, n, indices), 1, &x) {
     if (check_entries("index", x, n, indices)) return NULL;
     int64_t pos;
     int k = find_zero_dim_bool(x, n, indices, &pos);
@@ -390,7 +389,7 @@ static cg_status check_put_args(const char *op, cg_tensor *x, int n, cg_tensor *
     return CG_OK;
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_index_put, "index_put", (cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values,
+CG_PROF_FN(cg_tensor *, cg_index_put, "index_put", (cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values,
            bool accumulate), (x, n, indices, values, accumulate), x, values) {
     if (check_put_args("index_put", x, n, indices, values)) return NULL;
     int64_t pos;
@@ -455,7 +454,7 @@ static bool masked_fill_like(int n, cg_tensor *const *indices, const cg_tensor *
  * cg_inplace_commit write the result into x's storage and move history
  * (Note [In-place]). Otherwise write x's storage directly; values that share
  * x's storage are copied first. */
-CG_PROF_FN_ANY_DEVICE(cg_status, cg_index_put_, "index_put_", (cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values,
+CG_PROF_FN(cg_status, cg_index_put_, "index_put_", (cg_tensor *x, int n, cg_tensor *const *indices, cg_tensor *values,
            bool accumulate), (x, n, indices, values, accumulate), x, values) {
     if (check_put_args("index_put_", x, n, indices, values)) return cg_last_error();
     if (cg_check_inplace("index_put", x)) return cg_last_error();

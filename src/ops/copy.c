@@ -36,7 +36,7 @@ static bool inplace_graph(const cg_tensor *t, const cg_tensor *src) {
            ((src && src->requires_grad) || t->requires_grad || (t->base && t->base->requires_grad));
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_status, cg_copy_, "copy_", (cg_tensor *dst, cg_tensor *src), (dst, src), dst, src) {
+CG_PROF_FN(cg_status, cg_copy_, "copy_", (cg_tensor *dst, cg_tensor *src), (dst, src), dst, src) {
     CG_CHECK_S(dst && src, CG_ERR_VALUE, "[copy_] argument is NULL");
     /* a device that stores no data (meta) takes a copy from any device: nothing moves */
     if (!cg_device_eq(dst->device, src->device) && cg_device_has_data(dst->device))
@@ -98,7 +98,7 @@ static cg_tensor *copy_out(const char *name, const char *node_name, cg_tensor *t
     return out;
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_clone, "clone", (cg_tensor *t), (t), t) {
+CG_PROF_FN(cg_tensor *, cg_clone, "clone", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[clone] argument is NULL");
     return copy_out("clone", "CloneBackward0", t, t->dtype);
 }
@@ -203,7 +203,7 @@ cg_tensor *cg_to_device(cg_tensor *t, cg_device dev) {
 /* ------------------------------------------------------------- fill_ / zero_ */
 
 /* fill_ runs on every backend (its fill entry; Note [Backends]) */
-CG_PROF_FN_ANY_DEVICE(cg_status, cg_fill_, "fill_", (cg_tensor *t, double value), (t, value), t) {
+CG_PROF_FN(cg_status, cg_fill_, "fill_", (cg_tensor *t, double value), (t, value), t) {
     CG_CHECK_S(t, CG_ERR_VALUE, "[fill_] argument is NULL");
     /* Note [Memory overlap]: one value written everywhere is the same in any
      * order, so PyTorch's fill_ / zero_ write through a stride-0 dim; so do
@@ -228,4 +228,4 @@ CG_PROF_FN_ANY_DEVICE(cg_status, cg_fill_, "fill_", (cg_tensor *t, double value)
     return CG_OK;
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_status, cg_zero_, "zero_", (cg_tensor *t), (t), t) { return cg_fill_(t, 0.0); }
+CG_PROF_FN(cg_status, cg_zero_, "zero_", (cg_tensor *t), (t), t) { return cg_fill_(t, 0.0); }

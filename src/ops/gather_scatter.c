@@ -79,7 +79,7 @@ static cg_status gather_backward(cg_node *node, cg_tensor *const *g, cg_tensor *
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_gather, "gather", (cg_tensor *x, int64_t dim, cg_tensor *index), (x, dim, index), x, index) {
+CG_PROF_FN(cg_tensor *, cg_gather, "gather", (cg_tensor *x, int64_t dim, cg_tensor *index), (x, dim, index), x, index) {
     int64_t d;
     if (sg_check("gather", x, dim, index, NULL, &d) || guard(&k_gather, x)) return NULL;
     cg_tensor *out = cg_tensor_new("gather", index->ndim, index->shape, x->dtype, x->device);
@@ -319,17 +319,17 @@ static cg_tensor *scatter_impl(const cg_op_schema *s, cg_tensor *x, int64_t dim,
     return out;
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_scatter, "scatter", (cg_tensor *x, int64_t dim, cg_tensor *index, cg_tensor *src), (x, dim,
+CG_PROF_FN(cg_tensor *, cg_scatter, "scatter", (cg_tensor *x, int64_t dim, cg_tensor *index, cg_tensor *src), (x, dim,
            index, src), x, index, src) {
     return scatter_impl(&k_scatter, x, dim, index, src, SC_COPY, true);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_scatter_add, "scatter_add", (cg_tensor *x, int64_t dim, cg_tensor *index, cg_tensor *src),
+CG_PROF_FN(cg_tensor *, cg_scatter_add, "scatter_add", (cg_tensor *x, int64_t dim, cg_tensor *index, cg_tensor *src),
            (x, dim, index, src), x, index, src) {
     return scatter_impl(&k_scatter_add, x, dim, index, src, SC_SUM, true);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_scatter_reduce, "scatter_reduce", (cg_tensor *x, int64_t dim, cg_tensor *index,
+CG_PROF_FN(cg_tensor *, cg_scatter_reduce, "scatter_reduce", (cg_tensor *x, int64_t dim, cg_tensor *index,
            cg_tensor *src, const char *reduce, bool include_self), (x, dim, index, src, reduce, include_self), x, index,
            src) {
     for (int m = SC_SUM; m <= SC_AMIN; m++)

@@ -79,7 +79,7 @@ static cg_tensor *finish(cg_tensor *out, const char *name, cg_backward_fn bw, in
 /* ---------------------------------------------------------------- nonzero */
 
 /* (n, ndim) int64 coordinates of the nonzero elements, row-major order. */
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_nonzero, "nonzero", (cg_tensor *x), (x), x) {
+CG_PROF_FN(cg_tensor *, cg_nonzero, "nonzero", (cg_tensor *x), (x), x) {
     CG_CHECK(x, CG_ERR_VALUE, "[nonzero] argument is NULL");
     if (cg_need_values("nonzero", x, "the result size depends on data")) return NULL;
     int nd = x->ndim;
@@ -118,7 +118,7 @@ static cg_status index_select_backward(cg_node *node, cg_tensor *const *g, cg_te
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_index_select, "index_select", (cg_tensor *x, int64_t dim, cg_tensor *index), (x, dim, index),
+CG_PROF_FN(cg_tensor *, cg_index_select, "index_select", (cg_tensor *x, int64_t dim, cg_tensor *index), (x, dim, index),
            x, index) {
     cg_tensor *xi[2] = {x, index};
     if (cg_check_same("index_select", 2, xi, 2u)) return NULL;
@@ -182,7 +182,7 @@ static cg_status take_backward(cg_node *node, cg_tensor *const *g, cg_tensor **g
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_take, "take", (cg_tensor *x, cg_tensor *index), (x, index), x, index) {
+CG_PROF_FN(cg_tensor *, cg_take, "take", (cg_tensor *x, cg_tensor *index), (x, index), x, index) {
     cg_tensor *xi[2] = {x, index};
     if (cg_check_same("take", 2, xi, 2u)) return NULL;
     CG_CHECK(is_int_index(index->dtype), CG_ERR_DTYPE, "[take] index must be an int64 or int32 tensor, got %s",
@@ -239,7 +239,7 @@ static cg_status masked_fill_backward(cg_node *node, cg_tensor *const *g, cg_ten
 
 /* The value is converted to x's dtype (differentiably between float dtypes),
  * as PyTorch fills with self's dtype. The result has the broadcast shape. */
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_masked_fill, "masked_fill", (cg_tensor *x, cg_tensor *mask, cg_tensor *value), (x, mask,
+CG_PROF_FN(cg_tensor *, cg_masked_fill, "masked_fill", (cg_tensor *x, cg_tensor *mask, cg_tensor *value), (x, mask,
            value), x, mask, value) {
     CG_CHECK(value, CG_ERR_VALUE, "[masked_fill] value is NULL");
     if (check_mask("masked_fill", x, mask)) return NULL;
@@ -282,7 +282,7 @@ static cg_status masked_select_backward(cg_node *node, cg_tensor *const *g, cg_t
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_masked_select, "masked_select", (cg_tensor *x, cg_tensor *mask), (x, mask), x, mask) {
+CG_PROF_FN(cg_tensor *, cg_masked_select, "masked_select", (cg_tensor *x, cg_tensor *mask), (x, mask), x, mask) {
     if (check_mask("masked_select", x, mask)) return NULL;
     int nd;
     int64_t sh[CG_MAX_DIMS];
@@ -336,7 +336,7 @@ static cg_status masked_scatter_backward(cg_node *node, cg_tensor *const *g, cg_
     return st;
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_masked_scatter, "masked_scatter", (cg_tensor *x, cg_tensor *mask, cg_tensor *source), (x,
+CG_PROF_FN(cg_tensor *, cg_masked_scatter, "masked_scatter", (cg_tensor *x, cg_tensor *mask, cg_tensor *source), (x,
            mask, source), x, mask, source) {
     if (check_mask("masked_scatter", x, mask)) return NULL;
     cg_tensor *xs[2] = {x, source};

@@ -358,7 +358,7 @@ cg_tensor *cg_baddbmm(cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta, 
     return prod_forward(&k_baddbmm, self, a, b, beta, alpha);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_outer, "outer", (cg_tensor *a, cg_tensor *b), (a, b), a, b) {
+CG_PROF_FN(cg_tensor *, cg_outer, "outer", (cg_tensor *a, cg_tensor *b), (a, b), a, b) {
     if (expect_rank("outer", a, 1, b, 1)) return NULL;
     cg_tensor *ac = cg_unsqueeze(a, 1), *br = ac ? cg_unsqueeze(b, 0) : NULL;
     cg_tensor *r = br ? cg_mul(ac, br) : NULL;

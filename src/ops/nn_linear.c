@@ -181,7 +181,7 @@ cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias) {
 /* y[r, o] = sum_ij x1[r, i] A[o, i, j] x2[r, j] + b[o] with rows r over the
  * shared batch dims: one GEMM x1 @ A' where A' = A permuted to (in1, out * in2),
  * then a batched product with x2 (rows, in2, 1). */
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_bilinear, "bilinear", (cg_tensor *input1, cg_tensor *input2, cg_tensor *weight,
+CG_PROF_FN(cg_tensor *, cg_bilinear, "bilinear", (cg_tensor *input1, cg_tensor *input2, cg_tensor *weight,
            cg_tensor *bias), (input1, input2, weight, bias), input1, input2, weight) {
     const char *op = "bilinear";
     if (cg_autocast_active()) { /* PyTorch's CPU autocast leaves bilinear in its input dtype */

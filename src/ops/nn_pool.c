@@ -375,13 +375,13 @@ static cg_status max_pool_nd(const char *name, int nsp, cg_tensor *x, const int6
     return max_apply(name, &g, x, out, indices);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_status, cg_max_pool1d, "max_pool1d", (cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+CG_PROF_FN(cg_status, cg_max_pool1d, "max_pool1d", (cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
            const int64_t *padding, const int64_t *dilation, bool ceil_mode, cg_tensor **out, cg_tensor **indices),
            (input, kernel_size, stride, padding, dilation, ceil_mode, out, indices), input) {
     return max_pool_nd("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_status, cg_max_pool2d, "max_pool2d", (cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+CG_PROF_FN(cg_status, cg_max_pool2d, "max_pool2d", (cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
            const int64_t *padding, const int64_t *dilation, bool ceil_mode, cg_tensor **out, cg_tensor **indices),
            (input, kernel_size, stride, padding, dilation, ceil_mode, out, indices), input) {
     return max_pool_nd("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
@@ -422,7 +422,7 @@ cg_tensor *cg_adaptive_avg_pool2d(cg_tensor *input, const int64_t *output_size) 
     return avg_apply(false, "adaptive_avg_pool2d", &g, input);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_status, cg_adaptive_max_pool1d, "adaptive_max_pool1d", (cg_tensor *input, const int64_t *output_size,
+CG_PROF_FN(cg_status, cg_adaptive_max_pool1d, "adaptive_max_pool1d", (cg_tensor *input, const int64_t *output_size,
            cg_tensor **out, cg_tensor **indices), (input, output_size, out, indices), input) {
     pool_geom g;
     CG_CHECK_S(out, CG_ERR_VALUE, "[adaptive_max_pool1d] out must not be NULL");
@@ -430,7 +430,7 @@ CG_PROF_FN_ANY_DEVICE(cg_status, cg_adaptive_max_pool1d, "adaptive_max_pool1d", 
     return max_apply("adaptive_max_pool1d", &g, input, out, indices);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_status, cg_adaptive_max_pool2d, "adaptive_max_pool2d", (cg_tensor *input, const int64_t *output_size,
+CG_PROF_FN(cg_status, cg_adaptive_max_pool2d, "adaptive_max_pool2d", (cg_tensor *input, const int64_t *output_size,
            cg_tensor **out, cg_tensor **indices), (input, output_size, out, indices), input) {
     pool_geom g;
     CG_CHECK_S(out, CG_ERR_VALUE, "[adaptive_max_pool2d] out must not be NULL");

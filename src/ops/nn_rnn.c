@@ -211,7 +211,7 @@ static cg_status check_args(cg_tensor *xp, cg_tensor *h0, cg_tensor *c0, cg_tens
     return CG_OK;
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_status, cg_lstm_layer, "lstm_layer", (cg_tensor *xp_in, cg_tensor *h0_in, cg_tensor *c0_in,
+CG_PROF_FN(cg_status, cg_lstm_layer, "lstm_layer", (cg_tensor *xp_in, cg_tensor *h0_in, cg_tensor *c0_in,
            cg_tensor *w_in, bool reverse, cg_tensor **out_seq, cg_tensor **h_n, cg_tensor **c_n), (xp_in, h0_in, c0_in,
            w_in, reverse, out_seq, h_n, c_n), xp_in, h0_in, c0_in) {
     *out_seq = *h_n = *c_n = NULL;

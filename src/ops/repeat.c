@@ -71,7 +71,7 @@ static cg_status repeat_backward(cg_node *node, cg_tensor *const *g, cg_tensor *
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_repeat, "repeat", (cg_tensor *t, int nreps, const int64_t *repeats), (t, nreps, repeats),
+CG_PROF_FN(cg_tensor *, cg_repeat, "repeat", (cg_tensor *t, int nreps, const int64_t *repeats), (t, nreps, repeats),
            t) {
     CG_CHECK(t, CG_ERR_VALUE, "[repeat] argument is NULL");
     CG_CHECK(nreps >= t->ndim && (nreps == 0 || repeats), CG_ERR_VALUE,
@@ -113,7 +113,7 @@ CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_repeat, "repeat", (cg_tensor *t, int nreps
 }
 
 /* tile: reps padded with leading 1s to the input's rank, then repeat */
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_tile, "tile", (cg_tensor *t, int nreps, const int64_t *reps), (t, nreps, reps), t) {
+CG_PROF_FN(cg_tensor *, cg_tile, "tile", (cg_tensor *t, int nreps, const int64_t *reps), (t, nreps, reps), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[tile] argument is NULL");
     CG_CHECK(nreps >= 0 && (nreps == 0 || reps), CG_ERR_VALUE, "[tile] invalid list of %d reps", nreps);
     if (nreps >= t->ndim) return cg_repeat(t, nreps, reps);
@@ -155,7 +155,7 @@ static cg_tensor *tri_forward(const char *name, cg_tensor *t, int64_t diagonal, 
     return out;
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_tril, "tril", (cg_tensor *t, int64_t diagonal), (t, diagonal),
+CG_PROF_FN(cg_tensor *, cg_tril, "tril", (cg_tensor *t, int64_t diagonal), (t, diagonal),
            t) { return tri_forward("tril", t, diagonal, false); }
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_triu, "triu", (cg_tensor *t, int64_t diagonal), (t, diagonal),
+CG_PROF_FN(cg_tensor *, cg_triu, "triu", (cg_tensor *t, int64_t diagonal), (t, diagonal),
            t) { return tri_forward("triu", t, diagonal, true); }

@@ -66,7 +66,7 @@ static cg_status rcumsum_backward(cg_node *node, cg_tensor *const *g, cg_tensor 
     return (gin[0] = cg_cumsum(g[0], node->iattr[0])) ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_cumsum, "cumsum", (cg_tensor *x, int64_t dim), (x, dim), x) { return scan_apply(&k_cumsum,
+CG_PROF_FN(cg_tensor *, cg_cumsum, "cumsum", (cg_tensor *x, int64_t dim), (x, dim), x) { return scan_apply(&k_cumsum,
            CG_SCAN_SUM, x, dim, false, cumsum_backward); }
 static cg_tensor *reverse_cumsum(cg_tensor *x, int64_t dim) {
     return scan_apply(&k_rcumsum, CG_SCAN_SUM, x, dim, true, rcumsum_backward);
@@ -147,7 +147,7 @@ done:
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_cumprod, "cumprod", (cg_tensor *x, int64_t dim), (x, dim), x) { return scan_apply(&k_cumprod,
+CG_PROF_FN(cg_tensor *, cg_cumprod, "cumprod", (cg_tensor *x, int64_t dim), (x, dim), x) { return scan_apply(&k_cumprod,
            CG_SCAN_PROD, x, dim, false, cumprod_backward); }
 
 /* ---------------------------------------------------------------- cummax */
@@ -164,7 +164,7 @@ static cg_status cummax_backward(cg_node *node, cg_tensor *const *g, cg_tensor *
     return gin[0] ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_status, cg_cummax, "cummax", (cg_tensor *x, int64_t dim, cg_tensor **values, cg_tensor **indices), (x,
+CG_PROF_FN(cg_status, cg_cummax, "cummax", (cg_tensor *x, int64_t dim, cg_tensor **values, cg_tensor **indices), (x,
            dim, values, indices), x) {
     CG_CHECK_S(values && indices, CG_ERR_VALUE, "[cummax] output pointers are NULL");
     *values = *indices = NULL;

@@ -188,7 +188,7 @@ CG_PROF_FN(cg_tensor *, cg_flip, "flip", (cg_tensor *t, int ndims, const int64_t
     CG_CHECK(ndims >= 0 && (ndims == 0 || dims), CG_ERR_VALUE, "[flip] invalid list of %d dims", ndims);
     uint32_t mask = 0;
     if (ndims > 0 && cg_dims_mask("flip", ndims, dims, t->ndim, &mask)) return NULL;
-    cg_tensor *out = cg_new_output("flip", t->ndim, t->shape, t->dtype, t->device);
+    cg_tensor *out = cg_tensor_new("flip", t->ndim, t->shape, t->dtype, t->device);
     if (!out) return NULL;
     cg_tensor *src = flipped_view(t, mask);
     if (!src) {
@@ -271,14 +271,14 @@ CG_PROF_FN(cg_tensor *, cg_roll, "roll", (cg_tensor *t, int nshifts, const int64
     CG_CHECK(dims || nshifts == 1, CG_ERR_VALUE, "[roll] shifts and dimensions must align. shifts: %d, dims: 0", nshifts);
     int64_t shift[CG_MAX_DIMS] = {0};
     bool flat = dims == NULL;
-    cg_tensor *out = cg_new_output("roll", t->ndim, t->shape, t->dtype, t->device);
+    cg_tensor *out = cg_tensor_new("roll", t->ndim, t->shape, t->dtype, t->device);
     if (!out) return NULL;
     if (flat) {
         int64_t numel = cg_tensor_numel(t), one[1] = {1};
         shift[0] = wrap_shift(shifts[0], numel);
         cg_tensor *c = t; /* a contiguous copy when t is strided (no history) */
         if (!cg_tensor_is_contiguous(t)) {
-            c = cg_new_output("roll", t->ndim, t->shape, t->dtype, t->device);
+            c = cg_tensor_new("roll", t->ndim, t->shape, t->dtype, t->device);
             if (!c) {
                 cg_tensor_release(out);
                 return NULL;

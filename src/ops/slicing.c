@@ -125,7 +125,7 @@ static void slice_geom(int nd, const int64_t *shape, const int64_t *strides, int
     g->offset = offset + (g->shape[d] ? start * strides[d] : 0);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_slice, "slice", (cg_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step), (t,
+CG_PROF_FN(cg_tensor *, cg_slice, "slice", (cg_tensor *t, int64_t dim, int64_t start, int64_t stop, int64_t step), (t,
            dim, start, stop, step), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[slice] argument is NULL");
     CG_CHECK(t->ndim > 0, CG_ERR_INDEX, "[slice] cannot slice a 0-d tensor");
@@ -141,7 +141,7 @@ CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_slice, "slice", (cg_tensor *t, int64_t dim
     return build_view(t, "SliceBackward0", slice_geom, a);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_narrow, "narrow", (cg_tensor *t, int64_t dim, int64_t start, int64_t length), (t, dim, start,
+CG_PROF_FN(cg_tensor *, cg_narrow, "narrow", (cg_tensor *t, int64_t dim, int64_t start, int64_t length), (t, dim, start,
            length), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[narrow] argument is NULL");
     CG_CHECK(t->ndim > 0, CG_ERR_INDEX, "[narrow] cannot be applied to a 0-dim tensor");
@@ -170,7 +170,7 @@ static void select_geom(int nd, const int64_t *shape, const int64_t *strides, in
     g->offset = offset + idx * strides[d];
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_select, "select", (cg_tensor *t, int64_t dim, int64_t index), (t, dim, index), t) {
+CG_PROF_FN(cg_tensor *, cg_select, "select", (cg_tensor *t, int64_t dim, int64_t index), (t, dim, index), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[select] argument is NULL");
     CG_CHECK(t->ndim > 0, CG_ERR_INDEX, "[select] cannot be applied to a 0-dim tensor");
     int64_t d;
@@ -203,7 +203,7 @@ static void diag_geom(int nd, const int64_t *shape, const int64_t *strides, int6
     g->strides[g->ndim++] = strides[d1] + strides[d2];
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_diagonal, "diagonal", (cg_tensor *t, int64_t offset, int64_t dim1, int64_t dim2), (t, offset,
+CG_PROF_FN(cg_tensor *, cg_diagonal, "diagonal", (cg_tensor *t, int64_t offset, int64_t dim1, int64_t dim2), (t, offset,
            dim1, dim2), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[diagonal] argument is NULL");
     CG_CHECK(t->ndim >= 2, CG_ERR_SHAPE, "[diagonal] expects a tensor with at least 2 dimensions, got %d", t->ndim);
@@ -234,7 +234,7 @@ static void unfold_geom(int nd, const int64_t *shape, const int64_t *strides, in
     g->offset = offset;
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_unfold, "unfold", (cg_tensor *t, int64_t dim, int64_t size, int64_t step), (t, dim, size,
+CG_PROF_FN(cg_tensor *, cg_unfold, "unfold", (cg_tensor *t, int64_t dim, int64_t size, int64_t step), (t, dim, size,
            step), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[unfold] argument is NULL");
     int64_t d;
@@ -250,7 +250,7 @@ CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_unfold, "unfold", (cg_tensor *t, int64_t d
 
 /* ---------------------------------------------------------------- as_strided */
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_as_strided, "as_strided", (cg_tensor *t, int ndim, const int64_t *shape,
+CG_PROF_FN(cg_tensor *, cg_as_strided, "as_strided", (cg_tensor *t, int ndim, const int64_t *shape,
            const int64_t *strides, int64_t storage_offset), (t, ndim, shape, strides, storage_offset), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[as_strided] argument is NULL");
     if (cg_shape_check("as_strided", ndim, shape, cg_dtype_size(t->dtype), NULL)) return NULL;

@@ -99,7 +99,7 @@ static bool view_strides(int on, const int64_t *os, const int64_t *ost, int nn, 
     return view_d == -1;
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_view, "view", (cg_tensor *t, int ndim, const int64_t *shape), (t, ndim, shape), t) {
+CG_PROF_FN(cg_tensor *, cg_view, "view", (cg_tensor *t, int ndim, const int64_t *shape), (t, ndim, shape), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[view] argument is NULL");
     int64_t ns[CG_MAX_DIMS], nst[CG_MAX_DIMS];
     if (infer_shape("view", t, ndim, shape, ns)) return NULL;
@@ -114,7 +114,7 @@ CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_view, "view", (cg_tensor *t, int ndim, con
     return cg_make_view(t, ndim, ns, nst, t->offset, "ViewBackward0", cg_view_reshape_backward, NULL, 0);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_reshape, "reshape", (cg_tensor *t, int ndim, const int64_t *shape), (t, ndim, shape), t) {
+CG_PROF_FN(cg_tensor *, cg_reshape, "reshape", (cg_tensor *t, int ndim, const int64_t *shape), (t, ndim, shape), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[reshape] argument is NULL");
     int64_t ns[CG_MAX_DIMS], nst[CG_MAX_DIMS];
     if (infer_shape("reshape", t, ndim, shape, ns)) return NULL;
@@ -136,7 +136,7 @@ static cg_status permute_backward(cg_node *node, cg_tensor *const *g, cg_tensor 
     return (gin[0] = cg_permute(g[0], inv)) ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_permute, "permute", (cg_tensor *t, const int64_t *dims), (t, dims), t) {
+CG_PROF_FN(cg_tensor *, cg_permute, "permute", (cg_tensor *t, const int64_t *dims), (t, dims), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[permute] argument is NULL");
     int64_t ns[CG_MAX_DIMS], nst[CG_MAX_DIMS], d[CG_MAX_DIMS];
     uint32_t seen = 0;
@@ -150,7 +150,7 @@ CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_permute, "permute", (cg_tensor *t, const i
     return cg_make_view(t, t->ndim, ns, nst, t->offset, "PermuteBackward0", permute_backward, d, t->ndim);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_transpose, "transpose", (cg_tensor *t, int64_t dim0, int64_t dim1), (t, dim0, dim1), t) {
+CG_PROF_FN(cg_tensor *, cg_transpose, "transpose", (cg_tensor *t, int64_t dim0, int64_t dim1), (t, dim0, dim1), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[transpose] argument is NULL");
     int64_t a, b, p[CG_MAX_DIMS];
     if (cg_wrap_dim("transpose", dim0, t->ndim, &a) || cg_wrap_dim("transpose", dim1, t->ndim, &b)) return NULL;
@@ -161,7 +161,7 @@ CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_transpose, "transpose", (cg_tensor *t, int
     return cg_permute(t, p);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_t, "t", (cg_tensor *t), (t), t) {
+CG_PROF_FN(cg_tensor *, cg_t, "t", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[t] argument is NULL");
     CG_CHECK(t->ndim <= 2, CG_ERR_SHAPE, "[t] expects a tensor with <= 2 dimensions, but self is %dD", t->ndim);
     return t->ndim < 2 ? cg_transpose(t, 0, 0) : cg_transpose(t, 0, 1);
@@ -174,7 +174,7 @@ static cg_status expand_backward(cg_node *node, cg_tensor *const *g, cg_tensor *
     return (gin[0] = cg_reduce_to_shape(g[0], m->ndim, m->shape)) ? CG_OK : cg_last_error();
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_expand, "expand", (cg_tensor *t, int ndim, const int64_t *shape), (t, ndim, shape), t) {
+CG_PROF_FN(cg_tensor *, cg_expand, "expand", (cg_tensor *t, int ndim, const int64_t *shape), (t, ndim, shape), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[expand] argument is NULL");
     char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
     CG_CHECK(ndim >= t->ndim && ndim <= CG_MAX_DIMS, CG_ERR_SHAPE,
@@ -209,12 +209,12 @@ CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_expand, "expand", (cg_tensor *t, int ndim,
     return cg_make_view(t, ndim, ns, nst, t->offset, "ExpandBackward0", expand_backward, NULL, 0);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_broadcast_to, "broadcast_to", (cg_tensor *t, int ndim, const int64_t *shape), (t, ndim,
+CG_PROF_FN(cg_tensor *, cg_broadcast_to, "broadcast_to", (cg_tensor *t, int ndim, const int64_t *shape), (t, ndim,
            shape), t) { return cg_expand(t, ndim, shape); }
 
 /* ---------------------------------------------------------------- squeeze / unsqueeze / flatten */
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_unsqueeze, "unsqueeze", (cg_tensor *t, int64_t dim), (t, dim), t) {
+CG_PROF_FN(cg_tensor *, cg_unsqueeze, "unsqueeze", (cg_tensor *t, int64_t dim), (t, dim), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[unsqueeze] argument is NULL");
     CG_CHECK(t->ndim < CG_MAX_DIMS, CG_ERR_SHAPE, "[unsqueeze] rank %d would exceed the maximum of %d dims", t->ndim + 1, CG_MAX_DIMS);
     int64_t d;
@@ -244,19 +244,19 @@ static cg_tensor *squeeze_mask(cg_tensor *t, uint32_t mask) {
     return cg_make_view(t, n, ns, nst, t->offset, "SqueezeBackward0", cg_view_reshape_backward, NULL, 0);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_squeeze, "squeeze", (cg_tensor *t), (t), t) {
+CG_PROF_FN(cg_tensor *, cg_squeeze, "squeeze", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[squeeze] argument is NULL");
     return squeeze_mask(t, 0xffffffffu);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_squeeze_dim, "squeeze", (cg_tensor *t, int64_t dim), (t, dim), t) {
+CG_PROF_FN(cg_tensor *, cg_squeeze_dim, "squeeze", (cg_tensor *t, int64_t dim), (t, dim), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[squeeze] argument is NULL");
     int64_t d;
     if (cg_wrap_dim("squeeze", dim, t->ndim, &d)) return NULL;
     return squeeze_mask(t, t->ndim ? 1u << d : 0);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_flatten, "flatten", (cg_tensor *t, int64_t start_dim, int64_t end_dim), (t, start_dim,
+CG_PROF_FN(cg_tensor *, cg_flatten, "flatten", (cg_tensor *t, int64_t start_dim, int64_t end_dim), (t, start_dim,
            end_dim), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[flatten] argument is NULL");
     int64_t s, e;
@@ -276,7 +276,7 @@ CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_flatten, "flatten", (cg_tensor *t, int64_t
     return cg_reshape(t, n, ns);
 }
 
-CG_PROF_FN_ANY_DEVICE(cg_tensor *, cg_unflatten, "unflatten", (cg_tensor *t, int64_t dim, int nsizes, const int64_t *sizes), (t,
+CG_PROF_FN(cg_tensor *, cg_unflatten, "unflatten", (cg_tensor *t, int64_t dim, int nsizes, const int64_t *sizes), (t,
            dim, nsizes, sizes), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[unflatten] argument is NULL");
     int64_t d;

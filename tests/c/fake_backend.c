@@ -8,9 +8,7 @@
  * which stage their tensors through host memory and run the CPU's entries,
  * as a device backend without its own kernel would. Its table has the softmax
  * entries only, so every other custom op names itself and "fake" in a
- * NotImplementedError, and ops whose kernels are not per-device entries
- * refuse it (host_kernels false). This is how the seam is tested without a
- * GPU. */
+ * NotImplementedError. This is how the seam is tested without a GPU. */
 #include "fake_backend.h"
 
 #include "backend/backend.h"
@@ -172,7 +170,6 @@ static const cg_backend k_fake = {
     .name = "fake",
     .has_data = true,
     .host_addressable = false,
-    .host_kernels = false,
     .alloc = fake_alloc,
     .free = fake_free,
     .copy_from_host = fake_from_host,

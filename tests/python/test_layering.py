@@ -26,11 +26,6 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"core", "autograd", "backend", "dispatch", "ops", "optim"},
 }
 
-# Issue 19 (the device seam), in progress: these op files still hold CPU loops
-# and include src/backend/cpu headers. Each entry moves under src/backend/cpu/
-# as its kernels get per-device entries; the list may only shrink.
-OPS_STILL_ON_CPU_HEADERS: set[str] = set()
-
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -66,20 +61,24 @@ def test_includes_point_down(path: Path) -> None:
         theirs = layer_of(inc)
         if theirs == mine:
             continue
-        if mine == "ops" and theirs == "backend" and path.name in OPS_STILL_ON_CPU_HEADERS:
-            continue
         assert theirs in ALLOWED[mine], (
             f"{path.relative_to(ROOT)} (layer {mine}) includes {inc.relative_to(ROOT)} (layer {theirs}); "
             f"{mine} may include only {sorted(ALLOWED[mine] | {mine})}")
 
 
-def test_the_ops_on_cpu_headers_list_only_shrinks() -> None:
-    """Every listed op file still includes a backend header (drop it from the list once it does not)."""
-    for name in sorted(OPS_STILL_ON_CPU_HEADERS):
-        path = SRC / "ops" / name
-        assert path.exists(), f"src/ops/{name} is gone: remove it from OPS_STILL_ON_CPU_HEADERS"
-        assert any(layer_of(i) == "backend" for i in quoted_includes(path) if i.is_relative_to(SRC)), (
-            f"src/ops/{name} no longer includes a backend header: remove it from OPS_STILL_ON_CPU_HEADERS")
+# the device seam (Note [Backends]): above the backend, code names no device and runs no loop of its own
+DEVICE_BLIND = ["ops", "optim", "autograd"]
+NO_DEVICE_CODE = re.compile(r"\b(cg_is_meta|cg_parallel_for)\s*\(")
+
+
+@pytest.mark.parametrize("layer", DEVICE_BLIND)
+def test_no_device_branches_or_cpu_loops_above_the_backend(layer: str) -> None:
+    """No meta branch and no thread-pool loop in ops, optim or autograd: their compute goes through
+    the backend (runners and kernel entries), so every device runs them the same way."""
+    for path in sorted((SRC / layer).rglob("*")):
+        if path.suffix in (".c", ".h"):
+            hits = NO_DEVICE_CODE.findall(path.read_text())
+            assert not hits, f"{path.relative_to(ROOT)} calls {sorted(set(hits))}"
 
 
 def test_public_headers_include_only_public_headers() -> None:

@@ -24,7 +24,6 @@ const cg_backend cg_backend_cpu = {
     .name = "cpu",
     .has_data = true,
     .host_addressable = true,
-    .host_kernels = true,
     .dlpack_type = 1, /* kDLCPU */
     .alloc = cpu_alloc,
     .free = cpu_free,

@@ -20,7 +20,6 @@ const cg_backend cg_backend_meta = {
     .name = "meta",
     .has_data = false,
     .host_addressable = false,
-    .host_kernels = true, /* the ops not yet behind per-device entries skip their kernels on meta themselves */
     .copy_from_host = meta_copy,
     .copy_to_host = meta_copy,
     .synchronize = meta_synchronize,
