@@ -5,28 +5,16 @@
  * (repeat / tile, the slicing views and their forward) run there; on meta each
  * gives the right shape and dtype, backward included, and the view bounds
  * checks hold as on the CPU. */
-#include "fake_backend.h"
-#include "test.h"
+#include "fake_checks.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static bool shape_is(const cg_tensor *t, int ndim, const int64_t *shape, cg_dtype dt) {
-    return t && cg_tensor_ndim(t) == ndim && cg_tensor_dtype(t) == dt &&
-           memcmp(cg_tensor_shape(t), shape, sizeof(int64_t) * (size_t)ndim) == 0;
-}
 static bool same_geometry(const cg_tensor *a, const cg_tensor *b) {
     return a && b && cg_tensor_ndim(a) == cg_tensor_ndim(b) && cg_tensor_dtype(a) == cg_tensor_dtype(b) &&
            memcmp(cg_tensor_shape(a), cg_tensor_shape(b), sizeof(int64_t) * (size_t)cg_tensor_ndim(a)) == 0;
 }
 
-/* the message names op and the fake device */
-static void check_refused(bool is_error, const char *op) {
-    char msg[256];
-    snprintf(msg, sizeof msg, "%s", cg_last_error_message());
-    CHECK_ERR(is_error, CG_ERR_NOT_IMPLEMENTED, "fake");
-    if (!strstr(msg, op)) cg_test_fail(__FILE__, __LINE__, "message '%s' does not name %s", msg, op);
-}
 
 /* nothing read back, run or computed on the device */
 static bool untouched(fake_counts a, fake_counts b) {

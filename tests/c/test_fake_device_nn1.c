@@ -3,24 +3,12 @@
  * lacks them) each op fails with NotImplementedError naming the op and the
  * device, never touching its memory; on meta each gives the right shape and
  * dtype, backward included. */
-#include "fake_backend.h"
-#include "test.h"
+#include "fake_checks.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static bool shape_is(const cg_tensor *t, int ndim, const int64_t *shape, cg_dtype dt) {
-    return t && cg_tensor_ndim(t) == ndim && cg_tensor_dtype(t) == dt &&
-           memcmp(cg_tensor_shape(t), shape, sizeof(int64_t) * (size_t)ndim) == 0;
-}
 
-/* the message names op and the fake device */
-static void check_refused(bool is_error, const char *op) {
-    char msg[256];
-    snprintf(msg, sizeof msg, "%s", cg_last_error_message());
-    CHECK_ERR(is_error, CG_ERR_NOT_IMPLEMENTED, "fake");
-    if (!strstr(msg, op)) cg_test_fail(__FILE__, __LINE__, "message '%s' does not name %s", msg, op);
-}
 
 TEST(fake_nn1_entries_missing) {
     fake_backend_install();
