@@ -1,6 +1,7 @@
 /* reduce.c — sum-like reductions: sum, mean, prod, count_nonzero, any, all
- * (descriptor, loops, backward side by side), plus the helpers shared by the
- * reduction files (reduce_internal.h). Floating reductions accumulate in
+ * (descriptor and backward side by side; the loops are the backends', by
+ * kind: the CPU's in src/backend/cpu/reduce_sum.c), plus the helpers shared by
+ * the reduction files (reduce_internal.h). Floating reductions accumulate in
  * double; integer sums and products in int64 (PyTorch's result dtype). */
 #include "reduce_internal.h"
 

@@ -1,7 +1,9 @@
 /* reduce_minmax.c — value-selecting reductions: amax / amin (dims list),
  * max / min along one dim (values + int64 indices), max / min over all
  * elements, argmax / argmin. NaN propagates as the extreme value; ties pick
- * the first occurrence. Reducing over zero elements is an error (no identity). */
+ * the first occurrence. Reducing over zero elements is an error (no identity).
+ * Descriptors and backward formulas; the loops (kinds MAX and MIN) are the
+ * backends' (the CPU's in src/backend/cpu/reduce_minmax.c). */
 #include "reduce_internal.h"
 
 /* ---------------------------------------------------------------- backward formulas */

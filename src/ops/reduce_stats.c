@@ -2,7 +2,8 @@
  * (with `correction`), logsumexp (max-shifted, stable) and vector norms
  * (any real p, +-inf, 0), plus the private |x|^q op their backward formulas
  * need. Everything accumulates in double; integer inputs are CG_ERR_DTYPE
- * (the Python layer promotes). */
+ * (the Python layer promotes). Descriptors and backward formulas; the loops
+ * are the backends' (the CPU's in src/backend/cpu/reduce_stats.c). */
 #include "reduce_internal.h"
 
 /* ---------------------------------------------------------------- |x|^q (private, differentiable)

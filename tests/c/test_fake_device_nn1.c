@@ -9,7 +9,6 @@
 #include <string.h>
 
 
-
 TEST(fake_nn1_entries_missing) {
     fake_backend_install();
     cg_device f = fake_device();

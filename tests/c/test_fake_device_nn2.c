@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static bool same_shape(const cg_tensor *a, const cg_tensor *b) {
     return a && b && shape_is(a, cg_tensor_ndim(b), cg_tensor_shape(b), cg_tensor_dtype(b));
 }

@@ -15,8 +15,9 @@
 
 #include <math.h>
 
-/* Loops are static to the file that expands them; the generated table of the
- * named ops (elementwise_loops.gen.c) defines this empty to export its loops. */
+/* Loops are static to the file that expands them; the files of the op table's
+ * loops (elementwise_loops.gen.c, elementwise_hand.c) define this empty to
+ * export theirs, which the table by op id names. */
 #ifndef CG_LOOP_LINKAGE
 #define CG_LOOP_LINKAGE static
 #endif

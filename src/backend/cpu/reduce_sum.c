@@ -13,7 +13,7 @@
 /* Floating sums accumulate in double. A contiguous run keeps sixteen
  * independent accumulators (combined in a fixed order) so the adds pipeline
  * and vectorise instead of waiting on one dependency chain; a strided run
- * folds serially. SUM_RUN defines cg_rd_sum_run_<dtype> (reduce_internal.h). */
+ * folds serially. SUM_RUN defines cg_rd_sum_run_<dtype> (reduce_loops.h). */
 #define SUM_RUN(fname, T, LOAD)                                                                       \
     double fname(const char *in, int64_t n, int64_t s, double c) {                                   \
         (void)c;                                                                                      \
@@ -102,7 +102,7 @@ CG_REDUCE_COLS_LOOP(sum_cols_u16, uint16_t, int64_t, int64_t, CG_ID, CG_ID, 0, S
 CG_REDUCE_COLS_LOOP(sum_cols_u32, uint32_t, int64_t, int64_t, CG_ID, CG_ID, 0, SUM_STEP, SUM_FINAL)
 CG_REDUCE_COLS_LOOP(sum_cols_u64, uint64_t, uint64_t, int64_t, CG_ID, CG_ID, 0u, SUM_STEP, SUM_FINAL)
 
-/* ---------------------------------------------------------------- chunked double sums (reduce_internal.h) */
+/* ---------------------------------------------------------------- chunked double sums (reduce_loops.h) */
 typedef struct rd_chunk_job {
     cg_rd_run_fn run;
     const char *in;
