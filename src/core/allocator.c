@@ -175,7 +175,8 @@ void cg_pool_empty(cg_cache_pool *pl) {
     spin_unlock(&pl->lock);
     /* outside the lock: the raw frees may be slow (the class gives each block's rounded size) */
     for (int c = 0; c < CG_POOL_CLASSES; c++) {
-        const size_t rounded = class_size(c);
+        if (!lists[c]) continue;
+        const size_t rounded = class_size(c); /* a class that holds blocks: its size fits */
         for (void *e = lists[c]; e;) {
             void *next, *ptr;
             if (pl->intrusive) {

@@ -11,7 +11,7 @@
 
 static inline bool shape_is(const cg_tensor *t, int ndim, const int64_t *shape, cg_dtype dt) {
     return t && cg_tensor_ndim(t) == ndim && cg_tensor_dtype(t) == dt &&
-           memcmp(cg_tensor_shape(t), shape, sizeof(int64_t) * (size_t)ndim) == 0;
+           (ndim == 0 || memcmp(cg_tensor_shape(t), shape, sizeof(int64_t) * (size_t)ndim) == 0);
 }
 
 /* the call failed with NotImplementedError, its message naming op and the fake device */

@@ -11,8 +11,7 @@
 #include <string.h>
 
 static bool same_geometry(const cg_tensor *a, const cg_tensor *b) {
-    return a && b && cg_tensor_ndim(a) == cg_tensor_ndim(b) && cg_tensor_dtype(a) == cg_tensor_dtype(b) &&
-           memcmp(cg_tensor_shape(a), cg_tensor_shape(b), sizeof(int64_t) * (size_t)cg_tensor_ndim(a)) == 0;
+    return a && b && shape_is(a, cg_tensor_ndim(b), cg_tensor_shape(b), cg_tensor_dtype(b));
 }
 
 
