@@ -69,6 +69,7 @@ CG_API cg_tensor *cg_maximum(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_minimum(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_hypot(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_logaddexp(cg_tensor *a, cg_tensor *b);
+CG_API cg_tensor *cg_logaddexp2(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_copysign(cg_tensor *a, cg_tensor *b); /* |a| with the sign of b */
 CG_API cg_tensor *cg_eq(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_ne(cg_tensor *a, cg_tensor *b);

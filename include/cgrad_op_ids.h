@@ -69,6 +69,7 @@ typedef enum cg_op_id {
     CG_OP_MINIMUM,
     CG_OP_HYPOT,
     CG_OP_LOGADDEXP,
+    CG_OP_LOGADDEXP2,
     CG_OP_COPYSIGN,
     CG_OP_EQ,
     CG_OP_NE,

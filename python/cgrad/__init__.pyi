@@ -184,6 +184,7 @@ from ._C import log1p as log1p
 from ._C import log2 as log2
 from ._C import log_softmax as log_softmax
 from ._C import logaddexp as logaddexp
+from ._C import logaddexp2 as logaddexp2
 from ._C import logical_and as logical_and
 from ._C import logical_not as logical_not
 from ._C import logical_or as logical_or

@@ -1,6 +1,6 @@
 /* arith.c — the backward formulas of the arithmetic binary ops (add, sub, mul,
  * div, floor_divide, remainder, fmod, pow, atan2, maximum, minimum, hypot,
- * logaddexp, copysign), written with cg ops. Their descriptors, entry points and CPU
+ * logaddexp, logaddexp2, copysign), written with cg ops. Their descriptors, entry points and CPU
  * loops are generated from the op table (src/ops/elementwise_ops.py); pow's private
  * log is a hand row (loops in src/backend/cpu/elementwise_hand.c). */
 #include "../dispatch/dispatch_internal.h"
@@ -266,17 +266,19 @@ done:
     return st;
 }
 
-/* ---------------------------------------------------------------- logaddexp
- * log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities give themselves. */
-/* ga = g / (1 + exp(b - a)) ; gb = g / (1 + exp(a - b)) */
-cg_status cg_bw_logaddexp(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+/* ---------------------------------------------------------------- logaddexp, logaddexp2
+ * log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities give themselves.
+ * logaddexp2 the same in base 2. */
+/* ga = g / (1 + exp(b - a)) ; gb = g / (1 + exp(a - b)); base 2: exp2 */
+static cg_status logaddexp_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin,
+                                    cg_tensor *(*expf_)(cg_tensor *)) {
     cg_tensor *a = cg_node_saved(node, 0), *b = cg_node_saved(node, 1), *one = NULL;
     cg_status st = CG_OK;
     if (!a || !b || !(one = scalar_like(1.0, g[0]))) goto fail;
     for (int i = 0; i < 2; i++) {
         if (!cg_node_needs_grad(node, i)) continue;
         cg_tensor *d = i == 0 ? cg_sub(b, a) : cg_sub(a, b);
-        cg_tensor *e = d ? cg_exp(d) : NULL;
+        cg_tensor *e = d ? expf_(d) : NULL;
         cg_tensor *s = e ? cg_add(one, e) : NULL;
         gin[i] = s ? cg_div(g[0], s) : NULL;
         cg_tensor_release(d);
@@ -292,6 +294,13 @@ done:
     cg_tensor_release(a);
     cg_tensor_release(b);
     return st;
+}
+
+cg_status cg_bw_logaddexp(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    return logaddexp_backward(node, g, gin, cg_exp);
+}
+cg_status cg_bw_logaddexp2(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    return logaddexp_backward(node, g, gin, cg_exp2);
 }
 
 /* ---------------------------------------------------------------- copysign

@@ -721,6 +721,17 @@ const cg_elementwise_op cg_op_logaddexp = {
 };
 cg_tensor *cg_logaddexp(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_logaddexp, a, b, NULL, 0); }
 
+/* logaddexp2: f16 bf16 f32 f64 */
+const cg_elementwise_op cg_op_logaddexp2 = {
+    .id = CG_OP_LOGADDEXP2,
+    .schema = {"logaddexp2", "Logaddexp2Backward0", 1, CG_AMP_KEEP, false, true, false},
+    .arity = 2,
+    .out_dtype = CG_SAME_DTYPE,
+    .dtypes = CG_OP_DTYPES_LOGADDEXP2,
+    .backward = cg_bw_logaddexp2,
+};
+cg_tensor *cg_logaddexp2(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_logaddexp2, a, b, NULL, 0); }
+
 /* copysign: f16 bf16 f32 f64 */
 const cg_elementwise_op cg_op_copysign = {
     .id = CG_OP_COPYSIGN,
@@ -950,6 +961,7 @@ const cg_elementwise_op *const cg_elementwise_ops[CG_OP_COUNT] = {
     [CG_OP_MINIMUM] = &cg_op_minimum,
     [CG_OP_HYPOT] = &cg_op_hypot,
     [CG_OP_LOGADDEXP] = &cg_op_logaddexp,
+    [CG_OP_LOGADDEXP2] = &cg_op_logaddexp2,
     [CG_OP_COPYSIGN] = &cg_op_copysign,
     [CG_OP_EQ] = &cg_op_eq,
     [CG_OP_NE] = &cg_op_ne,
@@ -1018,6 +1030,7 @@ static const struct {
     {"log1p", CG_OP_LOG1P},
     {"log2", CG_OP_LOG2},
     {"logaddexp", CG_OP_LOGADDEXP},
+    {"logaddexp2", CG_OP_LOGADDEXP2},
     {"logical_and", CG_OP_LOGICAL_AND},
     {"logical_not", CG_OP_LOGICAL_NOT},
     {"logical_or", CG_OP_LOGICAL_OR},

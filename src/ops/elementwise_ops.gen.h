@@ -69,6 +69,7 @@ extern const cg_elementwise_op cg_op_maximum;
 extern const cg_elementwise_op cg_op_minimum;
 extern const cg_elementwise_op cg_op_hypot;
 extern const cg_elementwise_op cg_op_logaddexp;
+extern const cg_elementwise_op cg_op_logaddexp2;
 extern const cg_elementwise_op cg_op_copysign;
 extern const cg_elementwise_op cg_op_eq;
 extern const cg_elementwise_op cg_op_ne;
@@ -149,6 +150,7 @@ extern const cg_elementwise_op cg_op_bitwise_right_shift;
 #define CG_OP_DTYPES_MINIMUM (CG_DTYPE_BIT(CG_DTYPE_BOOL) | CG_DTYPE_BIT(CG_DTYPE_U8) | CG_DTYPE_BIT(CG_DTYPE_I8) | CG_DTYPE_BIT(CG_DTYPE_I16) | CG_DTYPE_BIT(CG_DTYPE_I32) | CG_DTYPE_BIT(CG_DTYPE_I64) | CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
 #define CG_OP_DTYPES_HYPOT (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
 #define CG_OP_DTYPES_LOGADDEXP (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
+#define CG_OP_DTYPES_LOGADDEXP2 (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
 #define CG_OP_DTYPES_COPYSIGN (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
 #define CG_OP_DTYPES_EQ (CG_DTYPE_BIT(CG_DTYPE_BOOL) | CG_DTYPE_BIT(CG_DTYPE_U8) | CG_DTYPE_BIT(CG_DTYPE_I8) | CG_DTYPE_BIT(CG_DTYPE_I16) | CG_DTYPE_BIT(CG_DTYPE_I32) | CG_DTYPE_BIT(CG_DTYPE_I64) | CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64) | CG_DTYPE_BIT(CG_DTYPE_U16) | CG_DTYPE_BIT(CG_DTYPE_U32) | CG_DTYPE_BIT(CG_DTYPE_U64))
 #define CG_OP_DTYPES_NE (CG_DTYPE_BIT(CG_DTYPE_BOOL) | CG_DTYPE_BIT(CG_DTYPE_U8) | CG_DTYPE_BIT(CG_DTYPE_I8) | CG_DTYPE_BIT(CG_DTYPE_I16) | CG_DTYPE_BIT(CG_DTYPE_I32) | CG_DTYPE_BIT(CG_DTYPE_I64) | CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64) | CG_DTYPE_BIT(CG_DTYPE_U16) | CG_DTYPE_BIT(CG_DTYPE_U32) | CG_DTYPE_BIT(CG_DTYPE_U64))
@@ -248,6 +250,7 @@ cg_status cg_bw_maximum(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 cg_status cg_bw_minimum(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 cg_status cg_bw_hypot(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 cg_status cg_bw_logaddexp(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
+cg_status cg_bw_logaddexp2(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 cg_status cg_bw_copysign(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 
 /* the descriptor of each generated row's id (NULL for CG_OP_NONE and the hand rows) */

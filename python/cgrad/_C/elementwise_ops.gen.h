@@ -26,6 +26,7 @@ static inline cg_dtype cgpy_promoted_dtype(int kind, cg_dtype dt) {
 #define CGPY_PROMOTE_minimum CGPY_PROMOTE_ARITH
 #define CGPY_PROMOTE_hypot CGPY_PROMOTE_ARITH
 #define CGPY_PROMOTE_logaddexp CGPY_PROMOTE_ARITH
+#define CGPY_PROMOTE_logaddexp2 CGPY_PROMOTE_ARITH
 #define CGPY_PROMOTE_copysign CGPY_PROMOTE_FLOAT
 #define CGPY_PROMOTE_eq CGPY_PROMOTE_BOOL
 #define CGPY_PROMOTE_ne CGPY_PROMOTE_BOOL
@@ -120,6 +121,7 @@ static inline cg_dtype cgpy_promoted_dtype(int kind, cg_dtype dt) {
 #define CGPY_BINARY_NOIP_OPS(X) \
     X(maximum, CGPY_PROMOTE_ARITH, OPND_BOTH) \
     X(minimum, CGPY_PROMOTE_ARITH, OPND_BOTH) \
-    X(logaddexp, CGPY_PROMOTE_ARITH, OPND_BOTH)
+    X(logaddexp, CGPY_PROMOTE_ARITH, OPND_BOTH) \
+    X(logaddexp2, CGPY_PROMOTE_ARITH, OPND_BOTH)
 
 #endif

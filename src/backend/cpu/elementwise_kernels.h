@@ -88,6 +88,15 @@ CG_REMAINDER_FN(cg_remainder_d, double, fmod)
     }
 CG_LOGADDEXP_FN(cg_logaddexp_f, float, fabsf, log1pf, expf)
 CG_LOGADDEXP_FN(cg_logaddexp_d, double, fabs, log1p, exp)
+/* log2(2^a + 2^b) = max + log1p(2^-|a - b|) / ln 2 (as PyTorch: times 1 / ln 2) */
+#define CG_LOGADDEXP2_FN(NAME, T, FABS, LOG1P, EXP2)                    \
+    static inline T NAME(T a, T b) {                                    \
+        if (isinf(a) && a == b) return a;                               \
+        T m = a < b ? b : a;                                            \
+        return m + LOG1P(EXP2(-FABS(a - b))) * (T)1.4426950408889634;   \
+    }
+CG_LOGADDEXP2_FN(cg_logaddexp2_f, float, fabsf, log1pf, exp2f)
+CG_LOGADDEXP2_FN(cg_logaddexp2_d, double, fabs, log1p, exp2)
 
 /* ---------------------------------------------------------------- shifts
  * PyTorch's results without C UB: a shift amount that is negative or >= the

@@ -290,6 +290,9 @@ CG_BINARY_FLOAT_LOOPS(cg_cpu_hypot, hypotf(a, b), hypot(a, b))
 /* logaddexp */
 CG_BINARY_FLOAT_LOOPS(cg_cpu_logaddexp, cg_logaddexp_f(a, b), cg_logaddexp_d(a, b))
 
+/* logaddexp2 */
+CG_BINARY_FLOAT_LOOPS(cg_cpu_logaddexp2, cg_logaddexp2_f(a, b), cg_logaddexp2_d(a, b))
+
 /* copysign */
 CG_BINARY_FLOAT_LOOPS(cg_cpu_copysign, copysignf(a, b), copysign(a, b))
 
@@ -416,6 +419,7 @@ const cg_loop_fn cg_cpu_elementwise_loops[CG_OP_COUNT][CG_DTYPE_COUNT] = {
     [CG_OP_MINIMUM] = {[CG_DTYPE_BOOL] = cg_cpu_minimum_b, [CG_DTYPE_U8] = cg_cpu_minimum_u8, [CG_DTYPE_I8] = cg_cpu_minimum_i8, [CG_DTYPE_I16] = cg_cpu_minimum_i16, [CG_DTYPE_I32] = cg_cpu_minimum_i32, [CG_DTYPE_I64] = cg_cpu_minimum_i64, [CG_DTYPE_F16] = cg_cpu_minimum_f16, [CG_DTYPE_BF16] = cg_cpu_minimum_bf16, [CG_DTYPE_F32] = cg_cpu_minimum_f32, [CG_DTYPE_F64] = cg_cpu_minimum_f64},
     [CG_OP_HYPOT] = {[CG_DTYPE_F16] = cg_cpu_hypot_f16, [CG_DTYPE_BF16] = cg_cpu_hypot_bf16, [CG_DTYPE_F32] = cg_cpu_hypot_f32, [CG_DTYPE_F64] = cg_cpu_hypot_f64},
     [CG_OP_LOGADDEXP] = {[CG_DTYPE_F16] = cg_cpu_logaddexp_f16, [CG_DTYPE_BF16] = cg_cpu_logaddexp_bf16, [CG_DTYPE_F32] = cg_cpu_logaddexp_f32, [CG_DTYPE_F64] = cg_cpu_logaddexp_f64},
+    [CG_OP_LOGADDEXP2] = {[CG_DTYPE_F16] = cg_cpu_logaddexp2_f16, [CG_DTYPE_BF16] = cg_cpu_logaddexp2_bf16, [CG_DTYPE_F32] = cg_cpu_logaddexp2_f32, [CG_DTYPE_F64] = cg_cpu_logaddexp2_f64},
     [CG_OP_COPYSIGN] = {[CG_DTYPE_F16] = cg_cpu_copysign_f16, [CG_DTYPE_BF16] = cg_cpu_copysign_bf16, [CG_DTYPE_F32] = cg_cpu_copysign_f32, [CG_DTYPE_F64] = cg_cpu_copysign_f64},
     [CG_OP_EQ] = {[CG_DTYPE_BOOL] = cg_cpu_eq_b, [CG_DTYPE_U8] = cg_cpu_eq_u8, [CG_DTYPE_I8] = cg_cpu_eq_i8, [CG_DTYPE_I16] = cg_cpu_eq_i16, [CG_DTYPE_I32] = cg_cpu_eq_i32, [CG_DTYPE_I64] = cg_cpu_eq_i64, [CG_DTYPE_F16] = cg_cpu_eq_f16, [CG_DTYPE_BF16] = cg_cpu_eq_bf16, [CG_DTYPE_F32] = cg_cpu_eq_f32, [CG_DTYPE_F64] = cg_cpu_eq_f64, [CG_DTYPE_U16] = cg_cpu_eq_u16, [CG_DTYPE_U32] = cg_cpu_eq_u32, [CG_DTYPE_U64] = cg_cpu_eq_u64},
     [CG_OP_NE] = {[CG_DTYPE_BOOL] = cg_cpu_ne_b, [CG_DTYPE_U8] = cg_cpu_ne_u8, [CG_DTYPE_I8] = cg_cpu_ne_i8, [CG_DTYPE_I16] = cg_cpu_ne_i16, [CG_DTYPE_I32] = cg_cpu_ne_i32, [CG_DTYPE_I64] = cg_cpu_ne_i64, [CG_DTYPE_F16] = cg_cpu_ne_f16, [CG_DTYPE_BF16] = cg_cpu_ne_bf16, [CG_DTYPE_F32] = cg_cpu_ne_f32, [CG_DTYPE_F64] = cg_cpu_ne_f64, [CG_DTYPE_U16] = cg_cpu_ne_u16, [CG_DTYPE_U32] = cg_cpu_ne_u32, [CG_DTYPE_U64] = cg_cpu_ne_u64},

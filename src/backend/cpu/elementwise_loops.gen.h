@@ -400,6 +400,10 @@ void cg_cpu_logaddexp_f16(char **args, const int64_t *steps, int64_t n, const vo
 void cg_cpu_logaddexp_bf16(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_logaddexp_f32(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_logaddexp_f64(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_logaddexp2_f16(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_logaddexp2_bf16(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_logaddexp2_f32(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_logaddexp2_f64(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_copysign_f16(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_copysign_bf16(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_copysign_f32(char **args, const int64_t *steps, int64_t n, const void *params);

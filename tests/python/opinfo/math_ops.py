@@ -278,6 +278,7 @@ OPS = [
     OpInfo("arctan2", binary_samples(lo2=0.5, hi2=2, scalars=False), dtypes=F, inplace=True),
     OpInfo("hypot", binary_samples(scalars=False), dtypes=F, inplace=True),
     OpInfo("logaddexp", binary_samples(scalars=False), dtypes=F),
+    OpInfo("logaddexp2", binary_samples(scalars=False), dtypes=F),
     OpInfo("copysign", binary_samples(), dtypes=("float32", "float64", "int64"), inplace=True),
     OpInfo("maximum", binary_samples(scalars=False), dtypes=FI),
     OpInfo("minimum", binary_samples(scalars=False), dtypes=FI),
