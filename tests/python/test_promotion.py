@@ -171,3 +171,34 @@ def test_inplace_refuses_downcast_of_category():
     y = cgrad.ones(3)
     y += cgrad.ones(3, dtype=cgrad.float64)
     assert y.dtype == cgrad.float32
+
+
+def test_keywords_and_errors_as_pytorch():
+    """result_type(tensor=, other=) and promote_types(type1=, type2=) take PyTorch's keywords;
+    a missing or None dtype is a TypeError."""
+    x, t = cgrad.ones(2, dtype=cgrad.int32), torch.ones(2, dtype=torch.int32)
+    assert str(cgrad.result_type(tensor=x, other=2.5)).split(".")[-1] == str(torch.result_type(tensor=t, other=2.5)).split(".")[-1]
+    assert cgrad.promote_types(type1=cgrad.int32, type2=cgrad.float16) == cgrad.float16
+    assert torch.promote_types(type1=torch.int32, type2=torch.float16) == torch.float16
+    for lib in (cgrad, torch):
+        with pytest.raises(TypeError):
+            lib.promote_types(lib.int32, None)
+        with pytest.raises(TypeError):
+            lib.promote_types(lib.int32)
+        with pytest.raises(TypeError):
+            lib.result_type(lib.ones(1))
+
+
+@pytest.mark.parametrize("lib", [cgrad, torch], ids=["cgrad", "torch"])
+def test_size_and_stride_take_dim_by_keyword(lib):
+    x = lib.ones(2, 3).t()
+    assert (x.size(dim=0), x.size(-1), x.stride(dim=0), x.stride(1)) == (3, 2, 1, 3)
+    assert tuple(x.size()) == (3, 2) and tuple(x.stride()) == (1, 3)
+    with pytest.raises(TypeError):
+        x.size("a")
+    with pytest.raises(TypeError):
+        x.stride(1.0)
+    with pytest.raises(IndexError):
+        x.size(2)
+    with pytest.raises(IndexError):
+        x.stride(dim=-3)

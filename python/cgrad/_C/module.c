@@ -230,22 +230,25 @@ static PyObject *f_get_num_threads(PyObject *m, PyObject *u) {
     (void)m, (void)u;
     return PyLong_FromLong(cg_get_num_threads());
 }
-static PyObject *f_result_type(PyObject *m, PyObject *args) {
-    (void)m;
-    PyObject *a, *b;
-    if (!PyArg_ParseTuple(args, "OO:result_type", &a, &b)) return NULL;
-    PyObject *ops[2] = {a, b};
+static PyObject *f_result_type(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("result_type", CGPY_ARG("tensor", CGPY_A_OBJ, CGPY_REQ),
+                                      CGPY_ARG("other", CGPY_A_OBJ, CGPY_REQ));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    PyObject *ops[2] = {v[0].o, v[1].o};
     cg_dtype dt;
     if (cgpy_result_type(2, ops, &dt)) return NULL;
     PyObject *d = cgpy_dtype(dt);
     Py_INCREF(d);
     return d;
 }
-static PyObject *f_promote_types(PyObject *m, PyObject *args) {
-    (void)m;
-    cg_dtype a = CG_DTYPE_COUNT, b = CG_DTYPE_COUNT;
-    if (!PyArg_ParseTuple(args, "O&O&:promote_types", cgpy_dtype_conv, &a, cgpy_dtype_conv, &b)) return NULL;
-    if (a == CG_DTYPE_COUNT || b == CG_DTYPE_COUNT) return PyErr_Format(PyExc_TypeError, "promote_types(): expected dtypes");
+static PyObject *f_promote_types(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("promote_types", CGPY_ARG("type1", CGPY_A_DTYPE, CGPY_REQ),
+                                      CGPY_ARG("type2", CGPY_A_DTYPE, CGPY_REQ));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    if (v[0].o == Py_None || v[1].o == Py_None) return PyErr_Format(PyExc_TypeError, "promote_types(): expected dtypes");
+    cg_dtype a = v[0].dtype, b = v[1].dtype;
     cg_dtype r;
     if (cgpy_promote_checked(a, b, &r)) return NULL;
     PyObject *d = cgpy_dtype(r);
@@ -335,8 +338,8 @@ static PyMethodDef module_functions[] = {
     {"set_default_dtype", f_set_default_dtype, METH_O, NULL},
     {"set_num_threads", f_set_num_threads, METH_O, NULL},
     {"get_num_threads", f_get_num_threads, METH_NOARGS, NULL},
-    {"result_type", f_result_type, METH_VARARGS, NULL},
-    {"promote_types", f_promote_types, METH_VARARGS, NULL},
+    CGPY_FASTKW("result_type", f_result_type),
+    CGPY_FASTKW("promote_types", f_promote_types),
     CGPY_FASTKW("can_cast", cgpy_f_can_cast),
     {"_set_tensor_class", f_set_tensor_class, METH_VARARGS, NULL},
     {"_make_subclass", f_make_subclass, METH_VARARGS, NULL},

@@ -9,36 +9,36 @@
 
 #define T_OF(self) (((CgTensorObject *)(self))->t)
 
-static PyObject *m_size(PyObject *self, PyObject *args) {
-    PyObject *dim = Py_None;
-    if (!PyArg_ParseTuple(args, "|O:size", &dim)) return NULL;
-    if (dim == Py_None) return PyObject_GetAttrString(self, "shape");
-    long d = PyLong_AsLong(dim);
-    if (d == -1 && PyErr_Occurred()) return NULL;
+static PyObject *m_size(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("size", CGPY_ARG("dim", CGPY_A_OPT_INT));
+    cgpy_val v[1];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    if (!cgpy_given(&v[0])) return PyObject_GetAttrString(self, "shape");
+    int64_t d = v[0].i;
     cg_tensor *t = T_OF(self);
     int nd = cg_tensor_ndim(t);
     if (d < -(nd ? nd : 1) || d >= (nd ? nd : 1) || nd == 0) {
-        PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %ld)",
-                     -(nd ? nd : 1), (nd ? nd : 1) - 1, d);
+        PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %lld)",
+                     -(nd ? nd : 1), (nd ? nd : 1) - 1, (long long)d);
         return NULL;
     }
     return PyLong_FromLongLong(cg_tensor_shape(t)[d < 0 ? d + nd : d]);
 }
 
-static PyObject *m_stride(PyObject *self, PyObject *args) {
-    PyObject *dim = Py_None;
-    if (!PyArg_ParseTuple(args, "|O:stride", &dim)) return NULL;
+static PyObject *m_stride(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("stride", CGPY_ARG("dim", CGPY_A_OPT_INT));
+    cgpy_val v[1];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     cg_tensor *t = T_OF(self);
     int nd = cg_tensor_ndim(t);
-    if (dim == Py_None) {
+    if (!cgpy_given(&v[0])) {
         PyObject *tup = PyTuple_New(nd);
         for (int i = 0; tup && i < nd; i++) PyTuple_SET_ITEM(tup, i, PyLong_FromLongLong(cg_tensor_strides(t)[i]));
         return tup;
     }
-    long d = PyLong_AsLong(dim);
-    if (d == -1 && PyErr_Occurred()) return NULL;
+    int64_t d = v[0].i;
     if (nd == 0 || d < -nd || d >= nd) {
-        PyErr_Format(PyExc_IndexError, "Dimension out of range (got %ld for a %d-d tensor)", d, nd);
+        PyErr_Format(PyExc_IndexError, "Dimension out of range (got %lld for a %d-d tensor)", (long long)d, nd);
         return NULL;
     }
     return PyLong_FromLongLong(cg_tensor_strides(t)[d < 0 ? d + nd : d]);
@@ -747,8 +747,8 @@ static PyObject *m_iter(PyObject *self, PyObject *u) {
 extern PyObject *cgpy_tensor_contains(PyObject *self, PyObject *el); /* number.c */
 
 PyMethodDef cgpy_tensor_core_methods[] = {
-    {"size", m_size, METH_VARARGS, NULL},
-    {"stride", m_stride, METH_VARARGS, NULL},
+    CGPY_FASTKW("size", m_size),
+    CGPY_FASTKW("stride", m_stride),
     {"dim", m_dim, METH_NOARGS, NULL},
     {"ndimension", m_dim, METH_NOARGS, NULL},
     {"numel", m_numel, METH_NOARGS, NULL},
