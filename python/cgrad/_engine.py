@@ -28,15 +28,17 @@ def engines() -> dict[str, str]:
 def choose_level(supported: str, requested: str | None, available: list[str]) -> str:
     """The level to load: the highest of `available` that is at most `supported`
     and, when given, at most `requested`. A request above what the CPU runs, or
-    not a level name, raises ImportError."""
+    not a level name, raises ImportError. A -Dnative=true build has one engine,
+    "native", loaded whatever level is requested, but a request that names no
+    level is refused there too."""
+    if requested is not None and requested not in LEVELS:
+        raise ImportError(f"{ENV_VAR}={requested!r} is not a CPU level: use one of {', '.join(LEVELS)}")
     if available == ["native"]:
         return "native"
     if supported not in LEVELS:
         raise ImportError("cgrad needs an x86-64-v2 CPU (SSE4.2, POPCNT); this one is below that")
     cap = LEVELS.index(supported)
     if requested is not None:
-        if requested not in LEVELS:
-            raise ImportError(f"{ENV_VAR}={requested!r} is not a CPU level: use one of {', '.join(LEVELS)}")
         if LEVELS.index(requested) > cap:
             raise ImportError(f"{ENV_VAR}={requested} asks for more than this CPU runs ({supported})")
         cap = LEVELS.index(requested)

@@ -48,6 +48,11 @@ def test_choose_level_refuses(supported, requested, match):
         _engine.choose_level(supported, requested, ["baseline", "avx2", "avx512"])
 
 
+def test_a_native_build_refuses_a_request_that_names_no_level():
+    with pytest.raises(ImportError, match="is not a CPU level"):
+        _engine.choose_level("avx512", "sse9", ["native"])
+
+
 def _proc_flags() -> set[str]:
     with open("/proc/cpuinfo") as f:
         for line in f:
