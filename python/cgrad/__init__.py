@@ -20,6 +20,8 @@ from . import return_types
 from .serialization import save, load
 from . import profiler, memory
 from . import backends, __config__
+from . import cuda, accelerator, mps
+from ._precision import set_float32_matmul_precision, get_float32_matmul_precision
 from . import utils, datasets
 from . import nn, optim
 from . import amp

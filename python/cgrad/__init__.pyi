@@ -317,6 +317,7 @@ from .amp.autocast_mode import clear_autocast_cache as clear_autocast_cache
 from .autograd.grad_mode import enable_grad as enable_grad
 from .amp.autocast_mode import get_autocast_cpu_dtype as get_autocast_cpu_dtype
 from .amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
+from ._precision import get_float32_matmul_precision as get_float32_matmul_precision
 from .autograd.grad_mode import inference_mode as inference_mode
 from .amp.autocast_mode import is_autocast_cache_enabled as is_autocast_cache_enabled
 from .amp.autocast_mode import is_autocast_cpu_enabled as is_autocast_cpu_enabled
@@ -331,12 +332,16 @@ from .amp.autocast_mode import set_autocast_cpu_dtype as set_autocast_cpu_dtype
 from .amp.autocast_mode import set_autocast_cpu_enabled as set_autocast_cpu_enabled
 from .amp.autocast_mode import set_autocast_dtype as set_autocast_dtype
 from .amp.autocast_mode import set_autocast_enabled as set_autocast_enabled
+from ._precision import set_float32_matmul_precision as set_float32_matmul_precision
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
+from . import accelerator as accelerator
 from . import amp as amp
 from . import autograd as autograd
 from . import backends as backends
+from . import cuda as cuda
 from . import datasets as datasets
 from . import memory as memory
+from . import mps as mps
 from . import nn as nn
 from . import optim as optim
 from . import profiler as profiler

@@ -1,0 +1,68 @@
+"""cgrad.backends.cuda (torch.backends.cuda): CUDA settings. Not built in;
+the flags are kept and readable, with PyTorch's defaults, so scripts that set
+them run unchanged, and take effect when a CUDA backend is built."""
+from __future__ import annotations
+
+__all__ = ["is_built", "matmul", "flash_sdp_enabled", "enable_flash_sdp", "mem_efficient_sdp_enabled",
+           "enable_mem_efficient_sdp", "math_sdp_enabled", "enable_math_sdp", "cudnn_sdp_enabled", "enable_cudnn_sdp"]
+
+
+def is_built() -> bool:
+    """Whether cgrad was built with CUDA: False."""
+    return False
+
+
+class _Matmul:
+    """torch.backends.cuda.matmul: allow_tf32 (mirrors get_float32_matmul_precision) and the
+    reduced-precision reduction flags."""
+
+    def __init__(self) -> None:
+        self.allow_fp16_reduced_precision_reduction = True
+        self.allow_bf16_reduced_precision_reduction = True
+
+    @property
+    def allow_tf32(self) -> bool:
+        from ..._precision import get_float32_matmul_precision
+        return get_float32_matmul_precision() != "highest"
+
+    @allow_tf32.setter
+    def allow_tf32(self, value: bool) -> None:
+        from ..._precision import set_float32_matmul_precision
+        set_float32_matmul_precision("high" if value else "highest")
+
+
+matmul = _Matmul()
+
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+
+def flash_sdp_enabled() -> bool:
+    return _sdp["flash"]
+
+
+def enable_flash_sdp(enabled: bool) -> None:
+    _sdp["flash"] = bool(enabled)
+
+
+def mem_efficient_sdp_enabled() -> bool:
+    return _sdp["mem_efficient"]
+
+
+def enable_mem_efficient_sdp(enabled: bool) -> None:
+    _sdp["mem_efficient"] = bool(enabled)
+
+
+def math_sdp_enabled() -> bool:
+    return _sdp["math"]
+
+
+def enable_math_sdp(enabled: bool) -> None:
+    _sdp["math"] = bool(enabled)
+
+
+def cudnn_sdp_enabled() -> bool:
+    return _sdp["cudnn"]
+
+
+def enable_cudnn_sdp(enabled: bool) -> None:
+    _sdp["cudnn"] = bool(enabled)
