@@ -33,36 +33,22 @@ class _Matmul:
 
 matmul = _Matmul()
 
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+def _sdp_flag(kind: str) -> tuple:
+    """The query and the setter of one scaled-dot-product-attention kernel flag (PyTorch's default: on)."""
+    state = {"on": True}
+
+    def enabled() -> bool:
+        return state["on"]
+
+    def enable(enabled: bool) -> None:
+        state["on"] = bool(enabled)
+
+    enabled.__name__, enable.__name__ = f"{kind}_sdp_enabled", f"enable_{kind}_sdp"
+    return enabled, enable
 
 
-def flash_sdp_enabled() -> bool:
-    return _sdp["flash"]
-
-
-def enable_flash_sdp(enabled: bool) -> None:
-    _sdp["flash"] = bool(enabled)
-
-
-def mem_efficient_sdp_enabled() -> bool:
-    return _sdp["mem_efficient"]
-
-
-def enable_mem_efficient_sdp(enabled: bool) -> None:
-    _sdp["mem_efficient"] = bool(enabled)
-
-
-def math_sdp_enabled() -> bool:
-    return _sdp["math"]
-
-
-def enable_math_sdp(enabled: bool) -> None:
-    _sdp["math"] = bool(enabled)
-
-
-def cudnn_sdp_enabled() -> bool:
-    return _sdp["cudnn"]
-
-
-def enable_cudnn_sdp(enabled: bool) -> None:
-    _sdp["cudnn"] = bool(enabled)
+flash_sdp_enabled, enable_flash_sdp = _sdp_flag("flash")
+mem_efficient_sdp_enabled, enable_mem_efficient_sdp = _sdp_flag("mem_efficient")
+math_sdp_enabled, enable_math_sdp = _sdp_flag("math")
+cudnn_sdp_enabled, enable_cudnn_sdp = _sdp_flag("cudnn")
