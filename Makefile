@@ -110,7 +110,7 @@ ASAN_PY_ENV = LD_PRELOAD="$(ASAN_RT) libstdc++.so.6" PYTHONMALLOC=malloc CGRAD_S
   ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:allocator_may_return_null=1:detect_odr_violation=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # the pytest subset of make test (about 2 min under ASan on the 2-core VM)
-ASAN_CI_TESTS ?= tests/python/test_indexing.py tests/python/test_serialization.py tests/python/test_autograd.py \
+ASAN_CI_TESTS ?= tests/python/test_indexing.py tests/python/test_torch_checkpoints.py tests/python/test_safetensors_format.py tests/python/test_autograd.py \
   tests/python/test_threads.py tests/python/test_fuzz_corpus.py tests/python/test_checker_selfcheck.py
 
 build-asan/build.ninja: | deps

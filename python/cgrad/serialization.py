@@ -1,769 +1,693 @@
-"""Checkpoints: cgrad.save / cgrad.load in the safetensors format.
+"""Checkpoints in PyTorch's format: cgrad.save / cgrad.load (torch.save / torch.load).
 
-A file is an 8-byte little-endian header length N, N bytes of JSON header
-({name: {"dtype", "shape", "data_offsets"}, "__metadata__": {str: str}}) and the
-raw little-endian tensor data. Nested dicts / lists / tuples of tensors and
-plain values (int, float, bool, str, None, dtype, device) are flattened to
-tensor names; their structure is kept as JSON in __metadata__["cgrad.structure"],
-so model and optimizer state dicts round-trip. Plain {name: tensor} files are
-exchanged with the safetensors library both ways. There is no pickle: loading
-never runs code, and the loader validates every field of the header before
-touching the data (and every length before reading it). Loading reads the
-tensors into memory of their own; mmap=True maps the file under a read lease
-instead (_leasemap.py). Saving to a path writes a new file and renames it over
-the old one, so a checkpoint on disk is always whole."""
+cgrad.save writes PyTorch's zip format: a zip archive (stored, uncompressed)
+of <name>/data.pkl (the object pickled with protocol 2, tensors as rebuild
+calls that torch.load resolves: _torch_pickle.py), one record per storage under
+<name>/data/<key> aligned to 64 bytes, and the version, byteorder,
+.format_version and .storage_alignment records. Views of one storage share it
+in the file, as in PyTorch. _use_new_zipfile_serialization=False writes the
+pre-1.6 format (consecutive pickles, then the raw storages).
+
+cgrad.load reads both formats, written by PyTorch or cgrad, and cgrad's
+earlier safetensors checkpoints (cgrad.utils.safetensors). weights_only=True
+(the default, as in PyTorch >= 2.6) resolves only an allowlist of globals
+(Note [weights-only] in _torch_pickle.py); weights_only=False unpickles
+anything, with torch.* names resolved to cgrad's.
+
+Every length in the archive is checked before it is used: storage records must
+be stored (not compressed), lie inside the file, not overlap one another, and
+hold exactly the bytes their storage declares; a compressed data.pkl may
+expand to at most MAX_COMPRESSED_PICKLE bytes; a tensor must lie inside its
+storage."""
 from __future__ import annotations
 
-import builtins
 import ctypes
-import errno
+import hashlib
 import io
-import json
-import math
 import os
-import secrets
+import pickle
 import stat as _stat
 import struct
 import sys
 import warnings
+import zipfile
+import zlib
 from typing import IO, Any, Callable, Dict, List, Optional, Tuple, Union
 
-from . import _C
+from . import _C, _atomic_file
+from ._torch_pickle import (FullUnpickler, LoadedStorage, StorageTable, TorchPickler, WeightsOnlyUnpickler,
+                            add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals)
 
 FileLike = Union[str, "os.PathLike[str]", IO[bytes]]
 MapLocation = Union[None, str, "_C.device", Dict[str, str], Callable[..., Any]]
 
-STRUCTURE_KEY = "cgrad.structure"
-FORMAT_KEY = "format"
-MAX_HEADER = 100_000_000  # the safetensors library's bound on the header size
-_INT64_MAX = (1 << 63) - 1
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals",
+           "get_unsafe_globals_in_checkpoint", "DEFAULT_PROTOCOL"]
 
-# safetensors dtype code -> (cgrad dtype name, element size)
-_DTYPES: Dict[str, Tuple[str, int]] = {
-    "F64": ("float64", 8),
-    "F32": ("float32", 4),
-    "F16": ("float16", 2),
-    "BF16": ("bfloat16", 2),
-    "I64": ("int64", 8),
-    "I32": ("int32", 4),
-    "I16": ("int16", 2),
-    "I8": ("int8", 1),
-    "U8": ("uint8", 1),
-    "U16": ("uint16", 2),
-    "U32": ("uint32", 4),
-    "U64": ("uint64", 8),
-    "BOOL": ("bool", 1),
-}
-_CODES = {v[0]: k for k, v in _DTYPES.items()}
-# dtypes of the safetensors format that cgrad has no tensor type for
-_UNSUPPORTED = {"F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"}
+DEFAULT_PROTOCOL = 2  # torch.serialization.DEFAULT_PROTOCOL
+MAGIC_NUMBER = 0x1950A86A20F9469CFC6C  # the pre-1.6 format's first pickle
+PROTOCOL_VERSION = 1001
+STORAGE_ALIGNMENT = 64
+MAX_COMPRESSED_PICKLE = 256 << 20
+_PAD_ID = 0x6763  # the zip extra field that pads a record's data to STORAGE_ALIGNMENT
 
 
-def _dtype_name(dt: Any) -> str:
-    return str(dt).rsplit(".", 1)[-1]
+# ---------------------------------------------------------------- zip writing
+
+class _ZipWriter:
+    """A zip archive of stored records written in one pass (zip64 where sizes need it)."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        self.pos = 0
+        self.central: List[bytes] = []
+        self.crcs: List[int] = []
+
+    def _write(self, data: Any) -> None:
+        self.fh.write(data)
+        self.pos += len(data)
+
+    def add(self, name: str, data: Any, align: int = 1) -> None:
+        n = len(data)
+        crc = zlib.crc32(data)
+        self.crcs.append(crc)
+        raw = name.encode("utf-8")
+        offset = self.pos
+        zip64 = n >= 0xFFFFFFFF
+        extra = struct.pack("<HHQQ", 1, 16, n, n) if zip64 else b""
+        if align > 1:
+            pad = -(offset + 30 + len(raw) + len(extra) + 4) % align
+            extra += struct.pack("<HH", _PAD_ID, pad) + b"\0" * pad
+        small = 0xFFFFFFFF if zip64 else n
+        version = 45 if zip64 else 20
+        # signature, version, flags (bit 11: UTF-8 names), stored, time, date (1980-01-01), crc, sizes
+        self._write(struct.pack("<IHHHHHIIIHH", 0x04034B50, version, 0x800, 0, 0, 0x21, crc, small, small,
+                                len(raw), len(extra)) + raw + extra)
+        self._write(data)
+        big = [v for v in (n, n, offset) if v >= 0xFFFFFFFF] if (zip64 or offset >= 0xFFFFFFFF) else []
+        cextra = struct.pack("<HH", 1, 8 * len(big)) + struct.pack(f"<{len(big)}Q", *big) if big else b""
+        if big:
+            version = 45
+        self.central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, version, version, 0x800, 0, 0, 0x21, crc,
+                                        small, small, len(raw), len(cextra), 0, 0, 0, 0,
+                                        min(offset, 0xFFFFFFFF)) + raw + cextra)
+
+    def finish(self) -> None:
+        start = self.pos
+        for c in self.central:
+            self._write(c)
+        size = self.pos - start
+        count = len(self.central)
+        if count >= 0xFFFF or start >= 0xFFFFFFFF or size >= 0xFFFFFFFF:
+            end64 = self.pos
+            self._write(struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, count, count, size, start))
+            self._write(struct.pack("<IIQI", 0x07064B50, 0, end64, 1))
+        self._write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, min(count, 0xFFFF), min(count, 0xFFFF),
+                                min(size, 0xFFFFFFFF), min(start, 0xFFFFFFFF), 0))
 
 
-# ---------------------------------------------------------------- save
-
-class _Flattener:
-    """Walks the object, collecting tensors under unique names and building
-    the JSON structure that refers to them."""
-
-    def __init__(self) -> None:
-        self.tensors: Dict[str, Any] = {}
-        self.by_id: Dict[int, str] = {}
-
-    def name_for(self, t: Any, path: str) -> str:
-        key = builtins.id(t)
-        if key in self.by_id:  # the same tensor object twice (tied weights): one entry
-            return self.by_id[key]
-        name = path if path else "tensor"
-        if name in self.tensors or name == "__metadata__":
-            i = 1
-            while f"{name}#{i}" in self.tensors:
-                i += 1
-            name = f"{name}#{i}"
-        self.tensors[name] = t
-        self.by_id[key] = name
-        return name
-
-    def encode(self, obj: Any, path: str) -> Any:
-        if isinstance(obj, _C._TensorBase):
-            return {"T": self.name_for(obj, path)}
-        if obj is None or isinstance(obj, (bool, str)):
-            return {"v": obj}
-        if isinstance(obj, int):
-            return {"v": int(obj)}
-        if isinstance(obj, float):
-            return {"f": repr(float(obj))} if not math.isfinite(obj) else {"v": float(obj)}
-        if isinstance(obj, _C.dtype):
-            return {"dtype": _dtype_name(obj)}
-        if isinstance(obj, _C.device):
-            return {"device": str(obj)}
-        if isinstance(obj, dict):
-            items = []
-            for k, v in obj.items():
-                if not (k is None or isinstance(k, (str, int, float, bool, tuple))):
-                    raise TypeError(f"cgrad.save: dict keys must be str, int, float, bool, None or tuples, "
-                                    f"got {type(k).__name__}")
-                items.append([self.encode(k, ""), self.encode(v, _join(path, k))])
-            return {"d": items}
-        if isinstance(obj, tuple):
-            return {"t": [self.encode(v, _join(path, i)) for i, v in enumerate(obj)]}
-        if isinstance(obj, list):
-            return {"l": [self.encode(v, _join(path, i)) for i, v in enumerate(obj)]}
-        raise TypeError(f"cgrad.save: cannot save an object of type {type(obj).__name__}; checkpoints hold "
-                        "tensors, numbers, strings, None, dtypes, devices and dicts / lists / tuples of them")
+def _storage_bytes(ref: Any) -> Any:
+    """A storage's bytes, without a copy (valid while ref.tensor lives)."""
+    if not ref.nbytes:
+        return b""
+    return memoryview((ctypes.c_char * ref.nbytes).from_address(ref.base)).cast("B")
 
 
-def _join(path: str, key: Any) -> str:
-    return f"{path}.{key}" if path else str(key)
-
-
-def _saveable(t: Any) -> Any:
-    t = t.detach()
-    if t.device.type == "meta":
-        raise ValueError("cgrad.save: cannot save a tensor on the meta device (it has no data)")
-    return t
-
-
-def _tensor_data(t: Any) -> Any:
-    """t's elements in row-major order: its own memory when it is a contiguous CPU tensor
-    (valid while t lives), else a copy (non-contiguous views are saved contiguous)."""
-    if t.device.type != "cpu":
-        t = t.cpu()
-    n = t.numel() * t.element_size()
-    if n and t.is_contiguous():
-        return memoryview((ctypes.c_char * n).from_address(t.data_ptr())).cast("B")
-    return t._to_bytes()
-
-
-def _serialize(obj: Any) -> Tuple[bytes, List[Any]]:
-    """The header (with its 8-byte length) and the tensors to write after it, in order."""
+def _pickle_object(obj: Any, protocol: int, legacy: bool) -> Tuple[bytes, StorageTable]:
     if sys.byteorder != "little":
         raise NotImplementedError("cgrad.save on a big-endian machine")
-    fl = _Flattener()
-    structure = fl.encode(obj, "")
-    # widest elements first so every tensor stays aligned to its element size
-    order = sorted(fl.tensors, key=lambda n: (-fl.tensors[n].element_size(), n))
-    header: Dict[str, Any] = {}
-    tensors: List[Any] = []
-    offset = 0
-    for name in order:
-        t = _saveable(fl.tensors[name])
-        nbytes = t.numel() * t.element_size()
-        header[name] = {"dtype": _CODES[_dtype_name(t.dtype)], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + nbytes]}
-        tensors.append(t)
-        offset += nbytes
-    meta = {FORMAT_KEY: "pt", STRUCTURE_KEY: json.dumps(structure, separators=(",", ":"))}
-    header["__metadata__"] = meta
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)  # data starts 8-byte aligned
-    return struct.pack("<Q", len(text)) + text, tensors
+    storages = StorageTable()
+    buf = io.BytesIO()
+    TorchPickler(buf, protocol, storages, legacy).dump(obj)
+    return buf.getvalue(), storages
 
 
-def _write(fh: Any, head: bytes, tensors: List[Any]) -> None:
-    fh.write(head)
-    for t in tensors:
-        data = _tensor_data(t)
-        if len(data) != t.numel() * t.element_size():  # the header already promised this length
-            raise RuntimeError(f"cgrad.save: a tensor of shape {tuple(t.shape)} gave {len(data)} bytes")
-        fh.write(data)
+def _write_zip(fh: Any, archive: str, pkl: bytes, storages: StorageTable, byteorder: bool = True) -> None:
+    z = _ZipWriter(fh)
+    z.add(f"{archive}/data.pkl", pkl)
+    z.add(f"{archive}/.format_version", b"1")
+    z.add(f"{archive}/.storage_alignment", str(STORAGE_ALIGNMENT).encode())
+    if byteorder:
+        z.add(f"{archive}/byteorder", b"little")
+    for ref in storages:
+        z.add(f"{archive}/data/{ref.key}", _storage_bytes(ref), STORAGE_ALIGNMENT)
+    z.add(f"{archive}/version", b"3\n")
+    # an id of the content (the same object saves to the same bytes)
+    ident = hashlib.sha1(struct.pack(f"<{len(z.crcs)}I", *z.crcs)).hexdigest()
+    z.add(f"{archive}/.data/serialization_id", ident.encode())
+    z.finish()
 
 
-def save(obj: object, f: FileLike) -> None:
-    """Save a tensor, or a nested dict / list / tuple of tensors and plain
-    values (a state dict), to a path or binary file object, in the safetensors
-    format. Tensors are saved contiguous and detached (as data).
+def _write_legacy(fh: Any, pkl: bytes, storages: StorageTable, protocol: int) -> None:
+    sys_info = {"protocol_version": PROTOCOL_VERSION, "little_endian": True,
+                "type_sizes": {"short": 2, "int": 4, "long": 4}}
+    for head in (MAGIC_NUMBER, PROTOCOL_VERSION, sys_info):
+        fh.write(pickle.dumps(head, protocol=protocol))
+    fh.write(pkl)
+    refs = list(storages)
+    fh.write(pickle.dumps([r.key for r in refs], protocol=protocol))
+    for r in refs:
+        fh.write(struct.pack("<q", r.nbytes // r.tensor.element_size()))
+        fh.write(_storage_bytes(r))
 
-    A path is written atomically: the data goes to a new file in the same
-    directory (unnamed while it is written, O_TMPFILE, where the file system
-    allows), which is flushed to disk (fsync) and then renamed over the old
-    one. A crash at any moment leaves either the old checkpoint or the new one,
-    never a mix; a process that has the old file open or mapped keeps the old
-    data. The new file keeps the old one's permission bits (and owner, where
-    allowed); a symlink is followed and its target replaced. A path naming a
-    device or a pipe is written in place."""
-    head, tensors = _serialize(obj)
+
+def save(obj: object, f: FileLike, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
+    """torch.save: write obj (tensors, state dicts, whole Modules, any picklable object) to a path
+    or a binary file object in PyTorch's format, which torch.load and cgrad.load read. A path is
+    written atomically (cgrad/_atomic_file.py)."""
+    if pickle_module is not pickle:
+        raise NotImplementedError("cgrad.save with a pickle_module other than the standard pickle")
+    if type(pickle_protocol) is not int or not 2 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"cgrad.save: pickle_protocol must be an int from 2 to {pickle.HIGHEST_PROTOCOL}, "
+                         f"got {pickle_protocol!r}")
+    legacy = not _use_new_zipfile_serialization
+    pkl, storages = _pickle_object(obj, pickle_protocol, legacy)
+
+    def write(fh: Any, archive: str) -> None:
+        if legacy:
+            _write_legacy(fh, pkl, storages, pickle_protocol)
+        else:
+            _write_zip(fh, archive, pkl, storages, not _disable_byteorder_record)
+
     if isinstance(f, (str, bytes, os.PathLike)):
-        _save_path(os.fsdecode(f), lambda fh: _write(fh, head, tensors))
+        path = os.fsdecode(f)
+        archive = os.path.splitext(os.path.basename(path))[0] or "archive"
+        _atomic_file.save_path(path, lambda fh: write(fh, archive), "cgrad.save")
     elif hasattr(f, "write"):
-        _write(f, head, tensors)
+        if isinstance(f, io.TextIOBase):
+            raise TypeError("cgrad.save: the file object must be opened in binary mode")
+        write(f, "archive")
+        if hasattr(f, "flush"):
+            f.flush()
     else:
         raise TypeError(f"cgrad.save: f must be a path or a binary file object, got {type(f).__name__}")
 
 
-def _temp_name(directory: str, base: str) -> str:
-    return os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
+# ---------------------------------------------------------------- loading
+
+def _bad(msg: str) -> RuntimeError:
+    return RuntimeError(f"cgrad.load: invalid checkpoint: {msg}")
 
 
-def _new_temp(directory: str, base: str) -> Tuple[int, Optional[str]]:
-    """A new file to write the checkpoint into: (fd, None) for an unnamed O_TMPFILE file,
-    else (fd, its temporary name)."""
-    tmpfile = getattr(os, "O_TMPFILE", 0)
-    if tmpfile:
-        try:
-            return os.open(directory, tmpfile | os.O_WRONLY | os.O_CLOEXEC, 0o666), None
-        except OSError as e:
-            if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
-                raise _temp_error(directory, e) from None
-    return _new_temp_named(directory, base)
+def _element_size(dtype: Any) -> int:
+    return int(_C.empty(0, dtype=dtype).element_size())
 
 
-def _new_temp_named(directory: str, base: str) -> Tuple[int, str]:
-    for _ in range(100):
-        name = _temp_name(directory, base)
-        try:
-            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), name
-        except FileExistsError:
-            continue
-        except OSError as e:
-            raise _temp_error(directory, e) from None
-    raise FileExistsError(f"cgrad.save: no free temporary name in {directory!r}")
-
-
-def _temp_error(directory: str, e: OSError) -> OSError:
-    return type(e)(e.errno, f"cgrad.save: cannot create a new file in {directory!r} to replace the checkpoint "
-                            f"atomically ({e.strerror})")
-
-
-def _link_temp(fd: int, directory: str, base: str) -> Optional[str]:
-    """Give the unnamed file on fd a temporary name (for the rename); None if that fails."""
-    for _ in range(100):
-        name = _temp_name(directory, base)
-        try:
-            os.link(f"/proc/self/fd/{fd}", name, follow_symlinks=True)
-            return name
-        except FileExistsError:
-            continue
-        except OSError:
-            return None
-    return None
-
-
-def _write_file(fd: int, write: Callable[[Any], None], old: Optional[os.stat_result]) -> None:
-    with open(fd, "wb", closefd=False) as fh:
-        write(fh)
-    if old is not None:
-        try:
-            os.fchown(fd, old.st_uid, old.st_gid)
-        except OSError:
-            pass
-        os.fchmod(fd, _stat.S_IMODE(old.st_mode))
-    os.fsync(fd)  # the data is on disk before the name points at it
-
-
-def _save_path(path: str, write: Callable[[Any], None]) -> None:
-    target = os.path.realpath(path)  # a symlink keeps pointing at the (new) checkpoint
-    try:
-        old: Optional[os.stat_result] = os.stat(target)
-    except FileNotFoundError:
-        old = None
-    if old is not None and _stat.S_ISDIR(old.st_mode):
-        raise IsADirectoryError(errno.EISDIR, f"cgrad.save: {path!r} is a directory")
-    if old is not None and _stat.S_ISREG(old.st_mode) and not os.access(target, os.W_OK):
-        # a rename would replace it anyway; refuse as writing it in place would
-        raise PermissionError(errno.EACCES, f"cgrad.save: {path!r} is not writable")
-    if old is not None and not _stat.S_ISREG(old.st_mode):
-        with open(target, "wb") as fh:  # /dev/null, a pipe: nothing to rename over
-            write(fh)
-        return
-    directory, base = os.path.split(target)
-    fd, name = _new_temp(directory, base)
-    try:
-        _write_file(fd, write, old)
-        if name is None:
-            name = _link_temp(fd, directory, base)
-            if name is None:  # no /proc: write a named copy instead
-                os.close(fd)
-                fd = -1
-                fd, name = _new_temp_named(directory, base)
-                _write_file(fd, write, old)
-        os.replace(name, target)
-        name = None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-        if name is not None:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-    _fsync_dir(directory)
-
-
-def _fsync_dir(directory: str) -> None:
-    """Make the rename itself durable."""
-    try:
-        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
-
-
-# ---------------------------------------------------------------- load
-
-def _bad(msg: str) -> ValueError:
-    return ValueError(f"cgrad.load: invalid checkpoint: {msg}")
-
-
-def _unique(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
-    out: Dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"duplicate key {k!r}")
-        out[k] = v
-    return out
-
-
-def _header_length(first: bytes, size: Optional[int], peek: Callable[[], bytes],
-                   names: Callable[[], Optional[List[str]]]) -> int:
-    """The header length from the first 8 bytes, checked against the limit and the file size
-    before anything more is read; a file in another known format is named as such."""
-    if len(first) < 8:
-        what = f"the file has {len(first)} bytes" if size is not None else f"the stream ends after {len(first)} bytes"
-        raise _bad(f"{what}, fewer than the 8-byte header length")
-    (n,) = struct.unpack_from("<Q", first, 0)
-    if n > MAX_HEADER or (size is not None and 8 + n > size):
-        _raise_if_foreign(first + peek(), names)
-    if n > MAX_HEADER:
-        raise _bad(f"header length {n} exceeds the limit of {MAX_HEADER} bytes")
-    if size is not None and 8 + n > size:
-        raise _bad(f"header length {n} runs past the end of the file ({size} bytes)")
-    if n == 0:
-        _raise_if_foreign(first + peek(), names)
-        raise _bad("header length 0: the file does not start with a safetensors header")
-    return n
-
-
-def _parse_entries(text: bytes, data_len: Optional[int], first: bytes,
-                   names: Callable[[], Optional[List[str]]]) -> Tuple[Dict[str, Any], Dict[str, str], int]:
-    """Validate the JSON header; returns ({name: (code, shape, begin, end)}, metadata, data length).
-    data_len is the size of the data section, None for a stream of unknown size (then the
-    tensors must cover [0, end) without gaps, and end is the length to read)."""
-    try:
-        header = json.loads(text.decode("utf-8"), object_pairs_hook=_unique)
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        _raise_if_foreign(first + text[:16], names)
-        raise _bad(f"the header is not valid UTF-8 JSON ({e})") from None
-    if not isinstance(header, dict):
-        raise _bad(f"the header is a JSON {type(header).__name__}, not an object")
-    meta = header.pop("__metadata__", None)
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
-        raise _bad("__metadata__ must map strings to strings")
-    entries: Dict[str, Any] = {}
-    for name, info in header.items():
-        if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
-            raise _bad(f"tensor {name!r}: the entry must be an object with exactly dtype, shape and data_offsets")
-        code, shape, offs = info["dtype"], info["shape"], info["data_offsets"]
-        if not isinstance(code, str):
-            raise _bad(f"tensor {name!r}: dtype must be a string")
-        if code not in _DTYPES:
-            if code in _UNSUPPORTED:
-                raise _bad(f"tensor {name!r}: dtype {code} is not supported by cgrad")
-            raise _bad(f"tensor {name!r}: unknown dtype {code!r}")
-        if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
-            raise _bad(f"tensor {name!r}: shape must be a list of non-negative integers, got {shape!r}")
-        if len(shape) > 64:
-            raise _bad(f"tensor {name!r}: {len(shape)} dimensions are too many")
-        numel = 1
-        for s in shape:
-            numel *= s
-        nbytes = numel * _DTYPES[code][1]
-        if any(s > _INT64_MAX for s in shape) or nbytes > _INT64_MAX:
-            raise _bad(f"tensor {name!r}: shape {shape} overflows (element count or byte size beyond int64)")
-        if (not isinstance(offs, list) or len(offs) != 2 or not all(type(o) is int for o in offs)):
-            raise _bad(f"tensor {name!r}: data_offsets must be a list of two integers, got {offs!r}")
-        begin, end = offs
-        if begin < 0 or end < begin:
-            raise _bad(f"tensor {name!r}: data_offsets {offs} are not an increasing pair of non-negative integers")
-        if data_len is not None and end > data_len:
-            raise _bad(f"tensor {name!r}: data_offsets {offs} lie beyond the data section ({data_len} bytes)")
-        if end - begin != nbytes:
-            raise _bad(f"tensor {name!r}: data_offsets {offs} hold {end - begin} bytes but shape {shape} "
-                       f"of {code} needs {nbytes}")
-        entries[name] = (code, shape, begin, end)
-    covered = 0
-    for name, (_, _, begin, end) in sorted(entries.items(), key=lambda kv: (kv[1][2], kv[1][3])):
-        if begin < covered:
-            raise _bad(f"tensor {name!r}: data_offsets [{begin}, {end}] overlap another tensor")
-        if begin > covered:
-            raise _bad(f"tensor {name!r}: the data section has a gap of {begin - covered} bytes before it")
-        covered = end
-    if data_len is not None and covered != data_len:
-        raise _bad(f"the tensors cover {covered} bytes but the data section has {data_len}")
-    return entries, meta, covered
-
-
-def _parse_header(buf: Any, size: int) -> Tuple[int, Dict[str, Any], Dict[str, str]]:
-    """Validate the header of a file held whole in buf (a mapping); returns (data start,
-    {name: (code, shape, begin, end)}, metadata)."""
-    first = bytes(buf[:8])
-    n = _header_length(first, size, lambda: bytes(buf[8:16]), lambda: None)
-    entries, meta, _ = _parse_entries(bytes(buf[8:8 + n]), size - 8 - n, first, lambda: None)
-    return 8 + n, entries, meta
-
-
-# ---------------------------------------------------------------- other formats
-
-_TORCH_LEGACY_MAGIC = (0x1950A86A20F9469CFC6C).to_bytes(10, "little")  # torch.serialization.MAGIC_NUMBER
-
-
-def _foreign_format(head: bytes, names: Callable[[], Optional[List[str]]]) -> Optional[str]:
-    """What a file starting with head is, when it is a known format other than safetensors."""
-    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
-        entries = names()
-        if entries is not None and any(e.rsplit("/", 1)[-1] == "data.pkl" for e in entries):
-            return "a PyTorch .pt checkpoint (zip archive with data.pkl, as torch.save writes)"
-        if entries and all(e.endswith(".npy") for e in entries):
-            return "a NumPy .npz archive"
-        return "a zip archive (the format of torch.save and of NumPy .npz)"
-    if head[:1] == b"\x80" and len(head) > 1 and 2 <= head[1] <= 5:
-        if head[2:4] == b"\x8a\x0a" and head[4:14] == _TORCH_LEGACY_MAGIC:
-            return ("a legacy PyTorch .pt checkpoint (pickle, as torch.save writes with "
-                    "_use_new_zipfile_serialization=False)")
-        return "a Python pickle (such as a legacy PyTorch .pt checkpoint)"
-    if head.startswith(b"\x93NUMPY"):
-        return "a NumPy .npy array"
-    if head.startswith(b"\x89HDF\r\n\x1a\n"):
-        return "an HDF5 file (such as a Keras .h5 model)"
-    if head.startswith(b"GGUF"):
-        return "a GGUF file"
-    if head.startswith(b"\x1f\x8b"):
-        return "a gzip-compressed file"
-    return None
-
-
-def _raise_if_foreign(head: bytes, names: Callable[[], Optional[List[str]]]) -> None:
-    kind = _foreign_format(head, names)
-    if kind is None:
-        return
-    hint = ""
-    if "PyTorch" in kind or "pickle" in kind or "zip" in kind:
-        hint = (" It never unpickles (that can run code). To use a PyTorch checkpoint, convert it once with "
-                "PyTorch: safetensors.torch.save_file(torch.load(path, map_location='cpu'), 'model.safetensors') "
-                "for a state dict.")
-    raise ValueError(f"cgrad.load: this is {kind}, not a safetensors file; cgrad.load reads only safetensors "
-                     f"files (what cgrad.save writes).{hint}")
-
-
-def _zip_names(src: Any) -> Optional[List[str]]:
-    """The member names when src (a path or a seekable binary file at its start) is a zip archive."""
-    import zipfile
-    try:
-        with zipfile.ZipFile(src) as z:
-            return z.namelist()
-    except Exception:  # noqa: BLE001 - any failure means: not a readable zip
-        return None
-
-
-def _make_tensor(view: memoryview, base: int, start: int, code: str, shape: List[int]) -> Any:
-    name, size = _DTYPES[code]
-    dtype = getattr(_C, name)
-    numel = 1
-    for s in shape:
-        numel *= s
-    if numel == 0:
-        return _C.empty(shape, dtype=dtype)
-    raw = view[start:start + numel * size]
-    if code == "BOOL" and bytes(raw).translate(None, b"\x00\x01"):
-        raise _bad("a bool tensor holds bytes other than 0 and 1")
-    if (base + start) % size:  # unaligned: copy into a fresh tensor
-        return _C._from_bytes(bytes(raw), dtype, shape)
-    # shares the buffer, which it keeps alive (read-only if the buffer is: Note [Read-only memory])
-    return _C.frombuffer(raw, dtype=dtype).view(shape)  # type: ignore[attr-defined]
-
-
-def _address(view: memoryview) -> int:
-    """The address of the buffer's first byte."""
-    return int(_C.frombuffer(view[0:1], dtype=_C.uint8).data_ptr())  # type: ignore[attr-defined]
-
-
-def _decode(node: Any, tensors: Dict[str, Any]) -> Any:
-    if not isinstance(node, dict) or len(node) != 1:
-        raise _bad("cgrad.structure: every node must be an object with one key")
-    (tag, val), = node.items()
-    if tag == "T":
-        if not isinstance(val, str) or val not in tensors:
-            raise _bad(f"cgrad.structure refers to a missing tensor {val!r}")
-        return tensors[val]
-    if tag == "v":
-        if not (val is None or isinstance(val, (bool, int, float, str))):
-            raise _bad("cgrad.structure: a value node must hold a JSON scalar")
-        return val
-    if tag == "f":
-        if not isinstance(val, str) or val not in ("inf", "-inf", "nan"):
-            raise _bad("cgrad.structure: a float node must be 'inf', '-inf' or 'nan'")
-        return float(val)
-    if tag == "dtype":
-        dt = getattr(_C, val, None) if isinstance(val, str) else None
-        if not isinstance(dt, _C.dtype):
-            raise _bad(f"cgrad.structure: unknown dtype {val!r}")
-        return dt
-    if tag == "device":
-        if not isinstance(val, str):
-            raise _bad("cgrad.structure: a device node must hold a string")
-        try:
-            return _C.device(val)
-        except (RuntimeError, ValueError, TypeError) as e:
-            raise _bad(f"cgrad.structure: bad device {val!r} ({e})") from None
-    if tag in ("l", "t", "d"):
-        if not isinstance(val, list):
-            raise _bad(f"cgrad.structure: a {tag!r} node must hold a list")
-        if tag == "l":
-            return [_decode(v, tensors) for v in val]
-        if tag == "t":
-            return tuple(_decode(v, tensors) for v in val)
-        out = {}
-        for item in val:
-            if not isinstance(item, list) or len(item) != 2:
-                raise _bad("cgrad.structure: dict items must be [key, value] pairs")
-            k = _decode(item[0], tensors)
-            try:
-                hash(k)
-            except TypeError:
-                raise _bad("cgrad.structure: a dict key is not hashable") from None
-            out[k] = _decode(item[1], tensors)
-        return out
-    raise _bad(f"cgrad.structure: unknown node kind {tag!r}")
-
-
-def _relocate(t: Any, map_location: MapLocation) -> Any:
+def _restore_location(storage: LoadedStorage, location: str, map_location: MapLocation) -> LoadedStorage:
+    """map_location applied to one storage, as torch.load does."""
     if map_location is None:
-        return t
-    if isinstance(map_location, dict):
-        target = map_location.get(str(t.device))
-        return t if target is None else t.to(target)
-    if isinstance(map_location, (str, _C.device)):
-        return t.to(map_location)
-    if callable(map_location):
-        r = map_location(t, str(t.device))
-        return t if r is None else r
-    raise TypeError(f"cgrad.load: map_location must be None, a str, a device, a dict or a callable, "
-                    f"got {type(map_location).__name__}")
+        pass
+    elif isinstance(map_location, dict):
+        target = map_location.get(location)
+        if target is not None:
+            location = str(target)
+    elif isinstance(map_location, (str, _C.device)):
+        location = str(map_location)
+    elif callable(map_location):
+        got = map_location(storage, location)
+        if got is not None:
+            if not isinstance(got, LoadedStorage):
+                raise TypeError(f"cgrad.load: map_location returned {type(got).__name__}; it must return the "
+                                "storage it was given, storage.cpu(), or None")
+            return got
+    else:
+        raise TypeError(f"cgrad.load: map_location must be None, a str, a device, a dict or a callable, "
+                        f"got {type(map_location).__name__}")
+    kind = location.split(":", 1)[0]
+    if kind == "cpu":
+        return storage
+    if kind in ("cuda", "mps", "xpu", "hpu"):
+        raise RuntimeError(f"cgrad.load: the checkpoint holds tensors on {location}, and cgrad runs on the CPU "
+                           f"only; load it with map_location='cpu' (or map_location=cgrad.device('cpu'))")
+    if kind == "meta":
+        return LoadedStorage(storage.data.to("meta"), "meta")
+    raise RuntimeError(f"cgrad.load: don't know how to restore data location {location!r}")
 
 
-_CHUNK = 64 << 20  # reads go in pieces of at most this many bytes
+class _Storages:
+    """Storages of one checkpoint, each read once (views share it), relocated by map_location."""
+
+    def __init__(self, read: Callable[[Any, str, int], Any], map_location: MapLocation) -> None:
+        self.read = read
+        self.map_location = map_location
+        self.done: Dict[str, Tuple[Any, LoadedStorage]] = {}
+
+    def __call__(self, dtype: Any, key: str, location: str, numel: int) -> LoadedStorage:
+        got = self.done.get(key)
+        if got is not None:
+            if got[0] != dtype:
+                raise _bad(f"storage {key!r} is used with two dtypes")
+            return got[1]
+        data = self.read(dtype, key, numel)
+        storage = _restore_location(LoadedStorage(data, "cpu"), location, self.map_location)
+        self.done[key] = (dtype, storage)
+        return storage
 
 
-class _Reader:
-    """Sequential reads from a binary file object, in bounded pieces. size: the bytes left
-    from the current position when known (a regular file, a seekable object), else None."""
+def _unpickler(weights_only: bool) -> Any:
+    return WeightsOnlyUnpickler if weights_only else FullUnpickler
 
-    def __init__(self, fh: Any, size: Optional[int], names: Callable[[], Optional[List[str]]]) -> None:
+
+def _swap_bytes(t: Any) -> None:
+    """Reverse the bytes of every element in place (big-endian checkpoints)."""
+    import array
+    size = t.element_size()
+    if size == 1 or t.numel() == 0:
+        return
+    mem = memoryview((ctypes.c_char * (t.numel() * size)).from_address(t.data_ptr())).cast("B")
+    a = array.array({2: "H", 4: "I", 8: "Q"}[size])
+    a.frombytes(mem)
+    a.byteswap()
+    mem[:] = memoryview(a).cast("B")
+
+
+class _ZipCheckpoint:
+    """A PyTorch zip checkpoint opened for reading, its records validated before use."""
+
+    def __init__(self, fh: Any, what: str) -> None:
         self.fh = fh
-        self.size = size
-        self.names = names
-        self.done = 0  # bytes read so far
-        self._into = getattr(fh, "readinto", None)
-
-    def read(self, n: int) -> bytes:
-        """Up to n bytes (fewer only at the end of the data)."""
-        parts = []
-        while n > 0:
-            piece = self.fh.read(min(n, _CHUNK))
-            if piece is None:
-                raise ValueError("cgrad.load: the file object is non-blocking and has no data ready")
-            if not isinstance(piece, (bytes, bytearray)):
-                raise TypeError("cgrad.load: the file object must be opened in binary mode")
-            if not piece:
-                break
-            parts.append(piece)
-            n -= len(piece)
-            self.done += len(piece)
-        return b"".join(parts)
-
-    def read_into(self, buf: memoryview) -> int:
-        """Fill buf; the number of bytes read (less than len(buf) only at the end of the data)."""
-        got = 0
-        while got < len(buf):
-            part = buf[got:got + _CHUNK]
-            if self._into is not None:
-                k = self._into(part)
-                if k is None:
-                    raise ValueError("cgrad.load: the file object is non-blocking and has no data ready")
-            else:
-                data = self.read(len(part))
-                self.done -= len(data)
-                k = len(data)
-                part[:k] = data
-            if not k:
-                break
-            got += k
-            self.done += k
-        return got
-
-
-def _source_size(fh: Any) -> Optional[int]:
-    """The bytes left in a file object from its position, when that can be known without reading."""
-    try:
-        st = os.fstat(fh.fileno())
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        st = None
-    if st is not None and not _stat.S_ISREG(st.st_mode):
-        return None  # a pipe, a socket, a character device such as /dev/zero: read until the data ends
-    try:
-        if not fh.seekable():
-            return None
-        pos = fh.tell()
-        end = fh.seek(0, os.SEEK_END)
-        fh.seek(pos)
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        return None
-    return max(0, end - pos)
-
-
-def _zip_names_of(fh: Any) -> Callable[[], Optional[List[str]]]:
-    """For the error message: the member names when fh, from its current position, is a zip archive."""
-    try:
-        start: Optional[int] = fh.tell() if fh.seekable() else None
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        start = None
-
-    def names() -> Optional[List[str]]:
-        if start is None:
-            return None
+        self.what = what
         try:
-            pos = fh.tell()
-            fh.seek(start)
-        except (OSError, ValueError, io.UnsupportedOperation):
+            self.zf = zipfile.ZipFile(fh)
+            infos = self.zf.infolist()
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError) as e:
+            raise _bad(f"{what} is not a readable zip archive, or it is truncated ({e})") from None
+        pkls = [i.filename for i in infos if i.filename.endswith("/data.pkl") and i.filename.count("/") == 1]
+        if len(pkls) != 1:
+            if any(i.filename.endswith("data.pkl") for i in infos):
+                raise _bad(f"{what} must hold exactly one <name>/data.pkl record, found {len(pkls)}")
+            raise _bad(f"{what} is a zip archive without a data.pkl record: not a PyTorch checkpoint")
+        self.prefix = pkls[0][:-len("data.pkl")]
+        self.infos = {i.filename: i for i in infos}
+        end = self.zf.start_dir
+        # every record's data must lie before the central directory and not overlap another
+        spans = []
+        for i in infos:
+            start = self._data_start(i)
+            if i.compress_type == zipfile.ZIP_STORED and i.compress_size != i.file_size:
+                raise _bad(f"record {i.filename!r} is stored but declares {i.file_size} bytes in "
+                           f"{i.compress_size}")
+            if start + i.compress_size > end:
+                raise _bad(f"record {i.filename!r} runs past the end of the archive's data (offset {start}, "
+                           f"{i.compress_size} bytes, the data ends at {end})")
+            spans.append((start, start + i.compress_size, i.filename))
+        spans.sort()
+        for (a0, a1, an), (b0, b1, bn) in zip(spans, spans[1:]):
+            if b0 < a1:
+                raise _bad(f"records {an!r} and {bn!r} overlap in the archive")
+        self.starts = {n: s for s, _, n in spans}
+        big = self._text("byteorder")
+        if big not in (None, "little", "big"):
+            raise _bad(f"unknown byteorder record {big!r:.40}")
+        self.big_endian = big == "big"
+
+    def _data_start(self, info: zipfile.ZipInfo) -> int:
+        self.fh.seek(info.header_offset)
+        head = self.fh.read(30)
+        if len(head) != 30 or head[:4] != b"PK\x03\x04":
+            raise _bad(f"record {info.filename!r} has no local header at offset {info.header_offset}")
+        n, m = struct.unpack("<HH", head[26:30])
+        return info.header_offset + 30 + n + m
+
+    def _text(self, name: str) -> Optional[str]:
+        info = self.infos.get(self.prefix + name)
+        if info is None:
             return None
+        return self.record(info, 1 << 16).decode("utf-8", "replace").strip()
+
+    def record(self, info: zipfile.ZipInfo, limit: int) -> bytes:
+        if info.file_size > limit:
+            raise _bad(f"record {info.filename!r} declares {info.file_size} bytes, more than the {limit} allowed")
         try:
-            return _zip_names(fh)
-        finally:
-            try:
-                fh.seek(pos)
-            except (OSError, ValueError, io.UnsupportedOperation):
-                pass
-    return names
+            with self.zf.open(info) as r:
+                data = r.read(limit + 1)
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as e:
+            raise _bad(f"record {info.filename!r} cannot be read ({e})") from None
+        if len(data) > limit:
+            raise _bad(f"record {info.filename!r} expands past {limit} bytes")
+        return data
 
+    def pickle_bytes(self) -> bytes:
+        info = self.infos[self.prefix + "data.pkl"]
+        stored = info.compress_type == zipfile.ZIP_STORED  # then its size is bounded by the file's
+        return self.record(info, info.file_size if stored else MAX_COMPRESSED_PICKLE)
 
-def _read_tensor(r: _Reader, code: str, shape: List[int], name: str, declared: int) -> Any:
-    """A new tensor of the given dtype and shape holding the next bytes of r."""
-    dtype = getattr(_C, _DTYPES[code][0])
-    t = _C.empty(shape, dtype=dtype)
-    nbytes = t.numel() * _DTYPES[code][1]
-    if nbytes == 0:
+    def storage_info(self, key: str, dtype: Any, numel: int) -> Tuple[zipfile.ZipInfo, int]:
+        name = f"{self.prefix}data/{key}"
+        info = self.infos.get(name)
+        if info is None:
+            raise _bad(f"storage {key!r} has no record {name!r} in {self.what}")
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise _bad(f"storage record {name!r} is compressed; PyTorch checkpoints store storages uncompressed")
+        nbytes = numel * _element_size(dtype)
+        if info.file_size != nbytes:
+            what = "truncated" if info.file_size < nbytes else "longer than declared"
+            raise _bad(f"storage record {name!r} is {what}: it holds {info.file_size} bytes, and its storage of "
+                       f"{numel} elements needs {nbytes}")
+        return info, nbytes
+
+    def read_storage(self, dtype: Any, key: str, numel: int) -> Any:
+        info, nbytes = self.storage_info(key, dtype, numel)
+        t = _C.empty((numel,), dtype=dtype)
+        if nbytes:
+            mem = memoryview((ctypes.c_char * nbytes).from_address(t.data_ptr())).cast("B")
+            self.fh.seek(self.starts[info.filename])
+            got = _read_into(self.fh, mem)
+            if got != nbytes:
+                raise _bad(f"storage record {info.filename!r} ends after {got} of its {nbytes} bytes")
+            if zlib.crc32(mem) != info.CRC:
+                raise _bad(f"storage record {info.filename!r} is corrupt (its CRC-32 does not match)")
+            if self.big_endian:
+                _swap_bytes(t)
         return t
-    buf = memoryview((ctypes.c_char * nbytes).from_address(t.data_ptr())).cast("B")  # t's own storage
-    got = r.read_into(buf)
-    if got < nbytes:
-        where = r.done
-        if r.size is not None:
-            raise _bad(f"the file ended after {where} of its {r.size} bytes while tensor {name!r} was read "
-                       "(it changed while being read)")
-        raise _bad(f"the stream ended after {where} bytes, inside tensor {name!r}; the header declares "
-                   f"{declared} bytes of data")
-    if code == "BOOL" and buf.tobytes().translate(None, b"\x00\x01"):
-        raise _bad("a bool tensor holds bytes other than 0 and 1")
-    return t
+
+    def close(self) -> None:
+        self.zf.close()
 
 
-def _read_all(fh: Any, size: Optional[int], names: Callable[[], Optional[List[str]]]
-              ) -> Tuple[Dict[str, Any], Dict[str, str]]:
-    """Read a checkpoint from fh into new tensors; every length is checked before it is read."""
-    r = _Reader(fh, size, names)
-    first = r.read(8)
-    n = _header_length(first, size, lambda: r.read(8), names)
-    text = r.read(n)
-    if len(text) < n:
-        raise _bad(f"the stream ends inside the header ({len(text)} of its {n} bytes)")
-    entries, meta, data_len = _parse_entries(text, None if size is None else size - 8 - n, first, names)
-    tensors: Dict[str, Any] = {}
-    for name, (code, shape, _, _) in sorted(entries.items(), key=lambda kv: (kv[1][2], kv[1][3])):
-        tensors[name] = _read_tensor(r, code, shape, name, data_len)
-    if size is None and r.read(1):
-        raise _bad(f"the tensors cover {data_len} bytes but more data follows them")
-    return {k: tensors[k] for k in entries}, meta
+def _read_into(fh: Any, mem: memoryview) -> int:
+    got = 0
+    into = getattr(fh, "readinto", None)
+    while got < len(mem):
+        part = mem[got:got + (64 << 20)]
+        if into is not None:
+            k = into(part)
+        else:
+            data = fh.read(len(part))
+            k = len(data)
+            part[:k] = data
+        if not k:
+            break
+        got += k
+    return got
 
 
-def _finish(tensors: Dict[str, Any], meta: Dict[str, str], map_location: MapLocation) -> Any:
-    tensors = {k: _relocate(t, map_location) for k, t in tensors.items()}
-    if STRUCTURE_KEY not in meta:
-        return tensors
+def _load_zip(fh: Any, what: str, map_location: MapLocation, weights_only: bool,
+              mapped: Optional[memoryview] = None) -> Any:
+    ck = _ZipCheckpoint(fh, what)
     try:
-        return _decode(json.loads(meta[STRUCTURE_KEY]), tensors)
-    except RecursionError:
-        raise _bad("cgrad.structure is nested too deeply") from None
-    except json.JSONDecodeError as e:
-        raise _bad(f"cgrad.structure is not valid JSON ({e})") from None
-
-
-def _load_mapped(fd: int, map_location: MapLocation) -> Optional[Any]:
-    """mmap=True: the tensors share a private mapping of the file kept safe by a lease
-    (Note [Leased mappings] in _leasemap.py); None when the file cannot be protected."""
-    from . import _leasemap
-    got = _leasemap.map_file(fd)
-    if isinstance(got, str):
-        warnings.warn(f"cgrad.load: mmap=True: the file is read into memory instead, because {got}: "
-                      "a mapping without a lease would crash the process if the file were truncated",
-                      UserWarning, stacklevel=3)
-        return None
-    m, size = got
-    view = memoryview(m)
-    try:
-        start, entries, meta = _parse_header(view, size)
-        base = _address(view) if entries else 0
-        tensors = {name: _make_tensor(view, base, start + b, code, shape)
-                   for name, (code, shape, b, _) in entries.items()}
+        pkl = ck.pickle_bytes()
+        if mapped is not None and not ck.big_endian:
+            def read(dtype: Any, key: str, numel: int) -> Any:
+                info, nbytes = ck.storage_info(key, dtype, numel)
+                start = ck.starts[info.filename]
+                if nbytes == 0:
+                    return _C.empty((0,), dtype=dtype)
+                raw = mapped[start:start + nbytes]
+                if start % _element_size(dtype):  # unaligned: a copy of its own
+                    return _C._from_bytes(bytes(raw), dtype, (numel,))
+                return _C.frombuffer(raw, dtype=dtype)  # type: ignore[attr-defined]
+        else:
+            read = ck.read_storage
+        storages = _Storages(read, map_location)
+        return _unpickle(pkl, storages, weights_only)
     finally:
-        view.release()  # the tensors hold their own exports of the mapping
-    return _finish(tensors, meta, map_location)
+        ck.close()
 
 
-def load(f: FileLike, map_location: MapLocation = None, weights_only: bool = True, *,
-         mmap: Optional[bool] = None) -> Any:
-    """Load what cgrad.save wrote (or any safetensors file, as a {name: tensor}
-    dict) from a path or a binary file object. Nothing in the file can run code,
-    whatever weights_only says.
+def _unpickle(data: Union[bytes, IO[bytes]], storages: Any, weights_only: bool) -> Any:
+    fh = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
+    try:
+        return _unpickler(weights_only)(fh, storages).load()
+    except pickle.UnpicklingError as e:
+        if str(e).startswith(("cgrad.load", "Weights only")):
+            raise
+        raise pickle.UnpicklingError(f"cgrad.load: invalid checkpoint: the pickle is corrupt or truncated "
+                                     f"({e})") from None
+    except (NotImplementedError, ModuleNotFoundError, AttributeError, RuntimeError,
+            MemoryError, TypeError):
+        raise
+    except (EOFError, ValueError, IndexError, KeyError, struct.error, OverflowError, UnicodeDecodeError) as e:
+        raise pickle.UnpicklingError(f"cgrad.load: invalid checkpoint: the pickle is corrupt or truncated "
+                                     f"({type(e).__name__}: {e})") from None
+    except RecursionError:
+        raise pickle.UnpicklingError("cgrad.load: invalid checkpoint: the pickle is nested too deeply") from None
 
-    By default (mmap None or False) the tensors are read into memory of their
-    own, so nothing done to the file afterwards (overwritten, truncated,
-    deleted) changes them. Lengths are checked before they are read: a header
-    that claims more than the file holds fails at once, and a source of unknown
-    size (a pipe, a character device) is read in bounded pieces.
 
-    mmap=True (a path only) maps the file instead, privately (writes to the
-    tensors stay in this process), and holds a read lease on it (Linux): when
-    anything later opens the file for writing or truncates it, the mapped data
-    is first copied into memory, so the tensors still hold what was loaded and
-    the process never sees SIGBUS. cgrad.save replaces the file by renaming a
-    new one over it, which leaves the mapping on the old file. Where no lease
-    can be taken (the file open for writing elsewhere, owned by another user,
-    a file system without leases, not Linux), the file is read into memory and
-    a UserWarning says why. See Note [Leased mappings] in cgrad/_leasemap.py
-    for the limits."""
-    del weights_only  # the format holds only data
+def _load_legacy(fh: Any, size: Optional[int], map_location: MapLocation, weights_only: bool) -> Any:
+    """PyTorch's pre-1.6 format: magic, protocol and system-info pickles, the object, the storage
+    keys, then each storage as an int64 element count and its bytes."""
+    try:
+        magic = WeightsOnlyUnpickler(fh, _no_storages).load()
+        if magic != MAGIC_NUMBER:
+            raise _bad("invalid magic number: this is a pickle, not a PyTorch checkpoint")
+        if WeightsOnlyUnpickler(fh, _no_storages).load() != PROTOCOL_VERSION:
+            raise _bad("unsupported protocol version of a legacy checkpoint")
+        info = WeightsOnlyUnpickler(fh, _no_storages).load()
+    except (EOFError, ValueError, IndexError, KeyError, struct.error) as e:
+        raise _bad(f"the legacy checkpoint's header is corrupt or truncated ({e})") from None
+    if not isinstance(info, dict) or info.get("little_endian") is not True:
+        raise NotImplementedError("cgrad.load of a big-endian legacy checkpoint")
+    pending: Dict[str, Any] = {}
+
+    def read(dtype: Any, key: str, numel: int) -> Any:
+        if size is not None and numel * _element_size(dtype) > size:
+            raise _bad(f"storage {key!r} declares {numel} elements, more than the file holds")
+        t = _C.empty((numel,), dtype=dtype)
+        pending[key] = t
+        return t
+
+    storages = _Storages(read, map_location)  # a storage's data arrives after the pickle, into the same tensor
+    obj = _unpickle(fh, storages, weights_only)
+    keys = _unpickle(fh, _no_storages, True)
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise _bad("the legacy checkpoint's storage key list is malformed")
+    for key in keys:
+        t = pending.get(key)
+        if t is None:
+            raise _bad(f"the legacy checkpoint lists storage {key!r}, which no tensor uses")
+        head = fh.read(8)
+        if len(head) != 8:
+            raise _bad(f"the file ends before storage {key!r}")
+        (numel,) = struct.unpack("<q", head)
+        if numel != t.numel():
+            raise _bad(f"storage {key!r} holds {numel} elements, and the pickle declared {t.numel()}")
+        nbytes = numel * t.element_size()
+        if nbytes:
+            mem = memoryview((ctypes.c_char * nbytes).from_address(t.data_ptr())).cast("B")
+            if _read_into(fh, mem) != nbytes:
+                raise _bad(f"the file ends inside storage {key!r} (truncated)")
+    missing = set(pending) - set(keys)
+    if missing:
+        raise _bad(f"the legacy checkpoint has no data for storages {sorted(missing)[:5]}")
+    return obj
+
+
+def _no_storages(dtype: Any, key: str, location: str, numel: int) -> Any:
+    raise _bad("a storage record where none can be")
+
+
+def _is_safetensors(head: bytes) -> bool:
+    if len(head) < 9:
+        return False
+    (n,) = struct.unpack("<Q", head[:8])
+    return 2 <= n <= 100_000_000 and head[8:9] == b"{"
+
+
+def _load_stream(fh: Any, size: Optional[int], what: str, map_location: MapLocation, weights_only: bool) -> Any:
+    start = fh.tell()
+    head = fh.read(16)
+    fh.seek(start)
+    return _dispatch(head, fh, size, what, map_location, weights_only, lambda: fh)
+
+
+def _dispatch(head: bytes, fh: Any, size: Optional[int], what: str, map_location: MapLocation,
+              weights_only: bool, seekable: Callable[[], Any]) -> Any:
+    """Load by the format the first bytes name; seekable() gives a seekable source for a zip."""
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return _load_zip(seekable(), what, map_location, weights_only)
+    if head[:1] == b"\x80":
+        return _load_legacy(fh, size, map_location, weights_only)
+    if _is_safetensors(head):
+        from .utils import safetensors
+        return safetensors.load(fh, map_location=map_location)
+    if not head:
+        raise EOFError("cgrad.load: the file is empty (Ran out of input)")
+    raise pickle.UnpicklingError(f"cgrad.load: {what} is not a PyTorch checkpoint (a zip archive or a pickle): "
+                                 f"invalid load key {head[:1]!r}")
+
+
+def load(f: FileLike, map_location: MapLocation = None, pickle_module: Any = None, *,
+         weights_only: Optional[bool] = None, mmap: Optional[bool] = None, **pickle_load_args: Any) -> Any:
+    """torch.load: read a checkpoint written by torch.save or cgrad.save (either format) from a path
+    or a binary file object.
+
+    weights_only (default True) loads only tensors, containers, numbers, strings, dtypes, devices,
+    Sizes and the globals registered with cgrad.serialization.add_safe_globals; anything else raises
+    pickle.UnpicklingError and runs nothing. weights_only=False unpickles everything (whole Modules,
+    NumPy arrays, argparse namespaces): only for trusted files.
+
+    map_location: None (tensors stay where they were saved: the CPU), a device or str, a dict
+    {saved location: new location}, or a callable (storage, location) -> storage.
+    mmap=True (a path only, zip format) maps the file under a read lease (cgrad/_leasemap.py)
+    instead of reading it: the tensors share the mapping, copy-on-write."""
+    if weights_only is None:
+        weights_only = pickle_module is None
+    if pickle_module is not None and pickle_module is not pickle:
+        if weights_only:
+            raise RuntimeError("cgrad.load: can not safely load weights when an explicit pickle_module is given "
+                               "together with weights_only=True")
+        raise NotImplementedError("cgrad.load with a pickle_module other than the standard pickle")
+    if pickle_load_args:
+        raise NotImplementedError(f"cgrad.load with pickle_load_args {sorted(pickle_load_args)}")
     if sys.byteorder != "little":
         raise NotImplementedError("cgrad.load on a big-endian machine")
     if isinstance(f, (str, bytes, os.PathLike)):
-        with open(f, "rb", buffering=0) as fh:
+        path = os.fsdecode(f)
+        with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
-            regular = _stat.S_ISREG(st.st_mode)
+            if not _stat.S_ISREG(st.st_mode):
+                if mmap:
+                    raise ValueError("cgrad.load: mmap=True needs a regular file, and this path names a pipe, "
+                                     "a device or another special file")
+                return _load_unseekable(fh, repr(path), map_location, weights_only)
             if mmap:
-                if not regular:
-                    raise ValueError("cgrad.load: mmap=True needs a regular file, and this path names "
-                                     "a pipe, a device or another special file")
-                out = _load_mapped(fh.fileno(), map_location)
-                if out is not None:
-                    return out
-                st = os.fstat(fh.fileno())
-            size = st.st_size if regular else None
-            tensors, meta = _read_all(fh, size, (lambda: _zip_names(os.fsdecode(f))) if regular else (lambda: None))
-        return _finish(tensors, meta, map_location)
+                got = _load_mapped(fh, st.st_size, repr(path), map_location, weights_only)
+                if got is not _UNMAPPED:
+                    return got
+            return _load_stream(fh, st.st_size, repr(path), map_location, weights_only)
     if mmap:
         raise ValueError("cgrad.load: f must be a file path in order to use the mmap argument")
     if not hasattr(f, "read"):
         raise TypeError(f"cgrad.load: f must be a path or a binary file object, got {type(f).__name__}")
     if isinstance(f, io.TextIOBase):
         raise TypeError("cgrad.load: the file object must be opened in binary mode")
-    tensors, meta = _read_all(f, _source_size(f), _zip_names_of(f))
-    return _finish(tensors, meta, map_location)
+    seekable = False
+    try:
+        seekable = bool(f.seekable()) if hasattr(f, "seekable") else False
+    except (OSError, ValueError):
+        pass
+    if not seekable:
+        return _load_unseekable(f, "the stream", map_location, weights_only)
+    start = f.tell()
+    end = f.seek(0, os.SEEK_END)
+    f.seek(start)
+    return _load_stream(f, end - start, "the file object", map_location, weights_only)
+
+
+class _Prefixed:
+    """A stream whose first bytes were already read (to tell the format)."""
+
+    def __init__(self, head: bytes, fh: Any) -> None:
+        self.head = head
+        self.fh = fh
+
+    def read(self, n: int = -1) -> bytes:
+        if self.head:
+            if n < 0:
+                out, self.head = self.head + _read_whole(self.fh), b""
+                return out
+            out, self.head = self.head[:n], self.head[n:]
+            if len(out) < n:
+                more = self.fh.read(n - len(out))
+                out += more or b""
+            return out
+        return self.fh.read(n)
+
+    def readline(self) -> bytes:  # the unpickler's protocol-0 opcodes
+        out = bytearray()
+        while not out.endswith(b"\n"):
+            c = self.read(1)
+            if not c:
+                break
+            out += c
+        return bytes(out)
+
+
+def _read_whole(fh: Any) -> bytes:
+    parts = []
+    while True:
+        piece = fh.read(64 << 20)
+        if piece is None:
+            raise ValueError("cgrad.load: the file object is non-blocking and has no data ready")
+        if not isinstance(piece, (bytes, bytearray)):
+            raise TypeError("cgrad.load: the file object must be opened in binary mode")
+        if not piece:
+            return b"".join(parts)
+        parts.append(piece)
+
+
+def _load_unseekable(fh: Any, what: str, map_location: MapLocation, weights_only: bool) -> Any:
+    """A pipe or stream, told by its first bytes: a zip is read whole (it is indexed from its
+    end), a legacy pickle and a safetensors file are read as they come."""
+    head = fh.read(16)
+    if head is None:
+        raise ValueError("cgrad.load: the file object is non-blocking and has no data ready")
+    if not isinstance(head, (bytes, bytearray)):
+        raise TypeError("cgrad.load: the file object must be opened in binary mode")
+    head = bytes(head)
+    stream = _Prefixed(head, fh)
+    return _dispatch(head, stream, None, what, map_location, weights_only, lambda: io.BytesIO(stream.read()))
+
+
+_UNMAPPED = object()
+
+
+def _load_mapped(fh: Any, size: int, what: str, map_location: MapLocation, weights_only: bool) -> Any:
+    """mmap=True: storages share a private mapping of the file kept safe by a lease (Note [Leased
+    mappings] in _leasemap.py); _UNMAPPED when the file is not a zip checkpoint or cannot be protected."""
+    head = fh.read(4)
+    fh.seek(0)
+    if head != b"PK\x03\x04":
+        if head[:1] == b"\x80":
+            raise RuntimeError("cgrad.load: mmap can only be used with files saved with "
+                               "`torch.save(_use_new_zipfile_serialization=True)`, please torch.save your "
+                               "checkpoint with this option in order to use mmap.")
+        return _UNMAPPED
+    from . import _leasemap
+    got = _leasemap.map_file(fh.fileno())
+    if isinstance(got, str):
+        warnings.warn(f"cgrad.load: mmap=True: the file is read into memory instead, because {got}: a mapping "
+                      "without a lease would crash the process if the file were truncated", UserWarning, stacklevel=3)
+        return _UNMAPPED
+    m, _ = got
+    view = memoryview(m)
+    try:
+        return _load_zip(fh, what, map_location, weights_only, mapped=view)
+    finally:
+        view.release()
+
+
+def get_unsafe_globals_in_checkpoint(f: FileLike) -> List[str]:
+    """torch.serialization.get_unsafe_globals_in_checkpoint: the globals a weights_only load would refuse."""
+    import pickletools
+    from ._torch_pickle import _NOT_FOUND, _PLAIN, _user_safe, qualified_name, torch_names
+    with (open(f, "rb") if isinstance(f, (str, bytes, os.PathLike)) else _nullcontext(f)) as fh:
+        start = fh.tell()
+        head = fh.read(4)
+        fh.seek(start)
+        if head != b"PK\x03\x04":
+            raise ValueError("cgrad.serialization.get_unsafe_globals_in_checkpoint: expected a zip checkpoint")
+        end = fh.seek(0, os.SEEK_END)
+        fh.seek(start)
+        ck = _ZipCheckpoint(fh, "the checkpoint")
+        try:
+            pkl = ck.pickle_bytes()
+        finally:
+            ck.close()
+    found: List[str] = []
+    strings: List[str] = []
+    for op, arg, _ in pickletools.genops(pkl):
+        if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
+            strings.append(arg)
+        if op.name == "GLOBAL":
+            name = qualified_name(*arg.split(" ", 1))
+        elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+            name = qualified_name(strings[-2], strings[-1])
+        else:
+            continue
+        if name not in torch_names() and name not in _PLAIN and _user_safe(name) is _NOT_FOUND and name not in found:
+            found.append(name)
+    return found
+
+
+class _nullcontext:
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __enter__(self) -> Any:
+        return self.obj
+
+    def __exit__(self, *exc: Any) -> None:
+        pass

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import pickle
 import struct
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -115,11 +116,11 @@ LOAD_ERRORS = (ValueError, TypeError, NotImplementedError, MemoryError, Overflow
 
 
 def fuzz_load(data: bytes) -> None:
-    """cgrad.load on arbitrary bytes: loads, or raises a clear error. What it
-    loads must be readable, and a plain {name: tensor} result must equal what
-    the safetensors library reads from the same bytes."""
+    """cgrad.utils.safetensors.load on arbitrary bytes: loads, or raises a clear
+    error. What it loads must be readable, and a plain {name: tensor} result
+    must equal what the safetensors library reads from the same bytes."""
     try:
-        obj = cgrad.load(io.BytesIO(data))
+        obj = cgrad.utils.safetensors.load(io.BytesIO(data))
     except LOAD_ERRORS as e:
         if not str(e):
             raise FuzzMismatch(f"cgrad.load raised {type(e).__name__} with an empty message") from e
@@ -178,6 +179,35 @@ def _compare_bits(c: Any, t: Any, what: str) -> None:
     if not np.array_equal(a.astype(np.float64) if a.dtype.kind == "f" else a,
                           b.astype(np.float64) if b.dtype.kind == "f" else b, equal_nan=a.dtype.kind == "f"):
         raise FuzzMismatch(f"{what}: loaded values differ from the safetensors library's")
+
+
+# ---------------------------------------------------------------- target 1b: PyTorch-format checkpoint loader
+
+TORCH_LOAD_ERRORS = LOAD_ERRORS + (RuntimeError, EOFError, pickle.UnpicklingError)
+
+
+def fuzz_load_torch(data: bytes) -> None:
+    """cgrad.load (PyTorch's formats, weights_only=True) on arbitrary bytes: loads or raises a
+    clear error; whatever loads can be read back (every tensor's values)."""
+    try:
+        obj = cgrad.load(io.BytesIO(data))
+    except TORCH_LOAD_ERRORS as e:
+        if not str(e):
+            raise FuzzMismatch(f"cgrad.load raised {type(e).__name__} with an empty message") from e
+        return
+
+    def walk(o: Any, depth: int = 0) -> None:
+        if depth > 50:
+            return
+        if isinstance(o, cgrad.Tensor):
+            o.tolist()
+        elif isinstance(o, dict):
+            for v in o.values():
+                walk(v, depth + 1)
+        elif isinstance(o, (list, tuple)):
+            for v in o:
+                walk(v, depth + 1)
+    walk(obj)
 
 
 # ---------------------------------------------------------------- target 2: indexing
@@ -383,6 +413,7 @@ def fuzz_ops(data: bytes) -> None:
 
 TARGETS: Dict[str, Callable[[bytes], None]] = {
     "load": fuzz_load,
+    "load_torch": fuzz_load_torch,
     "indexing": fuzz_indexing,
     "ops": fuzz_ops,
 }
@@ -390,16 +421,23 @@ TARGETS: Dict[str, Callable[[bytes], None]] = {
 
 def seeds() -> Dict[str, List[bytes]]:
     """Small hand-made seed inputs per target."""
+    st = cgrad.utils.safetensors
     buf = io.BytesIO()
-    cgrad.save({"w": cgrad.arange(6.0).reshape(2, 3), "n": cgrad.tensor([1, 2], dtype=cgrad.int32)}, buf)
+    st.save({"w": cgrad.arange(6.0).reshape(2, 3), "n": cgrad.tensor([1, 2], dtype=cgrad.int32)}, buf)
     plain = buf.getvalue()
     buf = io.BytesIO()
-    cgrad.save({"model": {"a": cgrad.ones(2)}, "step": 3, "names": ["x", None]}, buf)
+    st.save({"model": {"a": cgrad.ones(2)}, "step": 3, "names": ["x", None]}, buf)
     nested = buf.getvalue()
+    torch_zip, torch_legacy = io.BytesIO(), io.BytesIO()
+    w = cgrad.arange(6.0).reshape(2, 3)
+    sd = {"w": w, "row": w[1], "n": cgrad.tensor([1, 2], dtype=cgrad.int32), "step": 3}
+    cgrad.save(sd, torch_zip)
+    cgrad.save(sd, torch_legacy, _use_new_zipfile_serialization=False)
     header = b'{"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}'
     hand = struct.pack("<Q", len(header)) + header + struct.pack("<2f", 1.5, -2.0)
     return {
         "load": [plain, nested, hand, hand[:20], b""],
+        "load_torch": [torch_zip.getvalue(), torch_legacy.getvalue(), torch_zip.getvalue()[:300], b""],
         "indexing": [bytes([2, 3, 4, 0, 1, 3, 1, 2, 0]), bytes([3, 2, 3, 4, 1, 2, 7, 3, 1, 2, 5, 1, 0, 1]),
                      bytes([2, 4, 4, 0, 2, 8, 1, 0, 1, 1, 0, 1, 0, 1]), bytes([1, 5, 1, 1, 5, 0, 2])],
         "ops": [bytes([2, 2, 3, 2, 2, 3, 1] + list(range(100, 124)) + [3, 0, 0, 1, 13, 1, 0, 2, 20, 2, 1, 0]),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
 import struct
 import tempfile
 from typing import Any, Callable, List, NamedTuple
@@ -483,7 +484,7 @@ case("function_raises", lambda L: _function(L, "raise"), KeyError, "boom")
 case("function_returns_str", lambda L: _function(L, "type"), TypeError, "gradient of type str", RuntimeError)
 
 
-# ------------------------------------------------------------ checkpoints (cgrad.save / cgrad.load)
+# ------------------------------------------------------------ checkpoints: safetensors (cgrad.utils.safetensors)
 
 def _entry(dtype: str = "F32", shape: Any = (2,), offs: Any = (0, 8)) -> Any:
     return {"dtype": dtype, "shape": list(shape), "data_offsets": list(offs)}
@@ -498,6 +499,7 @@ def _load_bytes(data: bytes) -> Callable[[Any], Any]:
     """Load `data` from a BytesIO, from a file path memory-mapped (mmap=True) and from a file
     path read into memory (the default); all must raise."""
     def run(L: Any) -> Any:
+        L = L.utils.safetensors
         try:
             L.load(io.BytesIO(data))
         except ValueError:
@@ -569,7 +571,7 @@ FOREIGN = [
 ]
 for fname, data, match in FOREIGN:
     case(f"load_foreign_{fname}", _load_bytes(data), ValueError, f"this is an? {match}.*not a safetensors file", None)
-case("load_dev_zero", lambda L: L.load("/dev/zero"), ValueError, "header length 0", None)
+case("load_dev_zero", lambda L: L.utils.safetensors.load("/dev/zero"), ValueError, "header length 0", None)
 case("load_dev_zero_mmap", lambda L: L.load("/dev/zero", mmap=True), ValueError, "mmap=True needs a regular file",
      None)
 # a zip archive, so that torch gets as far as its own mmap check
@@ -582,10 +584,81 @@ case("load_text_file_object", lambda L: L.load(io.StringIO("abc")), TypeError, "
 case("load_missing_path", lambda L: L.load("/nonexistent/dir/ckpt.safetensors"), FileNotFoundError,
      "No such file", None)
 case("load_directory", lambda L: L.load(tempfile.gettempdir()), IsADirectoryError, "Is a directory", None)
-case("save_unsupported_object", lambda L: L.save({"f": lambda: 0}, io.BytesIO()), TypeError,
-     "cannot save an object of type function", None)
+case("save_unsupported_object", lambda L: L.save({"f": lambda: 0}, io.BytesIO()), pickle.PicklingError,
+     "lambda", None)
 case("save_to_int", lambda L: L.save({"a": L.ones(2)}, 42), TypeError, "path or a binary file object", None)
 case("save_meta_tensor", lambda L: L.save(L.ones(2, device="meta"), io.BytesIO()), ValueError, "meta device", None)
+
+
+# ------------------------------------------------------------ checkpoints: PyTorch's format (cgrad.load)
+
+SIDE_EFFECT = os.path.join(tempfile.gettempdir(), f"cgrad-hostile-pickle-{os.getpid()}")
+
+
+class _Evil:
+    """Pickles as a call of os.system that would create SIDE_EFFECT."""
+
+    def __reduce__(self) -> Any:
+        return (os.system, (f"touch {SIDE_EFFECT}",))
+
+
+def _torch_zip(pkl: bytes, records: Any = (), compress: bool = False) -> bytes:
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", pkl)
+        z.writestr("archive/version", b"3\n")
+        for name, data, how in records:
+            z.writestr(f"archive/{name}", data, compress_type=how)
+    return buf.getvalue()
+
+
+def _load_evil(L: Any) -> Any:
+    for path in (SIDE_EFFECT,):
+        if os.path.exists(path):
+            os.unlink(path)
+    data = _torch_zip(pickle.dumps({"a": _Evil()}, protocol=2))
+    try:
+        L.load(io.BytesIO(data))
+    finally:
+        assert not os.path.exists(SIDE_EFFECT), "the malicious pickle ran"
+
+
+def _storage_pickle(numel: int, size: Any = None, stride: Any = None) -> bytes:
+    """A pickle of one float32 tensor on storage '0' of numel elements (protocol 2, as torch.save writes)."""
+    size = (numel,) if size is None else size
+    stride = (1,) if stride is None else stride
+    sz = b"".join(b"\x8a\x08" + struct.pack("<q", v) for v in size)
+    st = b"".join(b"\x8a\x08" + struct.pack("<q", v) for v in stride)
+    return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\n"
+            b"X\x01\x00\x00\x000X\x03\x00\x00\x00cpu\x8a\x08" + struct.pack("<q", numel) + b"tQK\x00("
+            + sz + b"t(" + st + b"t\x89ccollections\nOrderedDict\n)RtR.")
+
+
+TORCH_CHECKPOINTS = [
+    # a deflated data.pkl that would expand to 300 MiB (a zip bomb): refused by its declared size
+    ("zip_bomb", lambda: _torch_zip(b"\x80\x02]." + b"\0" * (300 << 20), compress=True), RuntimeError,
+     "more than the 268435456 allowed"),
+    ("zip_truncated", lambda: _torch_zip(_storage_pickle(4), [("data/0", b"\0" * 16, 0)])[:-30], RuntimeError,
+     "not a readable zip archive, or it is truncated"),
+    ("storage_truncated", lambda: _torch_zip(_storage_pickle(4), [("data/0", b"\0" * 12, 0)]), RuntimeError,
+     "is truncated: it holds 12 bytes, and its storage of 4 elements needs 16"),
+    ("storage_missing", lambda: _torch_zip(_storage_pickle(4)), RuntimeError, "has no record 'archive/data/0'"),
+    ("storage_compressed", lambda: _torch_zip(_storage_pickle(4), [("data/0", b"\0" * 16, 8)]), RuntimeError,
+     "is compressed"),
+    ("tensor_beyond_storage", lambda: _torch_zip(_storage_pickle(4, (1 << 40,)), [("data/0", b"\0" * 16, 0)]),
+     pickle.UnpicklingError, "reaches element 1099511627775 of a storage of 4 elements"),
+    ("tensor_negative_stride", lambda: _torch_zip(_storage_pickle(4, (2,), (-1,)), [("data/0", b"\0" * 16, 0)]),
+     pickle.UnpicklingError, "negative offset, size or stride"),
+    ("storage_huge_numel", lambda: _torch_zip(_storage_pickle(1 << 60), [("data/0", b"\0" * 16, 0)]), RuntimeError,
+     "needs 4611686018427387904"),
+    ("pickle_truncated", lambda: _torch_zip(_storage_pickle(4)[:-9], [("data/0", b"\0" * 16, 0)]),
+     pickle.UnpicklingError, "corrupt or truncated"),
+    ("not_a_checkpoint", lambda: b"hello world, not a checkpoint", pickle.UnpicklingError, "invalid load key"),
+]
+for tname, make, texc, tmatch in TORCH_CHECKPOINTS:
+    case(f"torch_load_{tname}", lambda L, m=make: L.load(io.BytesIO(m())), texc, tmatch, None)
+case("torch_load_malicious_pickle", _load_evil, pickle.UnpicklingError, "Unsupported global: GLOBAL (posix|os).system")
 
 
 # ------------------------------------------------------------ optimizer, module and data-loader arguments

@@ -397,10 +397,15 @@ def test_safetensors_round_trip(dt):
     c, _ = pair(dt)
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "u.safetensors")
-        cgrad.save({"w": c, "s": c[::2]}, p)
-        back = cgrad.load(p)
+        cgrad.utils.safetensors.save({"w": c, "s": c[::2]}, p)
+        back = cgrad.utils.safetensors.load(p)
         assert name(back["w"].dtype) == dt and back["w"].tolist() == c.tolist()
         assert back["s"].tolist() == c[::2].tolist()
         with open(p, "rb") as f:
             raw = f.read()
         assert {"uint16": b'"U16"', "uint32": b'"U32"', "uint64": b'"U64"'}[dt] in raw
+        p = os.path.join(d, "u.pt")  # PyTorch's format: an untyped storage and _rebuild_tensor_v3
+        cgrad.save({"w": c, "s": c[::2]}, p)
+        back, theirs = cgrad.load(p), torch.load(p)
+        assert name(back["w"].dtype) == dt and back["w"].tolist() == c.tolist() == theirs["w"].tolist()
+        assert back["s"].tolist() == c[::2].tolist() == theirs["s"].tolist()

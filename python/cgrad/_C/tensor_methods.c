@@ -56,6 +56,15 @@ static PyObject *m_storage_offset(PyObject *self, PyObject *u) {
     (void)u;
     return PyLong_FromLongLong(cg_tensor_offset(T_OF(self)));
 }
+/* _storage_key(): (an id equal for tensors sharing one storage, the storage's size in bytes), for
+ * checkpoints that keep views sharing their storage (serialization.py) */
+static PyObject *m_storage_key(PyObject *self, PyObject *u) {
+    (void)u;
+    cg_tensor *t = T_OF(self);
+    PyObject *id = PyLong_FromVoidPtr((void *)cg_tensor_storage_id(t));
+    if (!id) return NULL;
+    return Py_BuildValue("(NL)", id, (long long)cg_tensor_storage_nbytes(t));
+}
 static PyObject *m_element_size(PyObject *self, PyObject *u) {
     (void)u;
     return PyLong_FromSize_t(cg_dtype_size(cg_tensor_dtype(T_OF(self))));
@@ -754,6 +763,7 @@ PyMethodDef cgpy_tensor_core_methods[] = {
     {"numel", m_numel, METH_NOARGS, NULL},
     {"nelement", m_numel, METH_NOARGS, NULL},
     {"storage_offset", m_storage_offset, METH_NOARGS, NULL},
+    {"_storage_key", m_storage_key, METH_NOARGS, NULL},
     {"element_size", m_element_size, METH_NOARGS, NULL},
     CGPY_FASTKW("is_contiguous", m_is_contiguous),
     CGPY_FASTKW("contiguous", m_contiguous),

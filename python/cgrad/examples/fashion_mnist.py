@@ -110,7 +110,7 @@ def train(fw: ModuleType, args: argparse.Namespace) -> List[Tuple[int, float, fl
         print(f"epoch {epoch}: train loss {total / len(loader):.4f}  test accuracy {acc:.2f}%", flush=True)
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "fashion_mnist_cnn.safetensors" if fw is cgrad else "fashion_mnist_cnn.pt")
+        path = os.path.join(tmp, "fashion_mnist_cnn.pt")
         fw.save(model.state_dict(), path)
         restored = build_model(nn)
         restored.load_state_dict(fw.load(path))

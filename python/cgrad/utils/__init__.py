@@ -1,4 +1,5 @@
-"""cgrad.utils: utilities outside the tensor core (data loading: cgrad.utils.data)."""
-from . import data
+"""cgrad.utils: utilities outside the tensor core (data loading: cgrad.utils.data; the
+safetensors format: cgrad.utils.safetensors)."""
+from . import data, safetensors
 
-__all__ = ["data"]
+__all__ = ["data", "safetensors"]

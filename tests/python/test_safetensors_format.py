@@ -1,4 +1,4 @@
-"""cgrad.save / cgrad.load: safetensors checkpoints (round trips of every
+"""cgrad.utils.safetensors: safetensors checkpoints (round trips of every
 dtype and of nested state dicts, interop with the safetensors library both
 ways, validation of malformed files, loading into memory and zero-copy
 mmap loading). Overwrites, truncation and crashes: test_checkpoint_safety.py."""
@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import cgrad
+from cgrad.utils import safetensors as st
 
 safetensors = pytest.importorskip("safetensors")
 from safetensors.numpy import load_file as np_load_file, save_file as np_save_file  # noqa: E402
@@ -43,8 +44,8 @@ def same(a, b):
 
 def roundtrip(obj, tmp_path):
     path = tmp_path / "ckpt.safetensors"
-    cgrad.save(obj, path)
-    return cgrad.load(path)
+    st.save(obj, path)
+    return st.load(path)
 
 
 # ---------------------------------------------------------------- round trips
@@ -62,16 +63,16 @@ def test_roundtrip_single_tensor_and_file_objects(tmp_path):
     t = cgrad.arange(12.0).reshape(3, 4)
     same(t, roundtrip(t, tmp_path))
     buf = io.BytesIO()
-    cgrad.save(t, buf)
+    st.save(t, buf)
     buf.seek(0)
-    same(t, cgrad.load(buf))
+    same(t, st.load(buf))
     with open(tmp_path / "f.st", "wb") as fh:
-        cgrad.save([t, 1], fh)
+        st.save([t, 1], fh)
     with open(tmp_path / "f.st", "rb") as fh:
-        back = cgrad.load(fh)
+        back = st.load(fh)
     same(t, back[0])
     assert back[1] == 1
-    same(t, cgrad.load(str(tmp_path / "f.st"), mmap=False)[0])
+    same(t, st.load(str(tmp_path / "f.st"), mmap=False)[0])
 
 
 def test_noncontiguous_views_and_requires_grad_are_saved_as_data(tmp_path):
@@ -124,25 +125,25 @@ def test_state_dict_like(tmp_path):
 
 def test_map_location_and_weights_only(tmp_path):
     path = tmp_path / "m.st"
-    cgrad.save({"a": cgrad.ones(2)}, path)
-    assert cgrad.load(path, map_location="cpu")["a"].device == cgrad.device("cpu")
-    assert cgrad.load(path, map_location=cgrad.device("meta"))["a"].device.type == "meta"
-    assert cgrad.load(path, map_location={"cpu": "meta"})["a"].device.type == "meta"
-    assert cgrad.load(path, map_location=lambda t, loc: t.to("meta"))["a"].device.type == "meta"
-    assert cgrad.load(path, weights_only=False)["a"].tolist() == [1.0, 1.0]
+    st.save({"a": cgrad.ones(2)}, path)
+    assert st.load(path, map_location="cpu")["a"].device == cgrad.device("cpu")
+    assert st.load(path, map_location=cgrad.device("meta"))["a"].device.type == "meta"
+    assert st.load(path, map_location={"cpu": "meta"})["a"].device.type == "meta"
+    assert st.load(path, map_location=lambda t, loc: t.to("meta"))["a"].device.type == "meta"
+    assert st.load(path, weights_only=False)["a"].tolist() == [1.0, 1.0]
     with pytest.raises(TypeError, match="map_location"):
-        cgrad.load(path, map_location=3)
+        st.load(path, map_location=3)
 
 
 def test_unsupported_objects():
     with pytest.raises(TypeError, match="cannot save an object of type object"):
-        cgrad.save({"x": object()}, io.BytesIO())
+        st.save({"x": object()}, io.BytesIO())
     with pytest.raises(TypeError, match="dict keys"):
-        cgrad.save({frozenset(): 1}, io.BytesIO())
+        st.save({frozenset(): 1}, io.BytesIO())
     with pytest.raises(ValueError, match="meta device"):
-        cgrad.save(cgrad.ones(2, device="meta"), io.BytesIO())
+        st.save(cgrad.ones(2, device="meta"), io.BytesIO())
     with pytest.raises(TypeError, match="path or a binary file"):
-        cgrad.save(cgrad.ones(2), 3)
+        st.save(cgrad.ones(2), 3)
 
 
 # ---------------------------------------------------------------- interop with safetensors
@@ -154,14 +155,14 @@ def test_files_from_safetensors_load(tmp_path):
               "i8": np.array([-1, 2], dtype=np.int8), "u8": np.array([255], dtype=np.uint8),
               "b": np.array([True, False]), "empty": np.zeros((0, 2), dtype=np.float32)}
     np_save_file(arrays, str(tmp_path / "np.st"), metadata={"note": "hi"})
-    back = cgrad.load(tmp_path / "np.st")
+    back = st.load(tmp_path / "np.st")
     assert set(back) == set(arrays)
     for k, a in arrays.items():
         assert back[k].numpy().dtype == a.dtype
         np.testing.assert_array_equal(back[k].numpy(), a)
     tensors = {"w": torch.randn(3, 4), "bf": torch.randn(5).to(torch.bfloat16), "T": torch.randn(3, 2).T.contiguous()}
     pt_save_file(tensors, str(tmp_path / "pt.st"))
-    back = cgrad.load(tmp_path / "pt.st")
+    back = st.load(tmp_path / "pt.st")
     for k, t in tensors.items():
         assert str(back[k].dtype).replace("cgrad", "torch") == str(t.dtype)
         assert back[k].float().tolist() == t.float().tolist()
@@ -174,7 +175,7 @@ def test_unaligned_tensors_are_copied(tmp_path):
     path = tmp_path / "u.st"
     path.write_bytes(build(header, data))
     for src in (path, io.BytesIO(path.read_bytes())):
-        back = cgrad.load(src)
+        back = st.load(src)
         assert back["u"].tolist() == [7] and back["f"].item() == 1.5 and back["d"].tolist() == [2.0, -3.0]
         assert back["h"].dtype == cgrad.float16 and back["h"].tolist() == [0.5]
     pt = pt_load_file(str(path))
@@ -187,13 +188,13 @@ def test_files_from_cgrad_load_in_safetensors(tmp_path):
     obj["scalar"] = cgrad.tensor(1.5)
     obj["empty"] = cgrad.zeros(0, 4)
     path = str(tmp_path / "c.st")
-    cgrad.save(obj, path)
+    st.save(obj, path)
     pt = pt_load_file(path)
     for k, v in obj.items():
         assert str(pt[k].dtype).replace("torch", "cgrad") == str(v.dtype)
         assert pt[k].float().tolist() == v.float().tolist()
     del obj["bfloat16"]  # NumPy has no bfloat16: safetensors.numpy refuses the whole file
-    cgrad.save(obj, path)
+    st.save(obj, path)
     npd = np_load_file(path)
     assert set(npd) == set(obj)
     for k, v in obj.items():
@@ -259,30 +260,30 @@ def test_malformed_files_raise_clear_errors(case, tmp_path):
     path.write_bytes(data)
     for src in (path, io.BytesIO(data)):
         with pytest.raises(ValueError, match=msg) as e:
-            cgrad.load(src)
-        assert "cgrad.load: invalid checkpoint" in str(e.value)
+            st.load(src)
+        assert "cgrad.utils.safetensors.load: invalid checkpoint" in str(e.value)
     assert cgrad.ones(1).tolist() == [1.0]  # the process is alive
 
 
 def test_truncated_cgrad_file(tmp_path):
     path = tmp_path / "t.st"
-    cgrad.save({"a": cgrad.ones(100)}, path)
+    st.save({"a": cgrad.ones(100)}, path)
     data = path.read_bytes()
     for cut in (4, 12, len(data) // 2, len(data) - 1):
         path.write_bytes(data[:cut])
         with pytest.raises(ValueError, match="invalid checkpoint"):
-            cgrad.load(path)
+            st.load(path)
 
 
 def test_load_bad_arguments(tmp_path):
     with pytest.raises(TypeError, match="path or a binary file"):
-        cgrad.load(3.5)
+        st.load(3.5)
     with pytest.raises(FileNotFoundError):
-        cgrad.load(tmp_path / "missing.st")
+        st.load(tmp_path / "missing.st")
     with open(tmp_path / "x.st", "w") as fh:
         fh.write("text")
     with open(tmp_path / "x.st") as fh, pytest.raises(TypeError, match="binary mode"):
-        cgrad.load(fh)
+        st.load(fh)
 
 
 # ---------------------------------------------------------------- mmap
@@ -290,17 +291,17 @@ def test_load_bad_arguments(tmp_path):
 def test_mmap_loading_of_a_large_file_is_zero_copy(tmp_path):
     path = tmp_path / "big.st"
     big = cgrad.arange(20_000_000, dtype=cgrad.float32)  # 80 MB
-    cgrad.save({"big": big, "small": cgrad.ones(3, dtype=cgrad.int64)}, path)
+    st.save({"big": big, "small": cgrad.ones(3, dtype=cgrad.int64)}, path)
     assert os.path.getsize(path) > 64 * 2**20
     del big
-    back = cgrad.load(path, mmap=True)
+    back = st.load(path, mmap=True)
     t = back["big"]
     assert t.shape == (20_000_000,) and t[12_345_678].item() == 12_345_678.0
     assert back["small"].data_ptr() % 8 == 0 and t.data_ptr() % 4 == 0
     assert abs(t.data_ptr() - back["small"].data_ptr()) <= os.path.getsize(path)  # one mapping
     t[0] = -1.0  # copy-on-write: the tensor is writable, the file unchanged
     assert t[0].item() == -1.0
-    assert cgrad.load(path)["big"][0].item() == 0.0
+    assert st.load(path)["big"][0].item() == 0.0
     view = t[10:20]
     del back, t
     gc.collect()
@@ -310,17 +311,17 @@ def test_mmap_loading_of_a_large_file_is_zero_copy(tmp_path):
 
 def test_default_load_reads_each_tensor_into_its_own_memory(tmp_path):
     path = tmp_path / "m.st"
-    cgrad.save({"a": cgrad.arange(1000.0), "b": cgrad.ones(10, dtype=cgrad.int64)}, path)
+    st.save({"a": cgrad.arange(1000.0), "b": cgrad.ones(10, dtype=cgrad.int64)}, path)
     before = cgrad.memory.memory_allocated()
-    back = cgrad.load(path)
+    back = st.load(path)
     assert abs(back["a"].data_ptr() - back["b"].data_ptr()) > 0
     assert back["a"].sum().item() == sum(range(1000)) and back["b"].tolist() == [1] * 10
     assert cgrad.memory.memory_allocated() >= before + 4080  # from cgrad's allocator, like any other tensor
     back["a"][0] = 5.0  # writable, and the file unchanged
-    assert cgrad.load(path)["a"][0].item() == 0.0
+    assert st.load(path)["a"][0].item() == 0.0
 
 
 def test_loading_never_imports_pickle_machinery():
-    code = ("import io, sys, cgrad; b = io.BytesIO(); cgrad.save({'a': [cgrad.ones(2), 1]}, b); b.seek(0); "
-            "cgrad.load(b); assert 'numpy' not in sys.modules")
+    code = ("import io, sys, cgrad; from cgrad.utils import safetensors as st; b = io.BytesIO(); st.save({'a': [cgrad.ones(2), 1]}, b); b.seek(0); "
+            "st.load(b); assert 'numpy' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
