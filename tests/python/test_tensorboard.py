@@ -694,3 +694,46 @@ def test_add_graph_root_leaf_and_tensor_ops(tmp_path):
     assert sorted(g["_InPlace/Mul.2"].input) == ["_InPlace/Add.3000", "_InPlace/scale"]
     assert list(g["output/output.2"].input) == ["_InPlace/Sum"]
     assert sum(n.op == "Add" for n in g.values()) == 3000
+
+
+# --- the summary module --------------------------------------------------------------------------------
+
+def test_summary_module_matches_torch(tmp_path):
+    import torch.utils.tensorboard.summary as tsum
+    import cgrad.utils.tensorboard.summary as csum
+    rs = np.random.RandomState(7)
+    img = rs.rand(2, 3, 6, 8).astype(np.float32)
+    vals = rs.randn(200)
+    labels, preds = rs.randint(0, 2, 50), rs.rand(50)
+
+    def calls(w, T):
+        S = csum if T is cgrad else tsum
+        for s in S.hparams({"lr": 0.5, "opt": "sgd"}, {"m": 1.0}):
+            w.file_writer.add_summary(s, 3)
+        w.file_writer.add_summary(S.scalar("s", T.tensor(2.0), new_style=True), 1)
+        w.file_writer.add_summary(S.image("img", T.tensor(img), rescale=0.5), 2)
+        w.file_writer.add_summary(S.histogram("h", T.tensor(vals), "auto", max_bins=5), 4)
+        w.file_writer.add_summary(S.pr_curve("pr", labels, preds, 20), 5)
+        w.file_writer.add_summary(S.text("t", "hi"), 6)
+    c, p = both(tmp_path, calls)
+    ec = [e for e in events(c) if e.HasField("summary")]
+    ep = [e for e in events(p) if e.HasField("summary")]
+    assert len(ec) == len(ep) == 8
+    for x, y in zip(ec, ep):
+        if x.summary.value[0].HasField("image"):
+            ix, iy = x.summary.value[0].image, y.summary.value[0].image
+            assert (ix.height, ix.width, ix.colorspace) == (iy.height, iy.width, iy.colorspace) == (6, 16, 3)
+            px = pixels(ix.encoded_image_string)
+            assert px.shape == (3, 8, 3)
+            np.testing.assert_array_equal(px, pixels(iy.encoded_image_string))
+        elif x.summary.value[0].tag == "_hparams_/experiment":
+            assert _hp_plugin(x) == _hp_plugin(y)
+        else:
+            assert x == y
+    np.testing.assert_array_equal(csum.compute_curve(labels, preds, 300), tsum.compute_curve(labels, preds, 300))
+    assert csum.make_histogram(vals, 10) == tsum.make_histogram(vals, 10)
+
+
+def _hp_plugin(ev):
+    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
+    return HParamsPluginData.FromString(ev.summary.value[0].metadata.plugin_data.content)

@@ -73,22 +73,30 @@ def to_uint8(arr: np.ndarray) -> np.ndarray:
     return (arr.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
 
 
-def encode_png(hwc: np.ndarray) -> Summary.Image:
-    """An HWC uint8 image as a PNG Summary.Image."""
+def encode_png(hwc: np.ndarray, rescale: float = 1) -> Summary.Image:
+    """An HWC uint8 image as a PNG Summary.Image, resized by `rescale`
+    (Lanczos); the recorded height and width are those before resizing, as
+    PyTorch records them."""
     h, w, c = hwc.shape
+    Image = _pil()
+    pic = Image.fromarray(np.ascontiguousarray(hwc))
+    if rescale != 1:
+        pic = pic.resize((int(w * rescale), int(h * rescale)), Image.Resampling.LANCZOS)
     buf = io.BytesIO()
-    _pil().fromarray(np.ascontiguousarray(hwc)).save(buf, format="PNG")
+    pic.save(buf, format="PNG")
     return Summary.Image(height=h, width=w, colorspace=c, encoded_image_string=buf.getvalue())
 
 
-def image(tag: str, img: Any, dataformats: str, fn: str = "add_image") -> Summary:
+def image(tag: str, img: Any, dataformats: str, fn: str = "add_image", rescale: float = 1) -> Summary:
     arr = make_np(img, fn, "img_tensor")
     if arr.ndim not in (2, 3, 4):
         raise ValueError(f"{fn}: img_tensor must be 2-D, 3-D or 4-D, got shape {tuple(arr.shape)}")
     hwc = to_uint8(to_hwc(arr, dataformats, fn))
     if hwc.shape[0] == 0 or hwc.shape[1] == 0:
         raise ValueError(f"{fn}: img_tensor is empty (HWC shape {tuple(hwc.shape)})")
-    return Summary(value=[Summary.Value(tag=tag, image=encode_png(hwc))])
+    if not isinstance(rescale, (int, float)) or isinstance(rescale, bool) or rescale <= 0:
+        raise ValueError(f"{fn}: rescale must be a positive number, got {rescale!r}")
+    return Summary(value=[Summary.Value(tag=tag, image=encode_png(hwc, rescale))])
 
 
 def video_frames(vid: np.ndarray) -> np.ndarray:

@@ -17,10 +17,10 @@ _MAX_THRESHOLDS = 127  # the limit PyTorch applies; more thresholds are cut to i
 _MIN_COUNT = 1e-7  # keeps precision and recall finite when a denominator is 0
 
 
-def _check_thresholds(num_thresholds: Any, fn: str) -> int:
+def _check_thresholds(num_thresholds: Any, fn: str, cap: bool = True) -> int:
     if isinstance(num_thresholds, bool) or not isinstance(num_thresholds, (int, np.integer)) or num_thresholds < 2:
         raise ValueError(f"{fn}: num_thresholds must be an int >= 2, got {num_thresholds!r}")
-    return min(int(num_thresholds), _MAX_THRESHOLDS)
+    return min(int(num_thresholds), _MAX_THRESHOLDS) if cap else int(num_thresholds)
 
 
 def _summary(tag: str, data: np.ndarray, num_thresholds: int) -> Summary:

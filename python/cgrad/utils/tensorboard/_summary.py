@@ -117,11 +117,18 @@ def histogram_raw(tag: str, min: float, max: float, num: int, sum: float, sum_sq
 
 def histogram(tag: str, values: Any, bins: Union[str, Sequence[float], np.ndarray, int],
               max_bins: Optional[int] = None) -> Summary:
+    """A histogram summary of `values` (see make_histogram)."""
+    x = make_np(values, "add_histogram", "values").astype(float)
+    return Summary(value=[Summary.Value(tag=tag, histo=make_histogram(x, bins, max_bins))])
+
+
+def make_histogram(values: np.ndarray, bins: Union[str, Sequence[float], np.ndarray, int],
+                   max_bins: Optional[int] = None) -> HistogramProto:
     """Bucket `values` with np.histogram(bins=...), merge buckets down to
     `max_bins`, and keep the buckets from just before the first non-empty one
     to the last non-empty one (TensorBoard stores right edges only, so the
     leading bucket carries the left edge)."""
-    x = make_np(values, "add_histogram", "values").astype(float).reshape(-1)
+    x = np.asarray(values).reshape(-1)
     if x.size == 0:
         raise ValueError("add_histogram: values has no element")
     try:
@@ -144,9 +151,8 @@ def histogram(tag: str, values: Any, bins: Union[str, Sequence[float], np.ndarra
     else:
         kept = np.concatenate([[0], counts[:last + 1]])
     edges = limits[first:last + 2]
-    hist = HistogramProto(min=x.min(), max=x.max(), num=len(x), sum=x.sum(), sum_squares=x.dot(x),
+    return HistogramProto(min=x.min(), max=x.max(), num=len(x), sum=x.sum(), sum_squares=x.dot(x),
                           bucket_limit=edges.tolist(), bucket=kept.tolist())
-    return Summary(value=[Summary.Value(tag=tag, histo=hist)])
 
 
 def text(tag: str, text_string: str) -> Summary:
