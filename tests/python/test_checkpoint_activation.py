@@ -407,3 +407,26 @@ def test_detach_variable_and_public_names():
     with pytest.raises(RuntimeError, match="Only tuple of tensors is supported"):
         ccp.detach_variable([x])
     assert set(ccp.__all__) <= set(tcp.__all__)
+
+
+def test_signatures_match_torch():
+    import inspect
+    for name in ("checkpoint", "checkpoint_sequential"):
+        ours = inspect.signature(getattr(ccp, name)).parameters
+        theirs = inspect.signature(getattr(tcp, name)).parameters
+        assert list(ours) == list(theirs)
+        assert [p.kind for p in ours.values()] == [p.kind for p in theirs.values()]
+        assert [p.default for p in ours.values() if p.name != "context_fn"] == \
+            [p.default for p in theirs.values() if p.name != "context_fn"]
+
+
+@pytest.mark.parametrize("reentrant", MODES)
+def test_an_input_returned_as_is_and_integer_arguments(reentrant):
+    a = np.random.default_rng(2).standard_normal(4)
+    tx = torch.tensor(a, requires_grad=True)
+    cx = cgrad.tensor(a, dtype=cgrad.float64, requires_grad=True)
+    t1, t2 = tcp.checkpoint(lambda x, i: (x, x[i] * 2), tx, torch.tensor([0, 2]), use_reentrant=reentrant)
+    c1, c2 = ccp.checkpoint(lambda x, i: (x, x[i] * 2), cx, cgrad.tensor([0, 2]), use_reentrant=reentrant)
+    (t1.sum() * 3 + t2.sum()).backward()
+    (c1.sum() * 3 + c2.sum()).backward()
+    _close(cx.grad, tx.grad)

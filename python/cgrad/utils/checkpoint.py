@@ -178,7 +178,6 @@ class _State:
     recompute_context: Any
     determinism: str
     args_spec: Any
-    n_args: int  # positional args (the rest of the flat inputs rebuild kwargs)
     kwargs_spec: Any
     n_inputs: int  # tensor inputs among the saved tensors (the rest are leaves)
     grad_input_pos: List[int]  # which of them are node inputs (they required grad)
@@ -188,7 +187,7 @@ class _State:
     saved: Tuple[Any, ...]
 
 
-def _run(state: _State, inputs: List[Any], forward: bool, ctx_manager: Any) -> Any:
+def _run(state: _State, inputs: List[Any], ctx_manager: Any) -> Any:
     """Call the function on `inputs` (flat tensor list) rebuilt into its args and kwargs."""
     it = iter(inputs)
     args = _unflatten(state.args_spec, it)
@@ -228,7 +227,7 @@ class CheckpointFunction(Function):
                 _C.set_rng_state(state.rng_state)
             enabled, dtype = state.autocast
             with enable_grad(), amp.autocast("cpu", dtype=dtype, enabled=enabled):
-                out = _run(state, inputs, False, state.recompute_context)
+                out = _run(state, inputs, state.recompute_context)
         finally:
             if outer_rng is not None:
                 _C.set_rng_state(outer_rng)
@@ -283,6 +282,8 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: Optional
         raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
     if not callable(function):
         raise TypeError(f"checkpoint(): argument 'function' must be callable, got {type(function).__name__}")
+    forward_context: Any
+    recompute_context: Any
     if use_reentrant:
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
@@ -318,7 +319,7 @@ def _checkpoint(function: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dic
     state.recompute_context, state.determinism = recompute_context, determinism
     state.args_spec, state.kwargs_spec = args_spec, kwargs_spec
     copies = [_detach_keep(t) for t in flat]
-    out = _run(state, copies, True, forward_context)
+    out = _run(state, copies, forward_context)
     tracked, out_spec = _split_output(out, reentrant)
     own = {id(c): c for c in copies}
     leaves = _graph_leaves([t for t in tracked if t.requires_grad], own)
