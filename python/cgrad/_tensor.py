@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from . import _C
+from . import _C, _legacy
 from ._tensor_str import tensor_repr
 from .autograd.grad_mode import no_grad
 
@@ -32,6 +32,19 @@ class _HookHandle:
 
 class Tensor(_C._TensorBase):
     """An N-dimensional array with autograd, backed by the cgrad C engine."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
+        """The legacy constructor (torch.Tensor): Tensor(*sizes) uninitialised, Tensor(data) a copy in the
+        default dtype, Tensor(tensor) an alias of it, Tensor() empty; only device='cpu' (cgrad._legacy)."""
+        t = _legacy.legacy_new(cls.__name__, None, args, dict(kwargs))
+        return t if cls is Tensor else _C._make_subclass(cls, t, False)
+
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Without dtype, the PyTorch type name ('torch.FloatTensor'); with a dtype, a legacy class such as
+        cgrad.DoubleTensor or a name such as 'torch.DoubleTensor', this tensor converted (itself if already so)."""
+        if dtype is None:
+            return _legacy.type_name(self)
+        return super().type(_legacy.dtype_of_type(dtype), non_blocking)
 
     def __repr__(self, *, tensor_contents: Optional[str] = None) -> str:
         return tensor_repr(self)
