@@ -114,6 +114,11 @@ def test_tensor_subclass_through_the_legacy_constructor():
         pass
 
     assert type(Mine([1, 2])) is Mine and type(Theirs([1, 2])) is Theirs
+    for lib, cls in ((cgrad, Mine), (torch, Theirs)):  # the Parameter-style constructor libraries use
+        base = lib.ones(2)
+        made = lib.Tensor._make_subclass(cls, base, True)
+        assert type(made) is cls and made.requires_grad and made.data_ptr() == base.data_ptr()
+        assert not lib.Tensor._make_subclass(cls, base).requires_grad
     _same_values(Mine([1, 2]), Theirs([1, 2]))
     _same(Mine(2, 3), Theirs(2, 3))
 

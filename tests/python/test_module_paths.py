@@ -82,6 +82,7 @@ PATHS = [
                             "random_split"]),
     ("utils.data.dataloader", ["DataLoader", "default_collate", "get_worker_info"]),
     ("utils.data.sampler", ["Sampler", "RandomSampler", "SequentialSampler", "BatchSampler", "SubsetRandomSampler"]),
+    ("utils.data._utils.collate", ["default_collate", "default_convert"]),
     ("utils.hooks", ["RemovableHandle"]),
     ("autograd.function", ["Function", "FunctionCtx", "once_differentiable"]),
     ("autograd.grad_mode", ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]),
