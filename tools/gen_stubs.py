@@ -131,7 +131,9 @@ def generate_package() -> str:
                  and getattr(v, "__module__", "").startswith("cgrad") and callable(v))
     for n in own:
         mod = getattr(cgrad, n).__module__
-        if mod == "cgrad":
+        if mod == "cgrad" and isinstance(getattr(cgrad, n), type):  # the legacy constructors (FloatTensor, ...)
+            lines.append(f"{n}: type\n")
+        elif mod == "cgrad":
             lines.append(f"def {n}(*args: object, **kwargs: object) -> object: ...\n")
         else:
             lines.append(f"from {mod.replace('cgrad', '', 1) or '.'} import {n} as {n}\n".replace("from .", "from .", 1))

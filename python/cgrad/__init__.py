@@ -25,6 +25,10 @@ from ._precision import set_float32_matmul_precision, get_float32_matmul_precisi
 from . import utils, datasets
 from . import nn, optim
 from . import amp
+from . import version, torch_version
+from ._default_device import set_default_device, get_default_device, set_default_dtype, get_default_dtype
+from ._legacy import LEGACY_TYPES as _LEGACY_TYPES
+globals().update(_LEGACY_TYPES)  # FloatTensor, DoubleTensor, ..., BoolTensor
 from .amp.autocast_mode import (autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_enabled,
                                 set_autocast_dtype, is_autocast_cpu_enabled, get_autocast_cpu_dtype,
                                 set_autocast_cpu_enabled, set_autocast_cpu_dtype, is_autocast_cache_enabled,
@@ -38,7 +42,14 @@ short = int16
 int = int32  # noqa: A001
 long = int64
 
-__version__ = "0.1.0"
+__version__ = version.__version__  # cgrad's own release; version.torch_api is the PyTorch API it follows
+
+
+def install_as_torch() -> None:
+    """Make `import torch` and every `import torch.X` resolve to cgrad in this process (see cgrad.compat;
+    `python -m cgrad.compat script.py` runs a script so)."""
+    from .compat.import_hook import install_as_torch as install
+    install()
 
 
 def is_tensor(obj: object) -> bool:

@@ -310,6 +310,16 @@ from ._C import where as where
 from ._C import zeros as zeros
 from ._C import zeros_like as zeros_like
 from ._tensor import Tensor as Tensor
+BFloat16Tensor: type
+BoolTensor: type
+ByteTensor: type
+CharTensor: type
+DoubleTensor: type
+FloatTensor: type
+HalfTensor: type
+IntTensor: type
+LongTensor: type
+ShortTensor: type
 from .amp.autocast_mode import autocast as autocast
 from .amp.autocast_mode import autocast_decrement_nesting as autocast_decrement_nesting
 from .amp.autocast_mode import autocast_increment_nesting as autocast_increment_nesting
@@ -317,8 +327,10 @@ from .amp.autocast_mode import clear_autocast_cache as clear_autocast_cache
 from .autograd.grad_mode import enable_grad as enable_grad
 from .amp.autocast_mode import get_autocast_cpu_dtype as get_autocast_cpu_dtype
 from .amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
+from ._default_device import get_default_device as get_default_device
 from ._precision import get_float32_matmul_precision as get_float32_matmul_precision
 from .autograd.grad_mode import inference_mode as inference_mode
+def install_as_torch(*args: object, **kwargs: object) -> object: ...
 from .amp.autocast_mode import is_autocast_cache_enabled as is_autocast_cache_enabled
 from .amp.autocast_mode import is_autocast_cpu_enabled as is_autocast_cpu_enabled
 from .amp.autocast_mode import is_autocast_enabled as is_autocast_enabled
@@ -332,6 +344,7 @@ from .amp.autocast_mode import set_autocast_cpu_dtype as set_autocast_cpu_dtype
 from .amp.autocast_mode import set_autocast_cpu_enabled as set_autocast_cpu_enabled
 from .amp.autocast_mode import set_autocast_dtype as set_autocast_dtype
 from .amp.autocast_mode import set_autocast_enabled as set_autocast_enabled
+from ._default_device import set_default_device as set_default_device
 from ._precision import set_float32_matmul_precision as set_float32_matmul_precision
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from . import accelerator as accelerator
@@ -347,7 +360,9 @@ from . import optim as optim
 from . import profiler as profiler
 from . import return_types as return_types
 from . import serialization as serialization
+from . import torch_version as torch_version
 from . import utils as utils
+from . import version as version
 double: dtype
 float: dtype
 half: dtype

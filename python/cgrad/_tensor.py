@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from . import _C
+from . import _C, _legacy
 from ._tensor_str import tensor_repr
 from .autograd.grad_mode import no_grad
 
@@ -32,6 +32,29 @@ class _HookHandle:
 
 class Tensor(_C._TensorBase):
     """An N-dimensional array with autograd, backed by the cgrad C engine."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
+        """The legacy constructor (torch.Tensor): Tensor(*sizes) uninitialised, Tensor(data) a copy in the
+        default dtype, Tensor(tensor) an alias of it, Tensor() empty; only device='cpu' (cgrad._legacy)."""
+        t = _legacy.legacy_new(cls.__name__, None, args, dict(kwargs))
+        return t if cls is Tensor else _C._make_subclass(cls, t, False)
+
+    @staticmethod
+    def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False, dispatch_strides: bool = False,
+                       dispatch_device: bool = False, device_for_backend_keys: Any = None) -> "Tensor":
+        """An alias of `data` as an instance of Tensor subclass `cls` (torch.Tensor._make_subclass, the way
+        Parameter-like classes are built)."""
+        if dispatch_strides or dispatch_device or device_for_backend_keys is not None:
+            raise NotImplementedError("Tensor._make_subclass: dispatch_strides / dispatch_device / "
+                                      "device_for_backend_keys (__torch_dispatch__ subclasses) are not supported")
+        return _C._make_subclass(cls, data, bool(require_grad))
+
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Without dtype, the PyTorch type name ('torch.FloatTensor'); with a dtype, a legacy class such as
+        cgrad.DoubleTensor or a name such as 'torch.DoubleTensor', this tensor converted (itself if already so)."""
+        if dtype is None:
+            return _legacy.type_name(self)
+        return super().type(_legacy.dtype_of_type(dtype), non_blocking)
 
     def __repr__(self, *, tensor_contents: Optional[str] = None) -> str:
         return tensor_repr(self)

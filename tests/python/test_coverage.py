@@ -26,6 +26,9 @@ NOT_OPS |= {"autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autoca
             "is_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_cpu_dtype",
             "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
             "autocast_increment_nesting", "autocast_decrement_nesting"}  # autocast state (tests/python/test_autocast.py)
+NOT_OPS |= {"set_default_device", "get_default_device", "install_as_torch", "FloatTensor", "DoubleTensor",
+            "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor",
+            "BoolTensor"}  # settings, the torch import hook, legacy constructors (test_legacy_tensor_types.py, test_compat_launcher.py)
 
 CHECKS = ("extremes", "strided", "inplace", "errors")
 PARTIAL = ("extreme_values", "signed_zeros")  # partial opt-outs of the extremes check

@@ -351,11 +351,11 @@ def test_transposed_properties():
 
 def test_type_and_as_helpers():
     x = cgrad.ones(2, 3)
-    assert x.type() == "cgrad.FloatTensor"
+    assert x.type() == "torch.FloatTensor"  # PyTorch's names (docs/python.md, Legacy constructors)
     names = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
     for d, n in names.items():
-        assert cgrad.ones(1, dtype=getattr(cgrad, d)).type() == f"cgrad.{n}Tensor"
+        assert cgrad.ones(1, dtype=getattr(cgrad, d)).type() == f"torch.{n}Tensor"
         assert torch.ones(1, dtype=getattr(torch, d)).type() == f"torch.{n}Tensor"
     assert x.type(cgrad.int32).dtype == cgrad.int32
     assert x.type("cgrad.DoubleTensor").dtype == cgrad.float64 and x.type("torch.LongTensor").dtype == cgrad.int64

@@ -239,7 +239,10 @@ static int convert(const cgpy_spec *s, const cgpy_param *p, int pos, cgpy_val *v
         }
         return 0;
     case CGPY_A_DTYPE: v->dtype = (cg_dtype)-1; return cgpy_dtype_conv(o, &v->dtype) ? 0 : -1;
-    case CGPY_A_DEVICE: v->dev = cg_cpu(); return cgpy_device_conv(o, &v->dev) ? 0 : -1;
+    case CGPY_A_DEVICE:
+        if (o == Py_None && (p->flags & CGPY_DEFAULT_DEV)) return cgpy_default_device(&v->dev);
+        v->dev = cg_cpu();
+        return cgpy_device_conv(o, &v->dev) ? 0 : -1;
     case CGPY_A_STR:
         if (o == Py_None && (p->flags & CGPY_NONE_OK)) {
             v->s = NULL;
@@ -375,6 +378,7 @@ int cgpy_args_parse(cgpy_spec *s, PyObject *self, PyObject *const *args, Py_ssiz
     for (int j = first; j < n; j++) {
         if (!v[j].o) {
             set_default(&p[j], &v[j]);
+            if ((p[j].flags & CGPY_DEFAULT_DEV) && cgpy_default_device(&v[j].dev)) return -1;
             continue;
         }
         if (spread && j == ks) continue;

@@ -48,7 +48,9 @@ enum {
     CGPY_A_SEED,       /* an integer in [-2^63, 2^64 - 1] (.seed) */
     CGPY_A_CONV,       /* conv(o, &v.ptr) as PyArg's "O&" (None passed to it too) */
 };
-enum { CGPY_REQ = 1, CGPY_KWONLY = 2, CGPY_SELF = 4, CGPY_FUNC_ONLY = 8, CGPY_NONE_OK = 16 };
+/* CGPY_DEFAULT_DEV: a device parameter that, absent or None, is the default
+ * device (the factories' device=; Note [Default device] in dtype_device.c) */
+enum { CGPY_REQ = 1, CGPY_KWONLY = 2, CGPY_SELF = 4, CGPY_FUNC_ONLY = 8, CGPY_NONE_OK = 16, CGPY_DEFAULT_DEV = 32 };
 #define CGPY_MAX_PARAMS 12
 
 typedef struct cgpy_param {

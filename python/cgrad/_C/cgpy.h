@@ -64,6 +64,9 @@ int cgpy_device_conv(PyObject *o, void *out);
 int cgpy_init_dtypes(PyObject *m);
 
 extern cg_dtype cgpy_default_dtype; /* float32 unless set_default_dtype */
+/* The factories' default device (Note [Default device] in dtype_device.c):
+ * *out, or -1 with the error set_default_device stored raised. */
+int cgpy_default_device(cg_device *out);
 
 /* ------------------------------------------------------------- promotion */
 

@@ -5,6 +5,47 @@
 #include <string.h>
 
 cg_dtype cgpy_default_dtype = CG_DTYPE_F32;
+
+/* Note [Default device]
+ * set_default_device (cgrad/_default_device.py) decides; this keeps what it
+ * decided: a device (cpu unless set), or, for a device this build cannot
+ * make tensors on ('cuda:1' on PyTorch's CPU build), the exception type and
+ * message that each factory called without device= then raises, as PyTorch's
+ * CPU build does at the first tensor rather than at set_default_device. The
+ * factories' device parameters carry CGPY_DEFAULT_DEV (args.h). */
+static cg_device g_default_device = {CG_DEVICE_CPU, 0};
+static PyObject *g_default_device_error; /* (type, message) or NULL */
+
+int cgpy_default_device(cg_device *out) {
+    if (g_default_device_error) {
+        PyErr_SetObject(PyTuple_GET_ITEM(g_default_device_error, 0), PyTuple_GET_ITEM(g_default_device_error, 1));
+        return -1;
+    }
+    *out = g_default_device;
+    return 0;
+}
+
+/* _set_default_device(device) or _set_default_device(None, exc_type, message) */
+PyObject *cgpy_set_default_device(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *dev, *type = NULL, *msg = NULL;
+    if (!PyArg_ParseTuple(args, "O|OU:_set_default_device", &dev, &type, &msg)) return NULL;
+    if (dev != Py_None) {
+        cg_device d = g_default_device;
+        if (!cgpy_device_conv(dev, &d)) return NULL;
+        Py_CLEAR(g_default_device_error);
+        g_default_device = d;
+        Py_RETURN_NONE;
+    }
+    if (!type || !msg || !PyExceptionClass_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "_set_default_device(None, exc_type, message): an exception type and a str");
+        return NULL;
+    }
+    PyObject *err = PyTuple_Pack(2, type, msg);
+    if (!err) return NULL;
+    Py_XSETREF(g_default_device_error, err);
+    Py_RETURN_NONE;
+}
 static CgDtypeObject *g_dtypes[CG_DTYPE_COUNT];
 
 static PyObject *dtype_repr(PyObject *self) {

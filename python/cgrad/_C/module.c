@@ -29,8 +29,8 @@ static PyObject *finish(cg_tensor *t, int requires_grad) {
 static PyObject *f_tensor(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("tensor", CGPY_ARG("data", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("dtype", CGPY_A_DTYPE,
                                       CGPY_KWONLY),
-                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY), CGPY_ARG("requires_grad",
-                                          CGPY_A_BOOL, CGPY_KWONLY),
+                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY | CGPY_DEFAULT_DEV),
+                                      CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY),
                                       CGPY_ARG("pin_memory", CGPY_A_BOOL, CGPY_KWONLY));
     cgpy_val v[5];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
@@ -40,7 +40,7 @@ static PyObject *f_tensor(CGPY_FASTKW_ARGS) {
 /* zeros / ones / empty / full(size, fill_value) share the argument parsing;
  * layout, pin_memory and memory_format are accepted and ignored */
 #define FACTORY_KW                                                                                                 \
-    CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY),                  \
+    CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY | CGPY_DEFAULT_DEV), \
         CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY), CGPY_ARG("layout", CGPY_A_OBJ, CGPY_KWONLY),          \
         CGPY_ARG("pin_memory", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY),       \
         CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY)
@@ -133,7 +133,9 @@ static PyObject *f_full_like(CGPY_FASTKW_ARGS) { return like(self, args, nargs, 
 /* arange(end) / arange(start, end, step=1) */
 static PyObject *f_arange(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("arange", CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("end", CGPY_A_OBJ),
-                                      CGPY_ARG("step", CGPY_A_OBJ), LIKE_KW);
+                                      CGPY_ARG("step", CGPY_A_OBJ), CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY),
+                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY | CGPY_DEFAULT_DEV),
+                                      CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY));
     cgpy_val a6[6];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, a6)) return NULL;
     PyObject *a = a6[0].o, *b = a6[1].o, *c = a6[2].o;
@@ -198,6 +200,7 @@ static PyObject *f_is_anomaly_enabled(PyObject *m, PyObject *u) {
     (void)m, (void)u;
     return PyBool_FromLong(cg_is_anomaly_enabled());
 }
+extern PyObject *cgpy_set_default_device(PyObject *m, PyObject *args); /* dtype_device.c */
 static PyObject *f_get_default_dtype(PyObject *m, PyObject *u) {
     (void)m, (void)u;
     PyObject *d = cgpy_dtype(cgpy_default_dtype);
@@ -336,6 +339,7 @@ static PyMethodDef module_functions[] = {
     {"is_anomaly_enabled", f_is_anomaly_enabled, METH_NOARGS, NULL},
     {"get_default_dtype", f_get_default_dtype, METH_NOARGS, NULL},
     {"set_default_dtype", f_set_default_dtype, METH_O, NULL},
+    {"_set_default_device", cgpy_set_default_device, METH_VARARGS, NULL},
     {"set_num_threads", f_set_num_threads, METH_O, NULL},
     {"get_num_threads", f_get_num_threads, METH_NOARGS, NULL},
     CGPY_FASTKW("result_type", f_result_type),

@@ -258,12 +258,16 @@ typedef struct {
     int requires_grad, pin;
     const char *op; /* set by fkw_check */
 } fkw;
-/* the factory keywords, the last FKW_N parameters of a spec */
+/* the factory keywords, the last FKW_N parameters of a spec; FKW_PARAMS's
+ * device= is the default device when absent (Note [Default device]), the
+ * others' (the *_like functions, normal) the inputs' */
 #define FKW_N 6
-#define FKW_PARAMS                                                                                                 \
-    CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY),                  \
+#define FKW_PARAMS_DEV(devflags)                                                                                   \
+    CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_ARG("device", CGPY_A_DEVICE, devflags),                     \
         CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY), CGPY_ARG("out", CGPY_A_OBJ, CGPY_KWONLY),             \
         CGPY_ARG("layout", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("pin_memory", CGPY_A_BOOL, CGPY_KWONLY)
+#define FKW_PARAMS FKW_PARAMS_DEV(CGPY_KWONLY | CGPY_DEFAULT_DEV)
+#define FKW_PARAMS_NODEF FKW_PARAMS_DEV(CGPY_KWONLY)
 /* f from the FKW_N values at v */
 static fkw fkw_from(const cgpy_val *v) {
     fkw f = {NULL, v[3].o, v[4].o, (int)v[0].dtype, v[1].dev, v[2].b, v[5].b, NULL};
@@ -454,13 +458,13 @@ typedef enum { LIKE_RAND, LIKE_RANDN, LIKE_RANDINT } like_kind;
 
 /* rand_like / randn_like(input, *, ...) and randint_like(input, low=0, high, *, ...) */
 #define LIKE_SPEC(name) \
-    CGPY_SPEC(name, CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), GENERATOR_ARG, CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY), FKW_PARAMS)
+    CGPY_SPEC(name, CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), GENERATOR_ARG, CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY), FKW_PARAMS_NODEF)
 static PyObject *like_common(CGPY_FASTKW_ARGS, like_kind kind) {
     static cgpy_spec specs[3] = {
         LIKE_SPEC("rand_like"), LIKE_SPEC("randn_like"),
         CGPY_SPEC("randint_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), CGPY_ARG("low", CGPY_A_OBJ),
                   CGPY_ARG("high", CGPY_A_OBJ),
-                  GENERATOR_ARG, CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY), FKW_PARAMS)};
+                  GENERATOR_ARG, CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY), FKW_PARAMS_NODEF)};
     cgpy_val v[6 + FKW_N];
     if (cgpy_args_parse(&specs[kind], self, args, nargs, kwnames, v)) return NULL;
     int k = kind == LIKE_RANDINT ? 3 : 1;
@@ -517,7 +521,7 @@ static PyObject *raise_negative_std(double s) {
  * tensor's dtype; a Tensor std follows mean's dtype) and float / float with a size. */
 static PyObject *py_normal(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("normal", CGPY_ARG("mean", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("std", CGPY_A_OBJ),
-                                      CGPY_ARG("size", CGPY_A_OBJ), GENERATOR_ARG, FKW_PARAMS);
+                                      CGPY_ARG("size", CGPY_A_OBJ), GENERATOR_ARG, FKW_PARAMS_NODEF);
     cgpy_val v[4 + FKW_N];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
     PyObject *mean = v[0].o, *std = v[1].o, *size = v[2].o, *gen = v[3].ptr;

@@ -1,6 +1,6 @@
 """cgrad.nn: neural-network layers (modules), their functional forms
 (cgrad.nn.functional), parameter initialisation (cgrad.nn.init) and helpers
-(cgrad.nn.utils), mirroring torch.nn."""
+(cgrad.nn.utils), data parallelism (cgrad.nn.parallel), mirroring torch.nn."""
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
@@ -36,4 +36,6 @@ from .modules.attention import MultiheadAttention  # noqa: F401
 from .modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                                   TransformerEncoder, TransformerEncoderLayer)
 from . import modules  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
+from . import parallel  # noqa: F401
 from . import utils  # noqa: F401

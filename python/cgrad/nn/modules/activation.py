@@ -1,4 +1,5 @@
-"""The activation layers, as torch.nn (MultiheadAttention lives elsewhere).
+"""The activation layers, as torch.nn (MultiheadAttention is defined in attention.py
+and importable from here, as from torch.nn.modules.activation).
 Each forward is one call into nn.functional or straight into the C function it
 binds; modules with an `inplace` flag pick the in-place C function in forward."""
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .utils import _fields_repr, _unless
 
 __all__ = ["Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish", "Hardswish",
            "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus", "Softshrink",
-           "PReLU", "Softsign", "Tanhshrink", "Softmin", "Softmax", "LogSoftmax"]
+           "PReLU", "Softsign", "Tanhshrink", "Softmin", "Softmax", "LogSoftmax", "MultiheadAttention"]
 
 # The C functions behind nn.functional, looked up once so forward runs one C call.
 _relu, _relu_ = _C.relu, _C.relu_
@@ -385,3 +386,6 @@ class LogSoftmax(_SoftmaxFamily):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, dim=self.dim, _stacklevel=5)
+
+
+from .attention import MultiheadAttention  # noqa: E402  (torch.nn.modules.activation.MultiheadAttention)

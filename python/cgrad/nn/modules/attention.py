@@ -18,7 +18,7 @@ from ..._tensor import Tensor
 from .. import functional as F
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention", "multi_head_attention_forward"]
@@ -220,10 +220,6 @@ def _seq_first(*xs: Tensor) -> Sequence[Tensor]:
         if id(x) not in views:
             views[id(x)] = x.transpose(0, 1)
     return [views[id(x)] for x in xs]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """The Linear type of MultiheadAttention.out_proj (torch's name, shown in the repr)."""
 
 
 class MultiheadAttention(Module):

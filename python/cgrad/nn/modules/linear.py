@@ -1,4 +1,5 @@
-"""The linear layers, as torch.nn: Identity, Linear, Bilinear, LazyLinear."""
+"""The linear layers, as torch.nn: Identity, Linear, Bilinear, LazyLinear, and
+NonDynamicallyQuantizableLinear (the Linear subclass of MultiheadAttention.out_proj)."""
 from __future__ import annotations
 
 import math
@@ -13,7 +14,7 @@ from .lazy import LazyModuleMixin
 from .module import Module
 from .utils import _fan_in_uniform_, _fields_repr, _register_affine
 
-__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear"]
 
 
 class Identity(Module):
@@ -51,6 +52,10 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return _fields_repr(in_features=self.in_features, out_features=self.out_features, bias=self.bias is not None)
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """The Linear type of MultiheadAttention.out_proj (torch's name, shown in the repr; a Linear in every way)."""
 
 
 class Bilinear(Module):

@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Unio
 import cgrad
 
 from . import _worker
+from ._worker import get_worker_info  # noqa: F401  (torch.utils.data.dataloader.get_worker_info)
 from ._collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
