@@ -531,3 +531,33 @@ def test_setitem_and_bool_mask_are_refused():
             return x[x > 0]
     with pytest.raises(NotImplementedError, match="boolean mask"):
         _export(B(), (cgrad.randn(2, 3),))
+
+
+def test_rounding_division_and_remainder():
+    class M(nn.Module):
+        def forward(self, x, k):
+            return (x // 0.7, x % 0.7, 2.5 % x, x.div(0.3, rounding_mode="trunc"), cgrad.fmod(x, 0.4),
+                    k // 3, k % 3, cgrad.remainder(-k, 4), x / k)
+    make = lambda n: (cgrad.randn(n, 5) * 3, cgrad.randint(-9, 9, (n, 5)))  # noqa: E731
+    m = M()
+    proto, sess = _export(m, make(2), input_names=["x", "k"], dynamic_axes={"x": [0], "k": [0]})
+    _compare(m, sess, make(4))
+    # two named axes that must be equal but are named differently make the probe run fail: a clear error
+    with pytest.raises(cgrad.onnx.OnnxExporterError, match="grown along the dynamic axes"):
+        _export(m, make(2), input_names=["x", "k"], dynamic_axes={"x": {0: "a"}, "k": {0: "b"}})
+
+
+def test_slice_bound_from_a_dynamic_size_is_refused():
+    class M(nn.Module):
+        def forward(self, x):
+            return x[:, : x.size(1) - 1]
+    with pytest.raises(cgrad.onnx.OnnxExporterError, match="bound depends on a dynamic axis"):
+        _export(M(), (cgrad.randn(2, 5),), input_names=["x"], dynamic_axes={"x": {1: "seq"}})
+
+    class Open(nn.Module):
+        def forward(self, x):
+            return x[:, :-1] + x[:, 1:x.size(1)]
+    m = Open()
+    proto, sess = _export(m, (cgrad.randn(2, 5),), input_names=["x"], dynamic_axes={"x": {1: "seq"}})
+    _compare(m, sess, (cgrad.randn(2, 8),))
+

@@ -17,6 +17,7 @@ from ._program import ONNXProgram, write_model
 from .errors import OnnxExporterError
 
 DEFAULT_OPSET = 20
+_AUTO_PREFIX = "\x00"  # marks the dim names export generates (stripped before they reach the graph)
 MIN_OPSET, MAX_OPSET = 14, 23
 
 
@@ -54,7 +55,7 @@ def _check_dynamic_axes(dynamic_axes: Any) -> Dict[str, Dict[int, str]]:
         if isinstance(axes, Mapping):
             items = list(axes.items())
         elif isinstance(axes, Sequence) and not isinstance(axes, str):
-            items = [(a, f"{name}_dynamic_axes_{i + 1}") for i, a in enumerate(axes)]
+            items = [(a, f"{_AUTO_PREFIX}{name}_dynamic_axes_{i + 1}") for i, a in enumerate(axes)]
         else:
             raise TypeError(f"export: dynamic_axes[{name!r}] must be a dict of axis -> name or a list of axes, "
                             f"got {axes!r}")
@@ -223,7 +224,10 @@ def _export(model: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], tensors: 
             raise ValueError(f"export: dynamic_axes key {key!r} is neither an input nor an output name "
                              f"(inputs: {arg_names}, outputs: {out_names})")
     symbols = sorted({s for ax in input_axes for s in ax.values()})
-    growth = {s: i + 1 for i, s in enumerate(symbols)}
+    # named axes grow by different amounts so the probe tells them apart; the list form's generated names
+    # (one per input) grow alike, as such axes usually are one batch dim
+    named = [s for s in symbols if not s.startswith(_AUTO_PREFIX)]
+    growth = {s: (named.index(s) + 2 if s in named else 1) for s in symbols}
     params: Dict[int, Tuple[str, Any]] = {}
     for pname, p in list(model.named_parameters()) + list(model.named_buffers()):
         params.setdefault(id(p), (pname, p))
@@ -237,8 +241,15 @@ def _export(model: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], tensors: 
             pargs, pkwargs = _walk_replace((args, kwargs), lambda t: next(grown))
             probe = _tracer.Trace(graph, "probe", params)
             probe.export_params, probe.module_names = export_params, module_names
-            with _tracer.tracing(probe), enable_grad():
-                model(*pargs, **pkwargs)
+            try:
+                with _tracer.tracing(probe), enable_grad():
+                    model(*pargs, **pkwargs)
+            except (RuntimeError, ValueError, IndexError, TypeError) as e:
+                if isinstance(e, OnnxExporterError):
+                    raise
+                raise OnnxExporterError(f"export: the model failed on example inputs grown along the dynamic axes "
+                                        f"{[s.lstrip(_AUTO_PREFIX) for s in symbols]} (dims that must stay equal "
+                                        f"need one name): {e}") from e
             probe_shapes = probe.shapes
             probe_numbers = probe.numbers
             probe_inputs = _tracer.flatten((pargs, pkwargs))
@@ -251,7 +262,7 @@ def _export(model: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], tensors: 
         tin = _tracer.flatten((targs, tkwargs))
         for i, (t, name, ax) in enumerate(zip(tin, arg_names, input_axes)):
             trace.bind(t, name, tuple(probe_inputs[i].shape) if probe_shapes is not None else None)
-            dims = [ax.get(d, t.shape[d]) for d in range(t.dim())]
+            dims = [ax[d].lstrip(_AUTO_PREFIX) if d in ax else t.shape[d] for d in range(t.dim())]
             graph.inputs.append(Graph.value_info(name, onnx_dtype(t.dtype), dims))
         with _tracer.tracing(trace), enable_grad():
             result = model(*targs, **tkwargs)
@@ -268,6 +279,7 @@ def _export(model: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], tensors: 
             dyn = trace.dyn_dims(t)
             dims = [ax.get(d, ax.get(d - t.dim(), f"{name}_dim_{d}" if d in dyn else t.shape[d]))
                     for d in range(t.dim())]
+            dims = [d.lstrip(_AUTO_PREFIX) if isinstance(d, str) else d for d in dims]
             graph.outputs.append(Graph.value_info(name, onnx_dtype(t.dtype), dims))
     # parameters and buffers that the graph reads
     import numpy as np

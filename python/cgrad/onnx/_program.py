@@ -32,7 +32,8 @@ class ONNXProgram:
         if self._session is None:
             self._session = ort.InferenceSession(self.model_proto.SerializeToString(),
                                                  providers=["CPUExecutionProvider"])
-        names = [i.name for i in self._session.get_inputs()]
+        inits = {i.name for i in self.model_proto.graph.initializer}
+        names = [i.name for i in self._session.get_inputs() if i.name not in inits]
         values = list(args) + list(kwargs.values())
         if len(values) != len(names):
             raise ValueError(f"ONNXProgram: the model takes {len(names)} inputs ({names}), got {len(values)}")

@@ -42,7 +42,7 @@ def _binary(onnx_op: str, compare: bool = False, reflected: bool = False):
 for _names, _op, _cmp in ((("add", "__add__", "__radd__", "__iadd__", "add_"), "Add", False),
                           (("sub", "subtract", "__sub__", "__isub__", "sub_"), "Sub", False),
                           (("mul", "multiply", "__mul__", "__rmul__", "__imul__", "mul_"), "Mul", False),
-                          (("div", "divide", "true_divide", "__truediv__", "__itruediv__", "div_"), "Div", False),
+                          (("true_divide", "__truediv__", "__itruediv__"), "Div", False),
                           (("pow", "__pow__", "pow_"), "Pow", False),
                           (("maximum",), "Max", False), (("minimum",), "Min", False),
                           (("eq", "__eq__"), "Equal", True), (("lt", "less", "__lt__"), "Less", True),
@@ -55,6 +55,65 @@ for _names, _op, _cmp in ((("add", "__add__", "__radd__", "__iadd__", "add_"), "
     register(*_names)(_binary(_op, _cmp))
 register("__rsub__", "rsub")(_binary("Sub", reflected=True))
 register("__rtruediv__")(_binary("Div", reflected=True))
+
+
+def _rounded_div(ctx: Any, a: str, b: str, mode: Optional[str], dtype: Any) -> str:
+    """a / b with torch's rounding_mode (None: true division, 'trunc', 'floor') on values of one dtype."""
+    if mode is None:
+        return ctx.g.op("Div", a, b)
+    if dtype not in _FLOATS:
+        q = ctx.g.op("Div", a, b)  # ONNX integer Div truncates
+        if mode == "trunc":
+            return q
+        # floor: one less where the division was inexact and the operands' signs differ
+        g = ctx.g
+        r = g.op("Mod", a, b, fmod=1)
+        zero = g.op("Sub", b, b)
+        inexact = g.op("Not", g.op("Equal", r, zero))
+        signs = g.op("Xor", g.op("Less", r, zero), g.op("Less", b, zero))
+        adjust = g.op("Cast", g.op("And", inexact, signs), to=onnx_dtype(dtype))
+        return g.op("Sub", q, adjust)
+    q = ctx.g.op("Div", a, b)
+    if mode == "floor":
+        return ctx.g.op("Floor", q)
+    if mode == "trunc":
+        return ctx.g.op("Mul", ctx.g.op("Sign", q), ctx.g.op("Floor", ctx.g.op("Abs", q)))
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {mode!r}")
+
+
+def _div_sym(mode_default: Optional[str], reflected: bool = False):
+    def sym(ctx: Any, out: Any, input: Any, other: Any, *, rounding_mode: Optional[str] = mode_default) -> str:
+        ctx.check_numbers()
+        a, b = (other, input) if reflected else (input, other)
+        dt = out.dtype
+        if rounding_mode is None and dt not in _FLOATS:
+            raise NotImplementedError(f"cgrad.onnx.export: {ctx.op_name} to an integer result")
+        return _rounded_div(ctx, ctx.v(a, dt), ctx.v(b, dt), rounding_mode, dt)
+    return sym
+
+
+register("div", "divide", "div_")(_div_sym(None))
+register("floor_divide", "__floordiv__", "__ifloordiv__")(_div_sym("floor"))
+register("__rfloordiv__")(_div_sym("floor", reflected=True))
+
+
+def _mod_sym(reflected: bool = False, c_style: bool = False):
+    def sym(ctx: Any, out: Any, input: Any, other: Any) -> str:
+        ctx.check_numbers()
+        a, b = (other, input) if reflected else (input, other)
+        dt = out.dtype
+        va, vb = ctx.v(a, dt), ctx.v(b, dt)
+        if c_style:
+            return ctx.g.op("Mod", va, vb, fmod=1)
+        if dt not in _FLOATS:
+            return ctx.g.op("Mod", va, vb, fmod=0)  # the sign of the divisor, as Python's %
+        return ctx.g.op("Sub", va, ctx.g.op("Mul", ctx.g.op("Floor", ctx.g.op("Div", va, vb)), vb))
+    return sym
+
+
+register("remainder", "__mod__", "__imod__")(_mod_sym())
+register("__rmod__")(_mod_sym(reflected=True))
+register("fmod")(_mod_sym(c_style=True))
 register("__rpow__")(_binary("Pow", reflected=True))
 
 
@@ -463,6 +522,7 @@ def _getitem(ctx: Any, out: Any, input: Any, index: Any) -> str:
             out_dim += 1
             continue
         raise NotImplementedError(f"cgrad.onnx.export: indexing with {type(it).__name__}")
+    _check_index_probe(ctx, input, out, items)
     if sum(1 for _, g in gathers if not isinstance(g, int)) > 1:
         raise NotImplementedError("cgrad.onnx.export: indexing with more than one index tensor")
     if starts:
@@ -497,3 +557,41 @@ def _all_any(ctx: Any, out: Any, input: Any, dim: Any = None, keepdim: bool = Fa
     axes = None if dim is None else _dims(dim, input.dim())
     r = ctx.g.reduce(op, x, axes, bool(keepdim) and axes is not None)
     return ctx.g.op("Cast", r, to=onnx_dtype(_C.bool))
+
+
+def _check_index_probe(ctx: Any, input: Any, out: Any, items: List[Any]) -> None:
+    """Under dynamic axes, the emitted slices must give the probe run's result shape too; a slice bound computed
+    from a dynamic size (x[:, :x.size(1) - 1]) would not, and is refused instead of being frozen."""
+    probe_out = ctx.out_probe()
+    if probe_out is None:
+        return
+    dyn = ctx.dyn_dims(input)
+    conv: List[Any] = []
+    dim = 0
+    for it in items:
+        if isinstance(it, slice):
+            stop = it.stop
+            if stop is not None and dim in dyn and int(stop) >= input.shape[dim]:
+                stop = None
+            conv.append(slice(it.start, stop, it.step))
+            dim += 1
+        elif it is None:
+            conv.append(None)
+        elif isinstance(it, _C._TensorBase):
+            conv.append(np.zeros(tuple(it.shape), dtype=np.int64))
+            dim += 1
+        elif isinstance(it, list):
+            conv.append(np.zeros(len(it), dtype=np.int64))
+            dim += 1
+        else:
+            conv.append(it)
+            dim += 1
+    dummy = np.lib.stride_tricks.as_strided(np.zeros(1), shape=ctx.probe_shape(input),
+                                            strides=(0,) * input.dim())
+    try:
+        shape = dummy[tuple(conv)].shape
+    except IndexError:
+        shape = None
+    if shape != tuple(probe_out):
+        raise OnnxExporterError(f"cgrad.onnx.export: indexing with {tuple(items)}: a bound depends on a dynamic "
+                                "axis (such as x.size(1) - 1); slice with negative or open bounds instead")

@@ -14,6 +14,7 @@ outputs use that to stay shape-generic."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -40,7 +41,8 @@ _PASSTHROUGH_FUNCS = {
 }
 _OPERATORS = [
     "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__", "__rmul__", "__imul__",
-    "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__",
+    "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__", "__rfloordiv__", "__ifloordiv__", "__mod__",
+    "__rmod__", "__imod__",
     "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__pos__", "__abs__", "__invert__",
     "__and__", "__or__", "__xor__", "__rand__", "__ror__", "__rxor__", "__eq__", "__ne__", "__lt__", "__le__",
     "__gt__", "__ge__", "__getitem__", "__setitem__",
@@ -178,6 +180,11 @@ class Trace:
                                     and self.probe_numbers[idx] != _numbers((args, kwargs)))
         self.op_name = opname
         extra = (module,) if module is not None else ()
+        try:
+            inspect.signature(sym).bind(self, out, *extra, *args, **kwargs)
+        except TypeError as e:
+            raise OnnxExporterError(f"cgrad.onnx.export: {opname}: these arguments have no ONNX mapping ({e})") \
+                from None
         self.depth += 1  # the symbolic's own tensor work (weights re-laid out) is not traced
         try:
             names = sym(self, out, *extra, *args, **kwargs)
