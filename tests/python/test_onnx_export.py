@@ -561,3 +561,84 @@ def test_slice_bound_from_a_dynamic_size_is_refused():
     proto, sess = _export(m, (cgrad.randn(2, 5),), input_names=["x"], dynamic_axes={"x": {1: "seq"}})
     _compare(m, sess, (cgrad.randn(2, 8),))
 
+
+
+def test_norms_without_running_stats_and_instance_norm_with_them():
+    m = nn.Sequential(nn.BatchNorm2d(3, track_running_stats=False), nn.InstanceNorm2d(3, track_running_stats=True),
+                      nn.MaxPool2d(2, ceil_mode=True))
+    m[1].running_mean.normal_()
+    m[1].running_var.uniform_(0.5, 2.0)
+    _roundtrip(m, lambda b: (cgrad.randn(b, 3, 5, 5),), [3, 4], {0: "batch"})
+
+
+def test_preserve_mode_refuses_training_layers():
+    m = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)).train()
+    with pytest.raises(NotImplementedError, match="batch_norm in training mode"):
+        _export(m, (cgrad.randn(4, 3),), training=cgrad.onnx.TrainingMode.PRESERVE)
+    d = nn.Sequential(nn.Dropout(0.5)).train()
+    with pytest.raises(NotImplementedError, match="dropout"):
+        _export(d, (cgrad.randn(4, 3),), training=cgrad.onnx.TrainingMode.PRESERVE)
+    assert m.training and d.training
+
+
+def test_kwargs_dynamic_shapes_and_verbose(capsys):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+
+        def forward(self, x, scale=None, *, bias=None):
+            y = self.lin(x) * scale
+            return y if bias is None else y + bias
+    m = M().eval()
+    x, s, b = cgrad.randn(2, 3), cgrad.randn(2, 1), cgrad.randn(2)
+    proto, sess = _export(m, (x,), kwargs={"scale": s, "bias": b}, dynamic_shapes={"x": {0: "n"}, "scale": {0: "n"}},
+                          verbose=True)
+    assert "MatMul" in capsys.readouterr().out
+    assert [i.name for i in proto.graph.input] == ["x", "scale", "bias"]
+    assert proto.graph.input[1].type.tensor_type.shape.dim[0].dim_param == "n"
+    x2, s2 = cgrad.randn(5, 3), cgrad.randn(5, 1)
+    got = sess.run(None, {"x": x2.numpy(), "scale": s2.numpy(), "bias": b.numpy()})[0]
+    with cgrad.no_grad():
+        np.testing.assert_allclose(got, m(x2, s2, bias=b).numpy(), rtol=1e-5, atol=1e-5)
+    legacy, _ = _export(m, (x, {"scale": s}))  # torch's trailing dict of keyword arguments
+    assert [i.name for i in legacy.graph.input] == ["x", "scale"]
+
+
+def test_transformer_decoder_layer():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dec = nn.TransformerDecoderLayer(8, 2, 16, batch_first=True, norm_first=True)
+
+        def forward(self, tgt, memory):
+            return self.dec(tgt, memory)
+    m = M()
+    make = lambda b: (cgrad.randn(b, 4, 8), cgrad.randn(b, 6, 8))  # noqa: E731
+    m.eval()
+    proto, sess = _export(m, make(2), input_names=["tgt", "memory"],
+                          dynamic_axes={"tgt": {0: "b"}, "memory": {0: "b"}})
+    _compare(m, sess, make(3))
+
+
+def test_subclassed_layers_and_iteration():
+    class MyConv(nn.Conv2d):
+        def forward(self, x):
+            return self._conv_forward(x, self.weight * 0.5, self.bias)
+
+    class MyAct(nn.Sigmoid):
+        def forward(self, x):
+            return super().forward(x) * 2
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = MyConv(2, 3, 3, padding=1)
+            self.act = MyAct()
+
+        def forward(self, x):
+            y = self.act(self.conv(x))
+            rows = [r.sum() for r in y.flatten(2).transpose(0, 1)]  # iterate over channels
+            return y, cgrad.stack(rows) + y.new_zeros(3) + y.new_full((3,), 0.5), x.type() == "cgrad.FloatTensor"
+    m = M()
+    _roundtrip(m, lambda b: (cgrad.randn(b, 2, 4, 4),), [2, 3], {0: "batch"})

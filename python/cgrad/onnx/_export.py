@@ -301,7 +301,7 @@ def _export(model: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], tensors: 
     except onnx.checker.ValidationError as e:  # a bug of a symbolic, not of the user's model
         raise OnnxExporterError(f"export: the exported graph does not pass onnx.checker: {e}") from e
     if verbose:
-        print(onnx.helper.printable_graph(model_proto.graph))
+        print(onnx.printer.to_text(model_proto.graph))
     program = ONNXProgram(model_proto)
     if verify:
         _verify(program, tensors, outs)

@@ -190,14 +190,29 @@ def _adaptive_max(ctx: Any, out: Any, input: Any, output_size: Any, return_indic
 @register("batch_norm")
 def batch_norm(ctx: Any, out: Any, input: Any, running_mean: Any, running_var: Any, weight: Any = None,
                bias: Any = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> str:
-    if training or running_mean is None or running_var is None:
-        raise NotImplementedError("cgrad.onnx.export: batch_norm with batch statistics (training mode or no "
-                                  "running stats); export the model in eval mode with running stats")
     c = input.shape[1]
+    if training and running_mean is not None:
+        raise NotImplementedError("cgrad.onnx.export: batch_norm in training mode (it updates its running stats); "
+                                  "export the model in eval mode")
+    if running_mean is None or running_var is None:
+        return _batch_stats_norm(ctx, input, weight, bias, eps)
     scale = ctx.v(weight) if weight is not None else _ones(ctx, c, input.dtype)
     b = ctx.v(bias) if bias is not None else _ones(ctx, c, input.dtype, 0.0)
     return ctx.g.op("BatchNormalization", ctx.v(input), scale, b, ctx.v(running_mean), ctx.v(running_var),
                     epsilon=float(eps))
+
+
+def _batch_stats_norm(ctx: Any, input: Any, weight: Any, bias: Any, eps: float) -> str:
+    """Batch norm with the batch's own statistics (eval without running stats): mean and biased variance over
+    every dim but the channels."""
+    axes = [0] + list(range(2, input.dim()))
+    y = _normalize_last(ctx, ctx.v(input), axes, eps, input.dtype)
+    tail = [1] * (input.dim() - 2)
+    if weight is not None:
+        y = ctx.g.op("Mul", y, ctx.g.op("Reshape", ctx.v(weight), ctx.g.ints([-1] + tail)))
+    if bias is not None:
+        y = ctx.g.op("Add", y, ctx.g.op("Reshape", ctx.v(bias), ctx.g.ints([-1] + tail)))
+    return y
 
 
 @register("instance_norm")

@@ -595,3 +595,14 @@ def _check_index_probe(ctx: Any, input: Any, out: Any, items: List[Any]) -> None
     if shape != tuple(probe_out):
         raise OnnxExporterError(f"cgrad.onnx.export: indexing with {tuple(items)}: a bound depends on a dynamic "
                                 "axis (such as x.size(1) - 1); slice with negative or open bounds instead")
+
+
+@register("Tensor.new_zeros", "Tensor.new_ones", "Tensor.new_full", "Tensor.new_empty", "Tensor.new_tensor")
+def _new_const(ctx: Any, out: Any, input: Any, *args: Any, **kwargs: Any) -> str:
+    """A tensor made from a traced one's dtype only: a constant (refused when its size follows a dynamic axis)."""
+    ctx.check_numbers()
+    if ctx.out_dyn(out):
+        raise OnnxExporterError(f"cgrad.onnx.export: {ctx.op_name} makes a tensor whose shape depends on a dynamic "
+                                "axis; use zeros_like / full_like of a traced tensor")
+    from ._graph import np_dtype
+    return ctx.g.const(np.asarray(out.detach().numpy(), dtype=np_dtype(out.dtype)))

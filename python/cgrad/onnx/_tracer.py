@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -50,6 +51,7 @@ _OPERATORS = [
 
 
 def current() -> Optional["Trace"]:
+    """The running trace (any thread's: is_in_onnx_export answers for the process, as PyTorch's flag does)."""
     return _TRACE
 
 
@@ -92,6 +94,7 @@ class Trace:
         self.probe = probe
         self.cur_probe: Optional[List[Tuple[int, ...]]] = None
         self.op_name = ""
+        self.thread = threading.get_ident()
 
     # ------------------------------------------------------------------ values
     def is_traced(self, t: Tensor) -> bool:
@@ -175,6 +178,8 @@ class Trace:
                         self.dyn_const[id(t)] = opname
                         self.keep.append(t)
             return out
+        if not outs:  # a query answered with a Python value (x.type()): nothing to bind
+            return out
         self.cur_probe = cur
         self.cur_numbers_changed = (self.probe_numbers is not None and idx < len(self.probe_numbers)
                                     and self.probe_numbers[idx] != _numbers((args, kwargs)))
@@ -240,7 +245,7 @@ def _module_tensors(module: Any) -> List[Tensor]:
 def _func_wrapper(orig: Callable[..., Any], opname: str) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         tr = _TRACE
-        if tr is None or tr.depth:
+        if tr is None or tr.depth or tr.thread != threading.get_ident():
             return orig(*args, **kwargs)
         return tr.call(orig, opname, args, kwargs)
     wrapper.__name__ = getattr(orig, "__name__", opname)
@@ -292,13 +297,45 @@ def patched(models: Sequence[Any]) -> Iterator[None]:
 
         def module_call(self: Any, *args: Any, **kwargs: Any) -> Any:
             tr = _TRACE
-            if tr is None or tr.depth or type(self) not in MODULE_TYPES:
+            if tr is None or tr.depth or type(self) not in MODULE_TYPES or tr.thread != threading.get_ident():
                 return orig_call(self, *args, **kwargs)
             return tr.call(lambda *a, **k: orig_call(self, *a, **k), "nn." + type(self).__name__, args, kwargs,
                            module=self)
         Module.__call__ = module_call  # type: ignore[method-assign]
+        # iterating a tensor is unbind(0), as in PyTorch, so the rows are traced
+        orig_iter = base.__iter__
+
+        def tensor_iter(self: Any) -> Any:
+            tr = _TRACE
+            if tr is None or tr.depth or self.dim() == 0 or tr.thread != threading.get_ident():
+                return orig_iter(self)
+            return iter(self.unbind(0))
+        Tensor.__iter__ = tensor_iter  # type: ignore[method-assign]
+        undo.append(lambda: delattr(Tensor, "__iter__"))
         undo.append(lambda: setattr(Module, "__call__", orig_call))
-        # functions stored on modules (TransformerEncoderLayer.activation = F.relu) call through the wrappers too
+        # references bound at import (activation.py's `_sigmoid = _C.sigmoid`, Conv2d._kernel) and functions
+        # stored on modules (TransformerEncoderLayer.activation = F.relu) call through the wrappers too, so
+        # subclasses of the layers, traced through their own forward, are seen
+        import sys
+        for mod_name, mod in list(sys.modules.items()):
+            if mod is None or not mod_name.startswith("cgrad.") or mod_name.startswith("cgrad.onnx") or \
+                    mod in (_C, cgrad, F):
+                continue
+            for k, val in list(vars(mod).items()):
+                if not isinstance(val, (type, _C._TensorBase)) and id(val) in wrappers:
+                    setattr(mod, k, wrappers[id(val)])
+                    undo.append(lambda mod=mod, k=k, val=val: setattr(mod, k, val))
+        seen_classes = set()
+        for model in models:
+            for m in model.modules() if isinstance(model, nn.Module) else ():
+                for cls in type(m).__mro__:
+                    if cls in seen_classes or not cls.__module__.startswith("cgrad."):
+                        continue
+                    seen_classes.add(cls)
+                    for k, val in list(vars(cls).items()):
+                        if isinstance(val, staticmethod) and id(val.__func__) in wrappers:
+                            setattr(cls, k, staticmethod(wrappers[id(val.__func__)]))
+                            undo.append(lambda cls=cls, k=k, val=val: setattr(cls, k, val))
         for model in models:
             for m in model.modules() if isinstance(model, nn.Module) else ():
                 for k, val in list(vars(m).items()):
