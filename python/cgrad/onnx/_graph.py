@@ -88,10 +88,6 @@ class Graph:
     def value_info(name: str, elem_type: int, shape: Sequence[Union[int, str]]) -> onnx.ValueInfoProto:
         return helper.make_tensor_value_info(name, elem_type, list(shape))
 
-    def axes_attr_or_input(self, op_type: str, since: int) -> bool:
-        """Whether op_type takes its axes as an input (True) or an attribute at this opset."""
-        return self.opset >= since
-
     def reduce(self, op_type: str, x: str, axes: Optional[Sequence[int]], keepdims: bool) -> str:
         """ReduceXxx over axes (None: all), with the axes as an input from the opset where ONNX moved them
         there (ReduceSum 13, the others 18)."""

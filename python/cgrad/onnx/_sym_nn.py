@@ -9,9 +9,7 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from .. import _C
-from ._graph import INT64_MAX
 from ._registry import register
-from .errors import OnnxExporterError
 
 
 def _tuple(v: Any, n: int) -> List[int]:
@@ -281,7 +279,7 @@ def rms_norm(ctx: Any, out: Any, input: Any, normalized_shape: Any, weight: Any 
 
 
 @register("normalize")
-def normalize(ctx: Any, out: Any, input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out_: Any = None) -> str:
+def normalize(ctx: Any, out: Any, input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> str:
     if p not in (1, 2):
         raise NotImplementedError(f"cgrad.onnx.export: normalize with p={p} (p=1 and p=2 are exported)")
     x = ctx.v(input)
@@ -424,8 +422,7 @@ def embedding(ctx: Any, out: Any, input: Any, weight: Any, padding_idx: Any = No
     return ctx.g.op("Gather", ctx.v(weight), ctx.v(input, _C.int64), axis=0)
 
 
-@register("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-          "nn.functional.dropout_")
+@register("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
 def dropout(ctx: Any, out: Any, input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> str:
     if training and p > 0:
         raise NotImplementedError("cgrad.onnx.export: dropout with training=True (export runs in inference mode; "

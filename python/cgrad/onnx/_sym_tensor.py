@@ -4,7 +4,7 @@ elementwise math, reductions, matmul, casts, and the shape and indexing ops
 Note [Probe run] in _tracer.py)."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional
 
 import numpy as np
 
@@ -26,7 +26,7 @@ def _operand_dtype(a: Any, b: Any) -> Any:
 
 
 def _binary(onnx_op: str, compare: bool = False, reflected: bool = False):
-    def sym(ctx: Any, out: Any, input: Any, other: Any, *, alpha: Any = None, out_: Any = None) -> str:
+    def sym(ctx: Any, out: Any, input: Any, other: Any, *, alpha: Any = None) -> str:
         ctx.check_numbers()
         a, b = (other, input) if reflected else (input, other)
         dt = _operand_dtype(a, b) if compare else out.dtype
@@ -141,8 +141,7 @@ for _names, _op in ((("relu", "relu_"), "Relu"), (("sigmoid", "sigmoid_"), "Sigm
                     (("sin",), "Sin"), (("cos",), "Cos"), (("erf",), "Erf"), (("floor",), "Floor"),
                     (("ceil",), "Ceil"), (("reciprocal",), "Reciprocal"), (("sign",), "Sign"),
                     (("round",), "Round"), (("softsign",), "Softsign"),
-                    (("contiguous", "clone", "detach", "__pos__", "positive", "nn.functional.dropout_identity"),
-                     "Identity")):
+                    (("contiguous", "clone", "detach", "__pos__", "positive"), "Identity")):
     register(*_names)(_unary(_op))
 
 
@@ -322,7 +321,7 @@ def reshape_target(ctx: Any, input: Any, out: Any, i: int = 0) -> str:
     return ctx.g.ints(shape)
 
 
-@register("reshape", "view", "flatten", "unflatten", "view_as", "reshape_as", "ravel", "nn.functional.flatten")
+@register("reshape", "view", "flatten", "unflatten", "view_as", "reshape_as", "ravel")
 def _reshape(ctx: Any, out: Any, input: Any, *args: Any, **kwargs: Any) -> str:
     if args and not isinstance(args[0], (int, list, tuple)) and not isinstance(args[0], _C._TensorBase):
         raise NotImplementedError(f"cgrad.onnx.export: {ctx.op_name} with a dtype (a bit-level view)")
@@ -364,7 +363,7 @@ def _transpose(ctx: Any, out: Any, input: Any, dim0: int, dim1: int) -> str:
     return ctx.g.op("Transpose", ctx.v(input), perm=perm)
 
 
-@register("t", "Tensor.T", "Tensor.mT", "Tensor.H", "Tensor.mH", "numpy_T")
+@register("t", "Tensor.T", "Tensor.mT", "Tensor.H", "Tensor.mH")
 def _t(ctx: Any, out: Any, input: Any) -> str:
     n = input.dim()
     if n < 2:

@@ -95,6 +95,8 @@ class Trace:
         self.cur_probe: Optional[List[Tuple[int, ...]]] = None
         self.op_name = ""
         self.thread = threading.get_ident()
+        self.export_params = True  # the exporter's settings the symbolics read
+        self.module_names: Dict[int, str] = {}
 
     # ------------------------------------------------------------------ values
     def is_traced(self, t: Tensor) -> bool:
