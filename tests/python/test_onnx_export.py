@@ -645,3 +645,30 @@ def test_subclassed_layers_and_iteration():
             return y, cgrad.stack(rows) + y.new_zeros(3) + y.new_full((3,), 0.5), x.type() == "cgrad.FloatTensor"
     m = M()
     _roundtrip(m, lambda b: (cgrad.randn(b, 2, 4, 4),), [2, 3], {0: "batch"})
+
+
+def test_inplace_ops():
+    class Ok(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.act = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            y = self.lin(x)
+            skip = y
+            y = self.act(y)  # the same object as skip: both see the new values, as in cgrad
+            y += 1.0
+            y.mul_(2.0)
+            return y + skip
+
+    _roundtrip(Ok(), lambda b: (cgrad.randn(b, 3),), [2, 4], {0: "batch"})
+
+    class View(nn.Module):
+        def forward(self, x):
+            y = x * 1.0
+            v = y.view(-1)
+            v.add_(1.0)  # changes y too
+            return y
+    with pytest.raises(NotImplementedError, match="shares memory"):
+        _export(View(), (cgrad.randn(2, 3),))

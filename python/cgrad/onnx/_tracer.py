@@ -95,6 +95,7 @@ class Trace:
         self.cur_probe: Optional[List[Tuple[int, ...]]] = None
         self.op_name = ""
         self.thread = threading.get_ident()
+        self.by_storage: Dict[int, List[Tensor]] = {}
         self.export_params = True  # the exporter's settings the symbolics read
         self.module_names: Dict[int, str] = {}
 
@@ -103,6 +104,10 @@ class Trace:
         return id(t) in self.names or id(t) in self.params or t.grad_fn is not None or id(t) in self.dyn_const
 
     def bind(self, t: Tensor, name: str, probe_shape: Optional[Tuple[int, ...]] = None) -> None:
+        if id(t) not in self.names:
+            key = _storage_key(t)
+            if key:
+                self.by_storage.setdefault(key, []).append(t)
         self.names[id(t)] = name
         self.keep.append(t)
         self.pshape[id(t)] = tuple(probe_shape) if probe_shape is not None else tuple(t.shape)
@@ -186,6 +191,7 @@ class Trace:
         self.cur_numbers_changed = (self.probe_numbers is not None and idx < len(self.probe_numbers)
                                     and self.probe_numbers[idx] != _numbers((args, kwargs)))
         self.op_name = opname
+        self._check_inplace(opname, args, kwargs, module)
         extra = (module,) if module is not None else ()
         try:
             inspect.signature(sym).bind(self, out, *extra, *args, **kwargs)
@@ -206,6 +212,20 @@ class Trace:
             self.bind(t, name, cur[i] if cur is not None else None)
         return out
 
+    def _check_inplace(self, opname: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], module: Any) -> None:
+        """An in-place op rebinds its target's name; another traced tensor sharing its memory (a view, or the
+        base of one) would keep the old value, so that case is refused."""
+        short = opname.rsplit(".", 1)[-1]
+        inplace = (short.endswith("_") and not short.startswith("__")) or short.startswith("__i") or \
+            kwargs.get("inplace") is True or (module is not None and getattr(module, "inplace", False) is True)
+        if not inplace or not args or not isinstance(args[0], _C._TensorBase):
+            return
+        target = args[0]
+        others = [t for t in self.by_storage.get(_storage_key(target), []) if t is not target]
+        if others:
+            raise NotImplementedError(f"cgrad.onnx.export: in-place {opname} on a tensor that shares memory with "
+                                      "another traced tensor (a view or its base); use the out-of-place op")
+
     def check_numbers(self) -> None:
         """Refuse a Python number operand that changed with the dynamic axes (x * x.size(0)): it would be
         frozen into the graph."""
@@ -220,6 +240,15 @@ class Trace:
     def out_dyn(self, out: Tensor, i: int = 0) -> List[int]:
         p = self.out_probe(i)
         return [] if p is None else [d for d, (a, b) in enumerate(zip(out.shape, p)) if a != b]
+
+
+def _storage_key(t: Tensor) -> int:
+    """The address of t's storage (views share it); 0 when t has no data."""
+    try:
+        ptr = t.data_ptr()
+    except RuntimeError:
+        return 0
+    return ptr - t.storage_offset() * t.element_size() if ptr else 0
 
 
 def _numbers(obj: Any) -> List[Any]:
