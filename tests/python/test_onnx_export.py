@@ -315,6 +315,13 @@ def test_names_opset_and_graph_io():
     assert [o.name for o in proto.graph.output] == ["logits"]
     assert proto.opset_import[0].version == 17
     assert {i.name for i in proto.graph.initializer} == {"0.weight", "0.bias"}
+    dyn, _ = _export(mlp, (cgrad.randn(2, 4),), input_names=["features"], output_names=["logits"],
+                     dynamic_axes={"features": {0: "B"}, "logits": {0: "B"}})
+    assert dyn.graph.output[0].type.tensor_type.shape.dim[0].dim_param == "B"
+    assert dyn.graph.output[0].type.tensor_type.shape.dim[1].dim_value == 3
+    auto, _ = _export(mlp, (cgrad.randn(2, 4),), dynamic_axes={"input": [0]})
+    assert auto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "input_dynamic_axes_1"
+    assert auto.graph.output[0].type.tensor_type.shape.dim[0].dim_param  # follows the batch: symbolic
     default, _ = _export(mlp, (cgrad.randn(2, 4),))
     assert default.opset_import[0].version == 20
     static = default.graph.input[0].type.tensor_type.shape.dim
@@ -672,3 +679,29 @@ def test_inplace_ops():
             return y
     with pytest.raises(NotImplementedError, match="shares memory"):
         _export(View(), (cgrad.randn(2, 3),))
+
+
+def test_more_activations_upsampling_and_padding():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.acts = nn.Sequential(nn.Softmin(dim=1), nn.Threshold(0.05, -1.0), nn.PReLU(3), nn.CELU(0.5),
+                                      nn.Tanhshrink(), nn.LogSigmoid(), nn.Softsign(), nn.GELU())
+            self.glu = nn.GLU(dim=1)
+            self.tri = nn.Upsample(scale_factor=2, mode="trilinear", align_corners=True)
+            self.cub = nn.Upsample(size=(7, 9), mode="bicubic")
+            self.lin = nn.Upsample(size=10, mode="linear")
+            self.circ = nn.CircularPad2d(1)
+            self.conv3 = nn.Conv3d(3, 2, 3, padding=1)
+            self.ct3 = nn.ConvTranspose3d(2, 1, 2, stride=2)
+
+        def forward(self, x):  # x: (B, 3, 4, 4)
+            a = self.acts(x)
+            b = self.glu(cgrad.cat([x, x * 2], dim=1))
+            c = self.ct3(self.conv3(self.tri(x.unsqueeze(2).expand(-1, -1, 2, -1, -1))))
+            d = self.cub(x) + F.interpolate(x, size=(7, 9), mode="nearest")[..., :1]
+            e = self.lin(x.flatten(2)[..., :5])
+            f = self.circ(x)
+            g = x.select(1, 2).amin(-1) + x.argmin(1).float().sum(-1) + x.argmax().float()
+            return a, b, c, d, e, f, g
+    _roundtrip(M(), lambda b: (cgrad.randn(b, 3, 4, 4),), [2, 3], {0: "batch"})
