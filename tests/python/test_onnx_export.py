@@ -588,6 +588,11 @@ def test_preserve_mode_refuses_training_layers():
     d = nn.Sequential(nn.Dropout(0.5)).train()
     with pytest.raises(NotImplementedError, match="dropout"):
         _export(d, (cgrad.randn(4, 3),), training=cgrad.onnx.TrainingMode.PRESERVE)
+    for layer in (nn.LSTM(3, 3, num_layers=2, dropout=0.5), nn.MultiheadAttention(4, 2, dropout=0.5)):
+        layer.train()
+        args = (cgrad.randn(2, 1, 3),) if isinstance(layer, nn.LSTM) else (cgrad.randn(2, 1, 4),) * 3
+        with pytest.raises(NotImplementedError, match="training mode"):
+            _export(layer, args, training=cgrad.onnx.TrainingMode.PRESERVE)
     assert m.training and d.training
 
 

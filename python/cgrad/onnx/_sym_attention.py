@@ -34,6 +34,9 @@ def mha(ctx: Any, out: Any, m: Any, query: Any, key: Any, value: Any, key_paddin
         is_causal: bool = False) -> List[str]:
     if m.bias_k is not None or m.add_zero_attn:
         raise NotImplementedError("cgrad.onnx.export: MultiheadAttention with add_bias_kv or add_zero_attn")
+    if m.training and m.dropout > 0:
+        raise NotImplementedError("cgrad.onnx.export: MultiheadAttention in training mode with dropout; export the "
+                                  "model in eval mode")
     g = ctx.g
     E, heads = m.embed_dim, m.num_heads
     hd = E // heads

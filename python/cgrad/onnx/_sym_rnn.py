@@ -34,6 +34,9 @@ def rnn(ctx: Any, out: Any, m: Any, input: Any, hx: Any = None) -> List[str]:
     if not ctx.export_params:
         raise NotImplementedError("cgrad.onnx.export: recurrent layers with export_params=False (their weights are "
                                   "re-laid out for ONNX and are always stored in the model)")
+    if m.training and m.dropout > 0 and m.num_layers > 1:
+        raise NotImplementedError(f"cgrad.onnx.export: {type(m).__name__} in training mode with dropout between "
+                                  "layers; export the model in eval mode")
     mode = m.mode
     order = _ORDER[mode]
     H, D = m.hidden_size, 2 if m.bidirectional else 1
