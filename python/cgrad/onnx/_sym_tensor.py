@@ -605,3 +605,62 @@ def _new_const(ctx: Any, out: Any, input: Any, *args: Any, **kwargs: Any) -> str
                                 "axis; use zeros_like / full_like of a traced tensor")
     from ._graph import np_dtype
     return ctx.g.const(np.asarray(out.detach().numpy(), dtype=np_dtype(out.dtype)))
+
+
+@register("Tensor.__setitem__")
+def _setitem(ctx: Any, out: Any, input: Any, index: Any, value: Any) -> str:
+    """x[index] = number: Where(mask, number, x) with a mask built from the index (ints, slices, ..., or a
+    bool mask), shape-generic (Range over Shape(x) per indexed dim)."""
+    if isinstance(value, _C._TensorBase):
+        if value.numel() != 1:
+            raise NotImplementedError("cgrad.onnx.export: x[index] = tensor (only a number or a one-element tensor "
+                                      "is exported)")
+        v = ctx.g.op("Reshape", ctx.v(value, input.dtype), ctx.g.ints([]))
+    else:
+        v = ctx.v(value, input.dtype)
+    g = ctx.g
+    x = ctx.v(input)
+    n = input.dim()
+    if isinstance(index, _C._TensorBase) and index.dtype == _C.bool:
+        mask = ctx.v(index)
+        if index.dim() < n:
+            mask = g.unsqueeze(mask, list(range(index.dim(), n)))
+        return g.op("Where", mask, v, x)
+    items = list(index) if isinstance(index, tuple) else [index]
+    if any(it is Ellipsis for it in items):
+        pos = items.index(Ellipsis)
+        items[pos:pos + 1] = [slice(None)] * (n - (len(items) - 1))
+    if len(items) > n:
+        raise IndexError(f"too many indices for tensor of dimension {n}")
+    shape = g.op("Shape", x)
+    mask = None
+    for d, it in enumerate(items):
+        if isinstance(it, slice) and it.start is None and it.stop is None and it.step in (None, 1):
+            continue
+        if not isinstance(it, (int, slice)) or isinstance(it, bool):
+            raise NotImplementedError(f"cgrad.onnx.export: x[...] = v with a {type(it).__name__} index (ints, slices, "
+                                      "... and a bool mask are exported)")
+        size = g.op("Gather", shape, ctx.v(d), axis=0)
+        r = g.op("Range", ctx.v(0), size, ctx.v(1))
+
+        def bound(b: int) -> str:
+            return g.op("Add", size, ctx.v(int(b))) if b < 0 else ctx.v(int(b))
+        if isinstance(it, int):
+            cond = g.op("Equal", r, bound(it))
+        else:
+            step = 1 if it.step is None else int(it.step)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            start = 0 if it.start is None else int(it.start)
+            cond = g.op("GreaterOrEqual", r, bound(start))
+            if it.stop is not None:
+                cond = g.op("And", cond, g.op("Less", r, bound(int(it.stop))))
+            if step != 1:
+                off = g.op("Sub", r, bound(start))
+                cond = g.op("And", cond, g.op("Equal", g.op("Mod", off, ctx.v(step)), ctx.v(0)))
+        axes = [a for a in range(n) if a != d]
+        cond = g.unsqueeze(cond, axes) if axes else cond
+        mask = cond if mask is None else g.op("And", mask, cond)
+    if mask is None:
+        return g.op("Expand", v, shape)
+    return g.op("Where", mask, v, x)

@@ -170,7 +170,8 @@ class Trace:
             self.depth -= 1
         idx = self.index
         self.index += 1
-        outs = flatten(out)
+        # x[i] = v returns None; what it makes is the new value of x
+        outs = [args[0]] if opname == "Tensor.__setitem__" else flatten(out)
         if self.mode == "probe":
             self.shapes.append([tuple(t.shape) for t in outs])
             self.numbers.append(_numbers((args, kwargs)))
@@ -217,6 +218,7 @@ class Trace:
         base of one) would keep the old value, so that case is refused."""
         short = opname.rsplit(".", 1)[-1]
         inplace = (short.endswith("_") and not short.startswith("__")) or short.startswith("__i") or \
+            short == "__setitem__" or \
             kwargs.get("inplace") is True or (module is not None and getattr(module, "inplace", False) is True)
         if not inplace or not args or not isinstance(args[0], _C._TensorBase):
             return
