@@ -60,3 +60,11 @@ def is_tensor(obj: object) -> bool:
 def numel(input: Tensor) -> int:
     """Number of elements of `input` (torch.numel)."""
     return input.numel()
+
+
+def __getattr__(name: str) -> object:
+    """cgrad.onnx is imported on first use, as PyTorch loads torch.onnx (import cgrad does not load onnx)."""
+    if name == "onnx":
+        import importlib
+        return importlib.import_module(".onnx", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
