@@ -272,6 +272,12 @@ CG_API void *cg_tensor_data(const cg_tensor *t);             /* pointer to eleme
                                                               * whose memory the host cannot address (CG_ERR_DEVICE) */
 CG_API const void *cg_tensor_storage_id(const cg_tensor *t); /* equal for tensors sharing storage */
 CG_API int64_t cg_tensor_storage_nbytes(const cg_tensor *t);
+/* Move t's storage (CPU) into the caller's memory `data` of nbytes >= its size: its bytes are copied
+ * there, every tensor on the storage then reads and writes `data`, and the old memory is freed. The
+ * storage calls deleter(ctx) when it dies (share_memory_: shared memory). CG_ERR_DEVICE off the CPU,
+ * CG_ERR_VALUE when nbytes is too small; on error nothing changes and ctx stays the caller's. */
+CG_API cg_status cg_tensor_move_storage(cg_tensor *t, void *data, size_t nbytes, void (*deleter)(void *ctx),
+                                        void *ctx);
 CG_API uint64_t cg_tensor_version(const cg_tensor *t);
 CG_API bool cg_tensor_is_view(const cg_tensor *t);
 /* Memory overlap (Note [Memory overlap] in src/core/overlap.c): PyTorch's
@@ -441,6 +447,9 @@ CG_API cg_status cg_zero_(cg_tensor *t);
 
 /* shape may contain one -1. view fails (CG_ERR_SHAPE) when strides do not allow. */
 CG_API cg_tensor *cg_view(cg_tensor *t, int ndim, const int64_t *shape);
+/* t's elements read as dt, a dtype of the same element size (else CG_ERR_NOT_IMPLEMENTED): the same
+ * storage, offset and strides; no autograd (PyTorch's view(dtype) across dtypes has none). */
+CG_API cg_tensor *cg_view_dtype(cg_tensor *t, cg_dtype dt);
 CG_API cg_tensor *cg_reshape(cg_tensor *t, int ndim, const int64_t *shape);
 CG_API cg_tensor *cg_permute(cg_tensor *t, const int64_t *dims); /* ndim entries */
 CG_API cg_tensor *cg_transpose(cg_tensor *t, int64_t dim0, int64_t dim1);

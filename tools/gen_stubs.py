@@ -22,7 +22,7 @@ _TensorLike = Union["_TensorBase", _Number]
 RETURNS = {
     "size": "Any", "stride": "Any", "dim": "int", "ndimension": "int", "numel": "int", "nelement": "int",
     "storage_offset": "int", "element_size": "int", "is_contiguous": "bool", "item": "_Number", "tolist": "Any",
-    "data_ptr": "int", "_storage_key": "Tuple[int, int]", "backward": "None", "register_hook": "Any", "retain_grad": "None", "equal": "bool",
+    "data_ptr": "int", "_storage_key": "Tuple[int, int]", "_move_storage_to": "None", "backward": "None", "register_hook": "Any", "retain_grad": "None", "equal": "bool",
     "allclose": "bool", "is_floating_point": "bool", "is_signed": "bool", "numpy": "Any", "type": "Any",
     "get_default_dtype": "dtype", "is_grad_enabled": "bool", "get_num_threads": "int", "set_num_threads": "None",
     "manual_seed": "Any", "initial_seed": "int", "seed": "int", "result_type": "dtype", "promote_types": "dtype",

@@ -92,6 +92,18 @@ class Tensor(_C._TensorBase):
             new.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return new
 
+    # ---------------------------------------------------------- shared memory (cgrad/multiprocessing/_sharing.py)
+    def share_memory_(self) -> "Tensor":
+        """Move the storage into shared memory, in place (a no-op when it is there already); tensors sent
+        to other processes through cgrad.multiprocessing then share it instead of being copied."""
+        from .multiprocessing import _sharing  # importing the package registers the reductions
+        return _sharing.share_memory_(self)
+
+    def is_shared(self) -> bool:
+        """Whether the storage is in shared memory."""
+        from .multiprocessing import _sharing
+        return _sharing.is_shared(self)
+
     # ---------------------------------------------------------- NumPy protocol (numpy is imported only when used)
     __array_priority__ = 1000  # NumPy defers `ndarray op tensor` to the tensor's reflected operator
 

@@ -4,6 +4,7 @@
 #include "core_internal.h"
 
 #include <stddef.h>
+#include <string.h>
 
 cg_status cg_storage_init(cg_storage *s, size_t nbytes, cg_device dev, bool embedded) {
     if (cg_device_alloc(&s->data, nbytes, dev)) return CG_ERR_OOM;
@@ -45,4 +46,27 @@ void cg_storage_release(cg_storage *s) {
         cg_tensor_block_free((cg_tensor_block *)(void *)((char *)s - offsetof(cg_tensor_block, storage)));
     else
         free(s);
+}
+
+cg_status cg_tensor_move_storage(cg_tensor *t, void *data, size_t nbytes, void (*deleter)(void *ctx), void *ctx) {
+    cg_storage *s = t->storage;
+    CG_CHECK_S(cg_device_eq(s->device, cg_cpu()), CG_ERR_DEVICE, "[move_storage] the storage is on %s, not the CPU",
+             cg_device_name(s->device));
+    CG_CHECK_S(nbytes >= s->nbytes && (data || !s->nbytes), CG_ERR_VALUE,
+             "[move_storage] the new memory holds %zu bytes, and the storage %zu", nbytes, s->nbytes);
+    if (s->nbytes) memcpy(data, s->data, s->nbytes);
+    void *old = s->data;
+    bool was_external = s->external;
+    void (*old_deleter)(void *) = s->deleter;
+    void *old_ctx = s->deleter_ctx;
+    s->data = data;
+    s->external = true;
+    s->deleter = deleter;
+    s->deleter_ctx = ctx;
+    if (was_external) {
+        if (old_deleter) old_deleter(old_ctx);
+    } else {
+        cg_device_free(old, s->nbytes, s->device);
+    }
+    return CG_OK;
 }

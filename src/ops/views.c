@@ -33,6 +33,16 @@ cg_tensor *cg_make_view(cg_tensor *x, int ndim, const int64_t *shape, const int6
     return v;
 }
 
+cg_tensor *cg_view_dtype(cg_tensor *x, cg_dtype dt) {
+    CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[view] invalid dtype %d", (int)dt);
+    if (dt == x->dtype) return cg_view(x, x->ndim, x->shape);
+    CG_CHECK(cg_itemsize(dt) == cg_itemsize(x->dtype), CG_ERR_NOT_IMPLEMENTED,
+             "view(dtype): viewing %s as %s (a different element size) is not supported", cg_dtype_name(x->dtype),
+             cg_dtype_name(dt));
+    /* one storage (not a second one over the same bytes): moving it, share_memory_, moves both */
+    return cg_tensor_make(x->storage, x->offset, x->ndim, x->shape, x->strides, dt);
+}
+
 /* gradient of any shape-only view: reshape back to the input's shape */
 cg_status cg_view_reshape_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     const cg_tensor_meta *m = &node->input_meta[0];

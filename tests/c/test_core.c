@@ -240,3 +240,38 @@ TEST(core_blas_thread_cap) {
               cg_blas_get_num_threads(), cap);
     cg_set_num_threads(prev);
 }
+
+static int g_moved_freed;
+static void moved_free(void *ctx) {
+    free(ctx);
+    g_moved_freed++;
+}
+
+/* cg_tensor_move_storage (share_memory_): every tensor on the storage, views and view(dtype)
+ * included, reads and writes the new memory; the deleter runs when the storage dies */
+TEST(core_move_storage) {
+    int64_t n = 6;
+    cg_tensor *a = cg_arange(0, 6, 1, CG_DTYPE_F32, cg_cpu());
+    int64_t two = 2;
+    cg_tensor *v = cg_narrow(a, 0, 2, two);
+    cg_tensor *i = cg_view_dtype(a, CG_DTYPE_I32);
+    CHECK(a && v && i && cg_tensor_storage_id(i) == cg_tensor_storage_id(a));
+    CHECK_ERR(cg_view_dtype(a, CG_DTYPE_F64) == NULL, CG_ERR_NOT_IMPLEMENTED, "different element size");
+    float *mem = malloc(6 * sizeof(float));
+    CHECK_ERR(cg_tensor_move_storage(a, mem, 8, moved_free, mem) != CG_OK, CG_ERR_VALUE, "holds 8 bytes");
+    CHECK(cg_tensor_move_storage(a, mem, 6 * sizeof(float), moved_free, mem) == CG_OK);
+    CHECK(cg_tensor_data(a) == mem && (float *)cg_tensor_data(v) == mem + 2 && cg_tensor_data(i) == mem);
+    CHECK(mem[5] == 5.0f);
+    CHECK(cg_fill_(v, 9.0) == CG_OK && mem[2] == 9.0f && mem[3] == 9.0f && mem[4] == 4.0f);
+    double x;
+    CHECK(cg_tensor_get_flat(a, 3, &x) == CG_OK && x == 9.0);
+    cg_tensor *m = cg_zeros(1, &n, CG_DTYPE_F32, cg_meta());
+    CHECK_ERR(cg_tensor_move_storage(m, mem, 64, moved_free, mem) != CG_OK, CG_ERR_DEVICE, "not the CPU");
+    g_moved_freed = 0;
+    cg_tensor_release(a);
+    cg_tensor_release(v);
+    CHECK(g_moved_freed == 0);
+    cg_tensor_release(i);
+    CHECK(g_moved_freed == 1);
+    cg_tensor_release(m);
+}

@@ -917,9 +917,29 @@ static PyObject *f_from_bytes(PyObject *m, PyObject *args) {
     return t ? cgpy_wrap(t) : NULL;
 }
 
+/* t._move_storage_to(buffer): t's storage (and every tensor on it) moves into the memory of a
+ * writable buffer (an mmap of shared memory: Tensor.share_memory_), which it keeps exported
+ * until the storage dies. */
+static PyObject *m_move_storage_to(PyObject *self, PyObject *o) {
+    foreign_ctx *c = PyMem_RawCalloc(1, sizeof *c);
+    if (!c) return PyErr_NoMemory();
+    if (PyObject_GetBuffer(o, &c->view, PyBUF_SIMPLE | PyBUF_WRITABLE) < 0) {
+        PyMem_RawFree(c);
+        return NULL;
+    }
+    c->has_view = 1;
+    if (cg_tensor_move_storage(cgpy_t(self), c->view.buf, (size_t)c->view.len, foreign_free, c)) {
+        PyBuffer_Release(&c->view);
+        PyMem_RawFree(c);
+        return cgpy_raise();
+    }
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------- tables */
 
 PyMethodDef cgpy_interop_methods[] = {
+    {"_move_storage_to", m_move_storage_to, METH_O, NULL},
     CGPY_FASTKW("numpy", m_numpy),
     CGPY_FASTKW("__dlpack__", m_dlpack),
     {"__dlpack_device__", m_dlpack_device, METH_NOARGS, NULL},

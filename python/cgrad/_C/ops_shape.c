@@ -89,29 +89,8 @@ static void free_tensors(int n, cg_tensor **ts) {
 
 /* ---------------------------------------------------------------- view / reshape / expand */
 
-static void release_ctx(void *ctx) { cg_tensor_release((cg_tensor *)ctx); }
-
 /* x.view(dtype): the same bytes read as another dtype of the same element size */
-static PyObject *view_dtype(cg_tensor *t, cg_dtype dt) {
-    cg_dtype src = cg_tensor_dtype(t);
-    if (dt == src) return cgpy_result(cg_view(t, cg_tensor_ndim(t), cg_tensor_shape(t)));
-    if (cg_dtype_size(dt) != cg_dtype_size(src)) {
-        PyErr_Format(PyExc_NotImplementedError, "view(dtype): viewing %s as %s (a different element size) is not supported",
-                     cg_dtype_name(src), cg_dtype_name(dt));
-        return NULL;
-    }
-    void *data = cg_tensor_data(t);
-    if (!data && cg_tensor_numel(t) > 0) {
-        PyErr_Format(PyExc_NotImplementedError, "view(dtype): not supported on the %s device",
-                     cg_device_name(cg_tensor_device(t)));
-        return NULL;
-    }
-    cg_tensor_retain(t);
-    cg_tensor *r = cg_from_blob(data, cg_tensor_ndim(t), cg_tensor_shape(t), cg_tensor_strides(t), dt, release_ctx, t);
-    if (!r) cg_tensor_release(t);
-    else if (cg_tensor_is_readonly(t)) cg_tensor_mark_readonly(r); /* Note [Read-only memory] */
-    return cgpy_result(r);
-}
+static PyObject *view_dtype(cg_tensor *t, cg_dtype dt) { return cgpy_result(cg_view_dtype(t, dt)); }
 
 /* x.view(*shape) / x.view(dtype) */
 static PyObject *py_view(CGPY_FASTKW_ARGS) {

@@ -43,11 +43,9 @@ class Adagrad(Optimizer):
         return state
 
     def share_memory(self) -> None:
-        """Calls share_memory_() on the state sum tensors (a no-op for cgrad's CPU tensors)."""
+        """Moves the state sum tensors into shared memory (Tensor.share_memory_)."""
         for p in self._all_params():
-            accumulator = self.state[p]["sum"]
-            if hasattr(accumulator, "share_memory_"):
-                accumulator.share_memory_()
+            self.state[p]["sum"].share_memory_()
 
     def _group_step(self, group: dict, params: List[Tensor], grads: List[Tensor]) -> None:
         states = self._states(params, group, "sum")

@@ -687,7 +687,13 @@ class Module:
         return self._apply(_floating_cast("bfloat16"))
 
     def share_memory(self: T) -> T:
-        """Tensors of one process share nothing to set up here (no multiprocessing storage)."""
+        """Move every parameter, gradient and buffer into shared memory, in place (Tensor.share_memory_)."""
+        for p in self.parameters():
+            p.share_memory_()
+            if p.grad is not None:
+                p.grad.share_memory_()
+        for b in self.buffers():
+            b.share_memory_()
         return self
 
     # ------------------------------------------------------------------ state dict

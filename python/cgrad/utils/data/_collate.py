@@ -6,6 +6,8 @@ from typing import Any, List
 
 import cgrad
 
+from ._worker import get_worker_info
+
 _ERR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
 
 
@@ -53,6 +55,12 @@ def default_collate(batch: List[Any]) -> Any:
     stay a list, and mappings / tuples / lists / named tuples are collated element-wise."""
     elem = batch[0]
     if isinstance(elem, cgrad.Tensor):
+        if get_worker_info() is not None and elem.device.type == "cpu":
+            # in a worker: stack straight into shared memory, which goes to the main process as a handle
+            from ...multiprocessing._sharing import empty_shared
+            shape = (len(batch),) + tuple(elem.shape)
+            if all(tuple(b.shape) == shape[1:] and b.dtype == elem.dtype and not b.requires_grad for b in batch):
+                return cgrad.stack(batch, 0, out=empty_shared(shape, elem.dtype))
         return cgrad.stack(batch, 0)
     if _is_numpy(elem):
         import numpy as np

@@ -113,6 +113,8 @@ def _worker_loop(is_iterable: bool, dataset: Any, index_queue: Any, data_queue: 
                  init_fn: Optional[Callable[[int], None]], worker_id: int, num_workers: int) -> None:
     global _worker_info
     import random
+    from ... import multiprocessing as cg_multiprocessing
+    cg_multiprocessing.init_reductions()  # batches go back as shared-memory handles
     seed = base_seed + worker_id
     random.seed(seed)
     cgrad.manual_seed(seed)

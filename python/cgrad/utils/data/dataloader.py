@@ -184,6 +184,8 @@ class _MultiProcessingIter:
 
     def __init__(self, loader: DataLoader) -> None:
         import multiprocessing  # only loaders with workers need it
+        from ... import multiprocessing as cg_multiprocessing
+        cg_multiprocessing.init_reductions()  # batches come back through shared memory
         ctx = loader.multiprocessing_context or multiprocessing.get_context()
         self._num_workers = loader.num_workers
         self._prefetch = loader.prefetch_factor or 0
