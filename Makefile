@@ -4,7 +4,9 @@
 #   make test        build the engine (once per CPU level), install the Python package
 #                    into .venv (with PyTorch as the test oracle), run the C tests at every
 #                    CPU level this machine runs, pytest, the op table again at each lower
-#                    level, and the ASan subset
+#                    level, the installed C library (test-install), and the ASan subset
+#   make test-install install the C library into build-install/prefix and build and run
+#                    examples/mlp.c against it with pkg-config alone
 #   make test-asan   the C tests (every CPU level) and the pytest suite against an
 #                    AddressSanitizer + UBSan build of the engine and the extension (build-asan/)
 #   make test-asan-ci the ASan C tests and a small ASan pytest subset (part of make test)
@@ -25,7 +27,7 @@ NINJA := $(VBIN)/ninja
 DEB_PACKAGES := pkg-config gcc
 DATA_PACKAGES := dataset-fashion-mnist
 
-.PHONY: all deps data data-if-possible build test test-c test-py test-levels py-install test-asan wheel example-c demo bench clean \
+.PHONY: all deps data data-if-possible build test test-c test-py test-levels test-install py-install test-asan wheel example-c demo bench clean \
   asan-build test-asan-c test-asan-py test-asan-ci test-tsan fuzz
 
 all: build
@@ -59,7 +61,7 @@ build/build.ninja: | deps
 build: deps build/build.ninja
 	$(NINJA) -C build
 
-test: test-c test-py test-levels test-asan-ci
+test: test-c test-py test-levels test-install test-asan-ci
 
 # The C tests, once per CPU level (a runner whose level this CPU lacks says so
 # and exits 0), from the package's build (build-py) so make test builds once.
@@ -67,6 +69,20 @@ test-c: py-install
 	$(NINJA) -C build-py
 	@for t in build-py/cgrad_tests build-py/cgrad_tests-*; do \
 	  if [ -f "$$t" ] && [ -x "$$t" ]; then echo "== $$t"; ./$$t || exit 1; fi; done
+
+# The C library as a user installs it (docs/engine.md, "The C library"): a
+# C-only build (one -march=native engine, to keep it short) installed into
+# build-install/prefix, then examples/mlp.c compiled outside the tree with
+# pkg-config alone and run (its loss must fall).
+INSTALL_PREFIX := $(CURDIR)/build-install/prefix
+test-install: deps
+	rm -rf build-install
+	$(MESON) setup build-install -Dpython=false -Dnative=true --prefix=$(INSTALL_PREFIX) --libdir=lib >/dev/null
+	$(NINJA) -C build-install install >/dev/null
+	mkdir -p build-install/out-of-tree && cp examples/mlp.c build-install/out-of-tree/
+	cd build-install/out-of-tree && \
+	  cc -std=c11 -Wall -Wextra -Werror mlp.c -o mlp $$(PKG_CONFIG_PATH=$(INSTALL_PREFIX)/lib/pkgconfig pkg-config --cflags --libs cgrad) -lm && \
+	  LD_LIBRARY_PATH=$(INSTALL_PREFIX)/lib ./mlp | tail -1 | grep "loss fell"
 
 # The package, editable (rebuilt on import when sources change) in build-py/,
 # with the test extra (pytest, numpy, torch==2.13.0).

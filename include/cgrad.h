@@ -22,6 +22,14 @@
 extern "C" {
 #endif
 
+/* The release this header belongs to (docs/engine.md, "Versions": within one major version, existing
+ * functions keep their signatures and meaning, and new ones may be added; a minor release adds,
+ * a patch release fixes). cg_version() is the release of the library actually loaded. */
+#define CG_VERSION_MAJOR 0
+#define CG_VERSION_MINOR 1
+#define CG_VERSION_PATCH 0
+#define CG_VERSION_STRING "0.1.0"
+
 #if defined(_WIN32)
 #define CG_API __declspec(dllexport)
 #else
@@ -82,6 +90,8 @@ typedef struct cg_node cg_node;     /* opaque autograd graph node, refcounted */
 
 /* ------------------------------------------------------------- errors */
 
+/* "MAJOR.MINOR.PATCH" of the loaded library (static storage); compare with CG_VERSION_STRING. */
+CG_API const char *cg_version(void);
 CG_API cg_status cg_last_error(void);
 CG_API const char *cg_last_error_message(void); /* borrowed, thread-local */
 CG_API void cg_clear_error(void);

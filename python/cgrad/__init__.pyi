@@ -329,6 +329,8 @@ from .amp.autocast_mode import get_autocast_cpu_dtype as get_autocast_cpu_dtype
 from .amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
 from ._default_device import get_default_device as get_default_device
 from ._precision import get_float32_matmul_precision as get_float32_matmul_precision
+from ._c_library import get_include as get_include
+from ._c_library import get_lib_dir as get_lib_dir
 from .autograd.grad_mode import inference_mode as inference_mode
 def install_as_torch(*args: object, **kwargs: object) -> object: ...
 from .amp.autocast_mode import is_autocast_cache_enabled as is_autocast_cache_enabled

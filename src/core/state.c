@@ -1,6 +1,7 @@
 /* state.c — global and thread-local engine state: grad mode, inference mode,
  * determinism, autocast and anomaly mode (all read by the schema guard and
- * the autograd engine); and the CPU level this build was compiled for. */
+ * the autograd engine); the CPU level this build was compiled for; and the
+ * release (cg_version). */
 #include "core_internal.h"
 
 #include <stdio.h>
@@ -85,3 +86,5 @@ cg_cpu_level cg_cpu_level_built(void) {
     return CG_CPU_LEVEL_BASELINE;
 #endif
 }
+
+const char *cg_version(void) { return CG_VERSION_STRING; }
