@@ -121,3 +121,14 @@ def test_a_program_built_with_the_package_flags_runs_its_engine(lang, tmp_path):
 def test_the_flags_command_needs_an_option():
     r = subprocess.run([sys.executable, "-m", "cgrad"], capture_output=True, text=True)
     assert r.returncode == 2 and "usage" in r.stderr
+
+
+def test_the_c_api_reference_is_current():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gen_c_api_doc", os.path.join(ROOT, "tools", "gen_c_api_doc.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    text = open(os.path.join(ROOT, "docs", "c-api.md")).read()
+    assert text == gen.generate(), "run tools/gen_c_api_doc.py"
+    for name in sorted(_public_functions()):  # every exported function is in the reference
+        assert name + "(" in text, name
