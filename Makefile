@@ -24,7 +24,7 @@ VENV := .venv
 VBIN := $(VENV)/bin
 MESON := $(VBIN)/meson
 NINJA := $(VBIN)/ninja
-DEB_PACKAGES := pkg-config gcc
+DEB_PACKAGES := pkg-config gcc libcjson-dev
 DATA_PACKAGES := dataset-fashion-mnist
 
 .PHONY: all deps data data-if-possible build test test-c test-py test-levels test-install py-install test-asan wheel example-c demo bench clean \
@@ -45,7 +45,7 @@ define apt_ensure
 	fi
 endef
 
-# Debian packages (pkg-config, gcc); the BLAS is the scipy-openblas32 wheel
+# Debian packages (pkg-config, gcc, libcjson-dev for the C checkpoint loader); the BLAS is the scipy-openblas32 wheel
 # (meson option blas=system uses the system OpenBLAS instead: libopenblas-dev).
 deps: $(VENV)/.deps-ok
 $(VENV)/.deps-ok:

@@ -674,6 +674,27 @@ CG_API cg_status cg_adagrad_step(int64_t n, cg_tensor *const *params, cg_tensor 
                                  cg_tensor *const *state_sums, cg_tensor *const *steps,
                                  const cg_adagrad_options *opt);
 
+/* ------------------------------------------------------------- checkpoints (safetensors)
+ * The safetensors format that cgrad.utils.safetensors and the safetensors package read and write
+ * (docs/engine.md, "Checkpoints from C"): a file saved here loads in Python (cgrad.load,
+ * cgrad.utils.safetensors.load_file) and the reverse. The loader validates the whole header
+ * before reading any data, as the Python loader does, and fails with CG_ERR_VALUE naming the
+ * problem. */
+
+typedef struct cg_checkpoint cg_checkpoint; /* the tensors of a loaded file, by name */
+/* Write n named CPU tensors to path (saved contiguous; a new file renamed over path when whole). */
+CG_API cg_status cg_save_safetensors(const char *path, int64_t n, const char *const *names,
+                                     cg_tensor *const *tensors);
+/* The tensors of a safetensors file (each in memory of its own), or NULL with the error set. */
+CG_API cg_checkpoint *cg_load_safetensors(const char *path);
+CG_API void cg_checkpoint_free(cg_checkpoint *c); /* NULL-safe; the tensors taken out stay valid */
+CG_API int64_t cg_checkpoint_count(const cg_checkpoint *c);
+CG_API const char *cg_checkpoint_name(const cg_checkpoint *c, int64_t i); /* borrowed; NULL + CG_ERR_INDEX */
+CG_API cg_tensor *cg_checkpoint_tensor(const cg_checkpoint *c, int64_t i); /* new reference; NULL + CG_ERR_INDEX */
+CG_API cg_tensor *cg_checkpoint_get(const cg_checkpoint *c, const char *name); /* new reference; NULL + CG_ERR_INDEX */
+/* The value of a __metadata__ key (borrowed), or NULL when the file has none. */
+CG_API const char *cg_checkpoint_metadata(const cg_checkpoint *c, const char *key);
+
 /* ------------------------------------------------------------- nn: convolution and pooling */
 
 /* Convolutions (PyTorch conv1d/2d/3d): input (N, C_in, *spatial) or unbatched

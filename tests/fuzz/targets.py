@@ -9,14 +9,19 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import pickle
 import struct
+import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
 
 import cgrad
+
+# the ctypes wrapper of the C checkpoint API (c_checkpoints.py) lives with the tests that use it
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
 
 
 class FuzzMismatch(AssertionError):
@@ -208,6 +213,39 @@ def fuzz_load_torch(data: bytes) -> None:
             for v in o:
                 walk(v, depth + 1)
     walk(obj)
+
+
+# ---------------------------------------------------------------- target 1c: the C checkpoint loader
+
+def fuzz_load_c(data: bytes) -> None:
+    """cg_load_safetensors (src/io/safetensors.c, through ctypes) on arbitrary bytes agrees with
+    cgrad.utils.safetensors.load: both load the same tensors, or both refuse (C reads a nested
+    checkpoint's cgrad.structure metadata as plain metadata, so only Python refuses a bad one)."""
+    import c_checkpoints
+    got, err, meta = c_checkpoints.load_bytes(data)
+    try:
+        ref = cgrad.utils.safetensors.load(io.BytesIO(data))
+        py_err: Optional[Exception] = None
+    except LOAD_ERRORS as e:
+        ref, py_err = None, e
+    if got is None:
+        if not err:
+            raise FuzzMismatch("the C loader failed with an empty message")
+        if py_err is None:
+            raise FuzzMismatch(f"the C loader refused a file the Python loader reads: {err}")
+        return
+    if py_err is not None:
+        if "cgrad.structure" in str(py_err):
+            return
+        raise FuzzMismatch(f"the C loader read a file the Python loader refuses ({py_err})")
+    if "cgrad.structure" in meta:  # Python returns the nested object built from it; C the flat tensors
+        return
+    if isinstance(ref, dict) and all(isinstance(k, str) and isinstance(v, cgrad.Tensor) for k, v in ref.items()):
+        if sorted(ref) != sorted(got):
+            raise FuzzMismatch(f"C keys {sorted(got)} vs Python {sorted(ref)}")
+        for k, t in ref.items():
+            if got[k][1] != tuple(t.shape) or got[k][2] != (t.contiguous()._to_bytes() if t.numel() else b""):
+                raise FuzzMismatch(f"tensor {k!r}: C and Python read different values")
 
 
 # ---------------------------------------------------------------- target 2: indexing
@@ -414,6 +452,7 @@ def fuzz_ops(data: bytes) -> None:
 TARGETS: Dict[str, Callable[[bytes], None]] = {
     "load": fuzz_load,
     "load_torch": fuzz_load_torch,
+    "load_c": fuzz_load_c,
     "indexing": fuzz_indexing,
     "ops": fuzz_ops,
 }
@@ -438,6 +477,7 @@ def seeds() -> Dict[str, List[bytes]]:
     return {
         "load": [plain, nested, hand, hand[:20], b""],
         "load_torch": [torch_zip.getvalue(), torch_legacy.getvalue(), torch_zip.getvalue()[:300], b""],
+        "load_c": [plain, nested, hand, hand[:20], b""],
         "indexing": [bytes([2, 3, 4, 0, 1, 3, 1, 2, 0]), bytes([3, 2, 3, 4, 1, 2, 7, 3, 1, 2, 5, 1, 0, 1]),
                      bytes([2, 4, 4, 0, 2, 8, 1, 0, 1, 1, 0, 1, 0, 1]), bytes([1, 5, 1, 1, 5, 0, 2])],
         "ops": [bytes([2, 2, 3, 2, 2, 3, 1] + list(range(100, 124)) + [3, 0, 0, 1, 13, 1, 0, 2, 20, 2, 1, 0]),

@@ -31,7 +31,7 @@ def sample(dtype, shape):
     t = cgrad.tensor(vals, dtype=cgrad.float64).reshape(shape)
     if dtype == "bool":
         return t > 0
-    if dtype == "uint8":
+    if dtype.startswith("uint"):
         t = t.abs()
     return (t / 4 if dtype.startswith(("float", "bfloat")) else t).to(getattr(cgrad, dtype))
 
