@@ -24,7 +24,7 @@ VENV := .venv
 VBIN := $(VENV)/bin
 MESON := $(VBIN)/meson
 NINJA := $(VBIN)/ninja
-DEB_PACKAGES := pkg-config gcc libcjson-dev
+DEB_PACKAGES := pkg-config gcc libcjson-dev zlib1g-dev
 DATA_PACKAGES := dataset-fashion-mnist
 
 .PHONY: all deps data data-if-possible build test test-c test-py test-levels test-install py-install test-asan wheel example-c demo bench clean \
@@ -45,7 +45,8 @@ define apt_ensure
 	fi
 endef
 
-# Debian packages (pkg-config, gcc, libcjson-dev for the C checkpoint loader); the BLAS is the scipy-openblas32 wheel
+# Debian packages (pkg-config, gcc, libcjson-dev for the C checkpoint loader, zlib1g-dev for the
+# C training example's gzip reads); the BLAS is the scipy-openblas32 wheel
 # (meson option blas=system uses the system OpenBLAS instead: libopenblas-dev).
 deps: $(VENV)/.deps-ok
 $(VENV)/.deps-ok:
@@ -72,17 +73,26 @@ test-c: py-install
 
 # The C library as a user installs it (docs/engine.md, "The C library"): a
 # C-only build (one -march=native engine, to keep it short) installed into
-# build-install/prefix, then examples/mlp.c compiled outside the tree with
-# pkg-config alone and run (its loss must fall).
+# build-install/prefix; examples/mlp.c and examples/c/fashion_mnist_mlp.c
+# compiled outside the tree with pkg-config alone and run: the MLP's loss must
+# fall, and the Fashion-MNIST program (4000 training images, 2 epochs) saves a
+# checkpoint that Python (examples/c/evaluate.py) loads to the accuracy the C
+# program printed. Without the dataset that part says so and is skipped.
 INSTALL_PREFIX := $(CURDIR)/build-install/prefix
-test-install: deps
+FMNIST_DIR := /usr/share/datasets/fashion-mnist
+OOT_CC = cc -std=c11 -Wall -Wextra -Werror $(1) -o $(2) $$(PKG_CONFIG_PATH=$(INSTALL_PREFIX)/lib/pkgconfig pkg-config --cflags --libs cgrad) $(3) -lm
+test-install: py-install data-if-possible
 	rm -rf build-install
 	$(MESON) setup build-install -Dpython=false -Dnative=true --prefix=$(INSTALL_PREFIX) --libdir=lib >/dev/null
 	$(NINJA) -C build-install install >/dev/null
-	mkdir -p build-install/out-of-tree && cp examples/mlp.c build-install/out-of-tree/
-	cd build-install/out-of-tree && \
-	  cc -std=c11 -Wall -Wextra -Werror mlp.c -o mlp $$(PKG_CONFIG_PATH=$(INSTALL_PREFIX)/lib/pkgconfig pkg-config --cflags --libs cgrad) -lm && \
+	mkdir -p build-install/out-of-tree && cp examples/mlp.c examples/c/fashion_mnist_mlp.c build-install/out-of-tree/
+	cd build-install/out-of-tree && $(call OOT_CC,mlp.c,mlp,) && \
 	  LD_LIBRARY_PATH=$(INSTALL_PREFIX)/lib ./mlp | tail -1 | grep "loss fell"
+	@if [ -f $(FMNIST_DIR)/train-images-idx3-ubyte.gz ]; then \
+	  cd build-install/out-of-tree && $(call OOT_CC,fashion_mnist_mlp.c,fmnist,-lz) && \
+	  LD_LIBRARY_PATH=$(INSTALL_PREFIX)/lib ./fmnist $(FMNIST_DIR) 4000 1000 2 fmnist.safetensors | tee fmnist.log && \
+	  $(CURDIR)/$(VBIN)/python $(CURDIR)/examples/c/evaluate.py fmnist.safetensors fmnist.log 1000; \
+	else echo "test-install: Fashion-MNIST is not installed (Debian package dataset-fashion-mnist): the C training example is skipped"; fi
 
 # The package, editable (rebuilt on import when sources change) in build-py/,
 # with the test extra (pytest, numpy, torch==2.13.0).
