@@ -73,21 +73,25 @@ test-c: py-install
 
 # The C library as a user installs it (docs/engine.md, "The C library"): a
 # C-only build (one -march=native engine, to keep it short) installed into
-# build-install/prefix; examples/mlp.c and examples/c/fashion_mnist_mlp.c
-# compiled outside the tree with pkg-config alone and run: the MLP's loss must
-# fall, and the Fashion-MNIST program (4000 training images, 2 epochs) saves a
-# checkpoint that Python (examples/c/evaluate.py) loads to the accuracy the C
-# program printed. Without the dataset that part says so and is skipped.
+# build-install/prefix, with libcgrad.a; examples/mlp.c (linked both ways) and
+# examples/c/fashion_mnist_mlp.c compiled outside the tree with pkg-config
+# alone and run: the MLP's loss must fall, and the Fashion-MNIST program (4000
+# training images, 2 epochs) saves a checkpoint that Python
+# (examples/c/evaluate.py) loads to the accuracy the C program printed.
+# Without the dataset that part says so and is skipped.
 INSTALL_PREFIX := $(CURDIR)/build-install/prefix
 FMNIST_DIR := /usr/share/datasets/fashion-mnist
 OOT_CC = cc -std=c11 -Wall -Wextra -Werror $(1) -o $(2) $$(PKG_CONFIG_PATH=$(INSTALL_PREFIX)/lib/pkgconfig pkg-config --cflags --libs cgrad) $(3) -lm
 test-install: py-install data-if-possible
 	rm -rf build-install
-	$(MESON) setup build-install -Dpython=false -Dnative=true --prefix=$(INSTALL_PREFIX) --libdir=lib >/dev/null
+	$(MESON) setup build-install -Dpython=false -Dnative=true -Dstatic=true --prefix=$(INSTALL_PREFIX) --libdir=lib >/dev/null
 	$(NINJA) -C build-install install >/dev/null
 	mkdir -p build-install/out-of-tree && cp examples/mlp.c examples/c/fashion_mnist_mlp.c build-install/out-of-tree/
 	cd build-install/out-of-tree && $(call OOT_CC,mlp.c,mlp,) && \
 	  LD_LIBRARY_PATH=$(INSTALL_PREFIX)/lib ./mlp | tail -1 | grep "loss fell"
+	cd build-install/out-of-tree && cc -std=c11 mlp.c -o mlp-static $$(PKG_CONFIG_PATH=$(INSTALL_PREFIX)/lib/pkgconfig \
+	  pkg-config --static --cflags --libs cgrad | sed 's/-lcgrad /-l:libcgrad.a /') -lm && \
+	  ! ldd ./mlp-static | grep -q libcgrad && ./mlp-static | tail -1 | grep "loss fell"
 	@if [ -f $(FMNIST_DIR)/train-images-idx3-ubyte.gz ]; then \
 	  cd build-install/out-of-tree && $(call OOT_CC,fashion_mnist_mlp.c,fmnist,-lz) && \
 	  LD_LIBRARY_PATH=$(INSTALL_PREFIX)/lib ./fmnist $(FMNIST_DIR) 4000 1000 2 fmnist.safetensors | tee fmnist.log && \
