@@ -1,12 +1,20 @@
-"""cgrad.optim: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) whose steps are
-fused C calls, one per parameter group, and learning-rate schedulers
-(cgrad.optim.lr_scheduler), mirroring torch.optim."""
+"""cgrad.optim: the optimizers of torch.optim and learning-rate schedulers
+(cgrad.optim.lr_scheduler). SGD, Adam, AdamW, RMSprop and Adagrad step as fused C
+calls, one per parameter group; Adadelta, Adamax, ASGD, NAdam, RAdam and Rprop
+run PyTorch's per-parameter algorithm in tensor ops (optim/_composed.py)."""
 from .optimizer import Optimizer
 from .sgd import SGD
 from .adam import Adam
 from .adamw import AdamW
 from .rmsprop import RMSprop
 from .adagrad import Adagrad
+from .adadelta import Adadelta
+from .adamax import Adamax
+from .asgd import ASGD
+from .nadam import NAdam
+from .radam import RAdam
+from .rprop import Rprop
 from . import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "ASGD", "NAdam",
+           "RAdam", "Rprop", "lr_scheduler"]

@@ -138,6 +138,13 @@ def _check_nonnegative(options: Iterable[Tuple[str, Any]], reject_nan: bool = Tr
             raise ValueError(f"Invalid {what}: {value}")
 
 
+def _check_betas(betas: Any) -> None:
+    """Both betas in [0, 1), as PyTorch checks them (index 0 first)."""
+    for index in (0, 1):
+        if not (0.0 <= betas[index] < 1.0):
+            raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+
+
 class Optimizer:
     """Base class for all optimizers.
 

@@ -1,0 +1,41 @@
+"""The base of the optimizers whose update is composed of tensor ops (Adadelta,
+Adamax, ASGD, NAdam, RAdam, Rprop): each parameter's step runs PyTorch's
+single-tensor algorithm op for op, under no_grad, so trajectories match
+torch.optim's in float32 and float64. (SGD, Adam, AdamW, RMSprop and Adagrad
+are one fused C call per group instead.)"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Union
+
+from .. import _C
+from ..autograd.grad_mode import no_grad
+from .._tensor import Tensor
+from .optimizer import Optimizer
+
+__all__: List[str] = []
+
+
+def _value(x: Union[float, Tensor]) -> float:
+    """A number, or a one-element tensor's value (PyTorch's _get_value / _to_scalar)."""
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _scalar(value: float) -> Tensor:
+    """A 0-d float32 state tensor, as PyTorch keeps step, mu_product, eta and mu."""
+    return _C.tensor(float(value), dtype=_C.float32)
+
+
+class _ComposedOptimizer(Optimizer):
+    """An optimizer with a per-parameter `_update(p, grad, state, group)` written in tensor ops."""
+
+    _tensor_steps = True
+    _state_key = "step"
+
+    def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
+        states = self._states(params, group, self._state_key)
+        with no_grad():
+            for p, g, st in zip(params, grads, states):
+                self._update(p, -g if group["maximize"] else g, st, group)
+
+    def _update(self, p: Tensor, grad: Tensor, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+        raise NotImplementedError(f"{type(self).__name__}: _update")
