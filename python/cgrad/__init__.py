@@ -27,6 +27,7 @@ from . import nn, optim
 from . import amp
 from . import version, torch_version
 from ._c_library import get_include, get_lib_dir
+from ._type_info import finfo, iinfo
 from ._default_device import set_default_device, get_default_device, set_default_dtype, get_default_dtype
 from ._legacy import LEGACY_TYPES as _LEGACY_TYPES
 globals().update(_LEGACY_TYPES)  # FloatTensor, DoubleTensor, ..., BoolTensor

@@ -325,12 +325,14 @@ from .amp.autocast_mode import autocast_decrement_nesting as autocast_decrement_
 from .amp.autocast_mode import autocast_increment_nesting as autocast_increment_nesting
 from .amp.autocast_mode import clear_autocast_cache as clear_autocast_cache
 from .autograd.grad_mode import enable_grad as enable_grad
+from ._type_info import finfo as finfo
 from .amp.autocast_mode import get_autocast_cpu_dtype as get_autocast_cpu_dtype
 from .amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
 from ._default_device import get_default_device as get_default_device
 from ._precision import get_float32_matmul_precision as get_float32_matmul_precision
 from ._c_library import get_include as get_include
 from ._c_library import get_lib_dir as get_lib_dir
+from ._type_info import iinfo as iinfo
 from .autograd.grad_mode import inference_mode as inference_mode
 def install_as_torch(*args: object, **kwargs: object) -> object: ...
 from .amp.autocast_mode import is_autocast_cache_enabled as is_autocast_cache_enabled

@@ -21,6 +21,7 @@ NOT_OPS = {
 NOT_OPS |= {"can_cast"}  # promotion query (tests/python/test_promotion.py)
 NOT_OPS |= {"from_numpy", "as_tensor", "asarray", "from_dlpack", "frombuffer"}  # interop factories (test_interop.py, test_readonly.py)
 NOT_OPS |= {"save", "load"}  # checkpoints (tests/python/test_torch_checkpoints.py)
+NOT_OPS |= {"finfo", "iinfo"}  # dtype properties (tests/python/test_type_info.py)
 NOT_OPS |= {"get_include", "get_lib_dir"}  # the C library (tests/python/test_c_library.py)
 NOT_OPS |= {"set_float32_matmul_precision", "get_float32_matmul_precision"}  # a setting (tests/python/test_device_namespaces.py)
 NOT_OPS |= {"autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",

@@ -63,6 +63,11 @@ CONFIGS = {
         dict(lr=0.5, rho=0.5, eps=1e-4),
         dict(weight_decay=0.1, maximize=True),
     ],
+    "Adafactor": [
+        dict(),
+        dict(lr=0.05, beta2_decay=-0.5, eps=(1e-6, 1e-2), d=0.5 + 1.0),
+        dict(lr=0.01, weight_decay=0.1, maximize=True),
+    ],
     "Adamax": [
         dict(),
         dict(lr=0.01, betas=(0.5, 0.9), eps=1e-4),
@@ -342,6 +347,8 @@ def test_named_parameters():
     (lambda p: optim.Adagrad(p, lr_decay=-1), "Invalid lr_decay value: -1"),
     (lambda p: optim.Adagrad(p, initial_accumulator_value=-1), "Invalid initial_accumulator_value value: -1"),
     (lambda p: optim.Adadelta(p, rho=1.5), "Invalid rho value: 1.5"),
+    (lambda p: optim.Adafactor(p, d=0.5), "Clipping threshold d should be >= 1 but is: 0.5"),
+    (lambda p: optim.Adafactor(p, beta2_decay=0.1), "beta2_decay should be <= 0 but is: 0.1"),
     (lambda p: optim.Adamax(p, betas=(0.9, 1.0)), "Invalid beta parameter at index 1: 1.0"),
     (lambda p: optim.ASGD(p, weight_decay=-1), "Invalid weight_decay value: -1"),
     (lambda p: optim.NAdam(p, momentum_decay=-1), "Invalid momentum_decay value: -1"),

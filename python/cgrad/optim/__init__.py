@@ -1,6 +1,6 @@
 """cgrad.optim: the optimizers of torch.optim and learning-rate schedulers
 (cgrad.optim.lr_scheduler). SGD, Adam, AdamW, RMSprop and Adagrad step as fused C
-calls, one per parameter group; Adadelta, Adamax, ASGD, NAdam, RAdam and Rprop
+calls, one per parameter group; Adadelta, Adafactor, Adamax, ASGD, NAdam, RAdam and Rprop
 run PyTorch's per-parameter algorithm in tensor ops (optim/_composed.py)."""
 from .optimizer import Optimizer
 from .sgd import SGD
@@ -9,6 +9,7 @@ from .adamw import AdamW
 from .rmsprop import RMSprop
 from .adagrad import Adagrad
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adamax import Adamax
 from .asgd import ASGD
 from .nadam import NAdam
@@ -16,5 +17,5 @@ from .radam import RAdam
 from .rprop import Rprop
 from . import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "ASGD", "NAdam",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adafactor", "Adamax", "ASGD", "NAdam",
            "RAdam", "Rprop", "lr_scheduler"]
