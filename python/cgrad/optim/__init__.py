@@ -1,7 +1,8 @@
 """cgrad.optim: the optimizers of torch.optim and learning-rate schedulers
 (cgrad.optim.lr_scheduler). SGD, Adam, AdamW, RMSprop and Adagrad step as fused C
 calls, one per parameter group; Adadelta, Adafactor, Adamax, ASGD, NAdam, RAdam and Rprop
-run PyTorch's per-parameter algorithm in tensor ops (optim/_composed.py)."""
+run PyTorch's per-parameter algorithm in tensor ops (optim/_composed.py); LBFGS
+works on the flattened parameters with a closure (optim/lbfgs.py)."""
 from .optimizer import Optimizer
 from .sgd import SGD
 from .adam import Adam
@@ -12,10 +13,11 @@ from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adamax import Adamax
 from .asgd import ASGD
+from .lbfgs import LBFGS
 from .nadam import NAdam
 from .radam import RAdam
 from .rprop import Rprop
 from . import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adafactor", "Adamax", "ASGD", "NAdam",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adafactor", "Adamax", "ASGD", "LBFGS", "NAdam",
            "RAdam", "Rprop", "lr_scheduler"]
