@@ -417,3 +417,33 @@ def test_deepcopy_optimizer_state():
     opt.step()
     sd = copy.deepcopy(opt.state_dict())
     assert float(sd["state"][0]["momentum_buffer"].sum()) == 2.0
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr=0.02), dict(lr=0.02, nesterov=False, weight_decay=0.0),
+                                    dict(lr=0.01, momentum=0.5, adjust_lr_fn="match_rms_adamw", ns_steps=3)])
+def test_muon_trajectory(kwargs):
+    # the Newton-Schulz iteration runs in bfloat16 in both libraries; how a bfloat16 product
+    # accumulates differs between CPUs, so the comparison allows bfloat16's precision
+    tp, cp = _make_params("float32", seed=13, shapes=[(4, 6), (7, 3)])
+    topt, copt = torch.optim.Muon(tp, **kwargs), optim.Muon(cp, **kwargs)
+    _run(tp, cp, topt, copt, 5, rtol=2e-2)
+    for c, t in zip(cp, tp):
+        _assert_close(copt.state[c]["momentum_buffer"], topt.state[t]["momentum_buffer"], 1e-6)
+    assert repr(copt) == repr(topt)
+
+
+def test_muon_and_sparse_adam_errors():
+    with pytest.raises(ValueError, match="Muon only supports 2D parameters"):
+        optim.Muon([cgrad.ones(3, requires_grad=True)])
+    with pytest.raises(ValueError, match="Adjust learning rate function bad is not supported"):
+        optim.Muon([cgrad.ones(2, 2, requires_grad=True)], adjust_lr_fn="bad")
+    with pytest.raises(ValueError, match="momentum should be >= 0 but is: -1"):
+        optim.Muon([cgrad.ones(2, 2, requires_grad=True)], momentum=-1)
+    with pytest.raises(ValueError, match="Invalid learning rate: 0"):
+        optim.SparseAdam([cgrad.ones(2, requires_grad=True)], lr=0)
+    p = cgrad.ones(2, requires_grad=True)
+    opt = optim.SparseAdam([p])
+    assert opt.defaults == torch.optim.SparseAdam([torch.ones(2, requires_grad=True)]).defaults
+    p.grad = cgrad.ones(2)
+    with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients"):
+        opt.step()

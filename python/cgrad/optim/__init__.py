@@ -2,7 +2,9 @@
 (cgrad.optim.lr_scheduler). SGD, Adam, AdamW, RMSprop and Adagrad step as fused C
 calls, one per parameter group; Adadelta, Adafactor, Adamax, ASGD, NAdam, RAdam and Rprop
 run PyTorch's per-parameter algorithm in tensor ops (optim/_composed.py); LBFGS
-works on the flattened parameters with a closure (optim/lbfgs.py)."""
+works on the flattened parameters with a closure (optim/lbfgs.py); Muon
+orthogonalises 2-D updates in bfloat16; SparseAdam refuses dense gradients, as
+PyTorch's does (cgrad has no sparse tensors)."""
 from .optimizer import Optimizer
 from .sgd import SGD
 from .adam import Adam
@@ -14,10 +16,12 @@ from .adafactor import Adafactor
 from .adamax import Adamax
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .radam import RAdam
 from .rprop import Rprop
+from .sparse_adam import SparseAdam
 from . import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adafactor", "Adamax", "ASGD", "LBFGS", "NAdam",
-           "RAdam", "Rprop", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adafactor", "Adamax", "ASGD", "LBFGS", "Muon", "NAdam",
+           "RAdam", "Rprop", "SparseAdam", "lr_scheduler"]
