@@ -104,6 +104,47 @@ class ChainDataset(IterableDataset[Any]):
         return total
 
 
+class StackDataset(Dataset[Any]):
+    """Datasets of one length side by side: sample i is the tuple (positional datasets) or
+    the dict (keyword datasets) of their samples i."""
+
+    def __init__(self, *args: Dataset[Any], **kwargs: Dataset[Any]) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args) if args else list(kwargs.values())
+        self._length = len(parts[0])  # type: ignore[arg-type]
+        if any(self._length != len(d) for d in parts):  # type: ignore[arg-type]
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: Union[Tuple[Dataset[Any], ...], dict] = args if args else kwargs
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: List[int]) -> List[Any]:
+        """A batch of samples, fetched with each dataset's own __getitems__ where it has one."""
+        def column(d: Dataset[Any]) -> List[Any]:
+            getitems = getattr(d, "__getitems__", None)
+            if not callable(getitems):
+                return [d[i] for i in indices]
+            items = getitems(indices)
+            if len(items) != len(indices):
+                raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}")
+            return list(items)
+        if isinstance(self.datasets, dict):
+            cols = {k: column(d) for k, d in self.datasets.items()}
+            return [{k: c[j] for k, c in cols.items()} for j in range(len(indices))]
+        lists = [column(d) for d in self.datasets]
+        return [tuple(c[j] for c in lists) for j in range(len(indices))]
+
+    def __len__(self) -> int:
+        return self._length
+
+
 class Subset(Dataset[T_co]):
     """The samples of `dataset` at the given indices."""
 

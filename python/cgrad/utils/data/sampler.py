@@ -1,6 +1,7 @@
 """Samplers of cgrad.utils.data: the orders in which a DataLoader visits a dataset."""
 from __future__ import annotations
 
+import math
 from typing import Any, Generic, Iterable, Iterator, List, Optional, Sized, TypeVar, Union
 
 import cgrad
@@ -119,3 +120,83 @@ class BatchSampler(Sampler[List[int]]):
         if self.drop_last:
             return n // self.batch_size
         return (n + self.batch_size - 1) // self.batch_size
+
+
+class WeightedRandomSampler(Sampler[int]):
+    """num_samples indices drawn with probabilities proportional to `weights`
+    (with replacement by default)."""
+
+    def __init__(self, weights: Any, num_samples: int, replacement: bool = True,
+                 generator: Optional[Any] = None) -> None:
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights_tensor = cgrad.as_tensor(weights, dtype=cgrad.float64)
+        if weights_tensor.dim() != 1:
+            raise ValueError("weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        draws = cgrad.multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        yield from iter(draws.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class DistributedSampler(Sampler[int]):
+    """The share of the dataset's indices that replica `rank` of `num_replicas` visits: the
+    indices (shuffled by seed + epoch when shuffle) padded by repetition to a multiple of
+    num_replicas, or cut to one with drop_last, then every num_replicas-th from rank.
+    Without num_replicas / rank they would come from the default process group; cgrad has no
+    torch.distributed yet, so then it raises as PyTorch does on a build without it."""
+
+    def __init__(self, dataset: Sized, num_replicas: Optional[int] = None, rank: Optional[int] = None,
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+        if num_replicas is None or rank is None:
+            raise RuntimeError("Requires distributed package to be available")
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
+        self.dataset = dataset
+        self.num_replicas = num_replicas
+        self.rank = rank
+        self.epoch = 0
+        self.drop_last = drop_last
+        n = len(dataset)
+        if drop_last and n % num_replicas != 0:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+        self.shuffle = shuffle
+        self.seed = seed
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.dataset)
+        if self.shuffle:
+            g = cgrad.Generator()
+            g.manual_seed(self.seed + self.epoch)
+            indices = cgrad.randperm(n, generator=g).tolist()
+        else:
+            indices = list(range(n))
+        if not self.drop_last:
+            padding = self.total_size - len(indices)
+            if padding <= len(indices):
+                indices += indices[:padding]
+            else:
+                indices += (indices * math.ceil(padding / len(indices)))[:padding]
+        else:
+            indices = indices[:self.total_size]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch whose shuffle the next iteration uses (call it before each epoch)."""
+        self.epoch = epoch
