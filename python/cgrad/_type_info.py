@@ -6,8 +6,6 @@ from typing import Optional
 
 import math
 
-import numpy as np
-
 from . import _C
 
 __all__ = ["finfo", "iinfo"]
@@ -43,6 +41,7 @@ class finfo:
         if name == "bfloat16":
             self.bits, self.eps, self.max, self.tiny = _BFLOAT16
         else:
+            import numpy as np  # on first use: import cgrad does not load NumPy
             info = np.finfo(getattr(np, name))
             self.bits, self.eps, self.max, self.tiny = info.bits, float(info.eps), float(info.max), \
                 float(info.smallest_normal)
@@ -72,6 +71,7 @@ class iinfo:
         if type.is_floating_point:
             raise TypeError("cgrad.iinfo() requires an integer input type. Use cgrad.finfo to handle "
                             "'cgrad.iinfo'")
+        import numpy as np
         info = np.iinfo(getattr(np, name))
         self.bits, self.max, self.min, self.dtype = info.bits, int(info.max), int(info.min), name
 
