@@ -5,7 +5,7 @@ torch.optim's in float32 and float64. (SGD, Adam, AdamW, RMSprop and Adagrad
 are one fused C call per group instead.)"""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Tuple
 
 from .. import _C
 from ..autograd.grad_mode import no_grad
@@ -13,11 +13,6 @@ from .._tensor import Tensor
 from .optimizer import Optimizer
 
 __all__: List[str] = []
-
-
-def _value(x: Union[float, Tensor]) -> float:
-    """A number, or a one-element tensor's value (PyTorch's _get_value / _to_scalar)."""
-    return x.item() if isinstance(x, Tensor) else x
 
 
 def _scalar(value: float) -> Tensor:
@@ -30,6 +25,15 @@ class _ComposedOptimizer(Optimizer):
 
     _tensor_steps = True
     _state_key = "step"
+    # the per-parameter state besides the float32 step: tensors of zeros shaped like the parameter
+    _zero_states: Tuple[str, ...] = ()
+
+    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
+        st = self.state[p]
+        st["step"] = _scalar(0.0)
+        for key in self._zero_states:
+            st[key] = _C.zeros_like(p)
+        return st
 
     def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
         states = self._states(params, group, self._state_key)

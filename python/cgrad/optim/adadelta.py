@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Union
 
-from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer, _scalar, _value
-from .optimizer import ParamsT, _check_lr, _check_nonnegative, _check_unsupported
+from ._composed import _ComposedOptimizer
+from .optimizer import ParamsT, _check_lr, _check_nonnegative, _check_unsupported, _to_scalar
 
 __all__ = ["Adadelta"]
 
@@ -15,6 +14,7 @@ __all__ = ["Adadelta"]
 class Adadelta(_ComposedOptimizer):
     """Adadelta, as torch.optim.Adadelta."""
 
+    _zero_states = ('square_avg', 'acc_delta')
     _group_fallbacks = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1.0, rho: float = 0.9, eps: float = 1e-6,
@@ -28,11 +28,6 @@ class Adadelta(_ComposedOptimizer):
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                                       capturable=capturable, foreach=foreach, differentiable=differentiable))
 
-    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
-        st = self.state[p]
-        st["step"], st["square_avg"], st["acc_delta"] = _scalar(0.0), _C.zeros_like(p), _C.zeros_like(p)
-        return st
-
     def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
         rho, eps = group["rho"], group["eps"]
         st["step"] += 1
@@ -43,4 +38,4 @@ class Adadelta(_ComposedOptimizer):
         std = square_avg.add(eps).sqrt_()
         delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        p.add_(delta, alpha=-_value(group["lr"]))
+        p.add_(delta, alpha=-_to_scalar(group["lr"]))

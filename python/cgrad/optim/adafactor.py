@@ -8,8 +8,8 @@ from typing import Any, Dict, Optional, Tuple, Union
 from .. import _C
 from .._tensor import Tensor
 from .._type_info import finfo
-from ._composed import _ComposedOptimizer, _scalar, _value
-from .optimizer import ParamsT
+from ._composed import _ComposedOptimizer, _scalar
+from .optimizer import ParamsT, _to_scalar
 
 __all__ = ["Adafactor"]
 
@@ -47,7 +47,7 @@ class Adafactor(_ComposedOptimizer):
         return st
 
     def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
-        lr, (eps1, eps2), d = _value(group["lr"]), group["eps"], group["d"]
+        lr, (eps1, eps2), d = _to_scalar(group["lr"]), group["eps"], group["d"]
         if eps1 is None:
             eps1 = finfo(p.dtype).eps
         st["step"] += 1

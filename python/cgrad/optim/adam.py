@@ -3,19 +3,14 @@ maximize, bias correction by each parameter's step count. One fused C call
 (cgrad._C._adam_step) per parameter group."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple, Union
+from typing import List, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from .optimizer import (Optimizer, ParamsT, _check_fused_foreach, _check_lr, _check_nonnegative, _check_unsupported,
-                        _scalar_step, _zeros_like)
+from .optimizer import (Optimizer, ParamsT, _check_betas, _check_fused_foreach, _check_lr, _check_nonnegative,
+                        _check_unsupported, _scalar_step, _to_scalar, _zeros_like)
 
 __all__ = ["Adam"]
-
-
-def _to_scalar(x: Any) -> Any:
-    """A one-element tensor option as a Python number (the C step takes numbers)."""
-    return x.item() if isinstance(x, Tensor) else x
 
 
 class Adam(Optimizer):
@@ -32,9 +27,7 @@ class Adam(Optimizer):
                  fused: Optional[bool] = None, decoupled_weight_decay: bool = False) -> None:
         _check_lr(lr)
         _check_nonnegative((("epsilon value", eps),))
-        for index in (0, 1):
-            if not (0.0 <= betas[index] < 1.0):
-                raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+        _check_betas(betas)
         _check_nonnegative((("weight_decay value", weight_decay),))
         kinds = {float if isinstance(b, float) else Tensor if isinstance(b, Tensor) else None for b in betas[:2]}
         if len(kinds) != 1 or None in kinds:

@@ -5,8 +5,8 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer, _scalar, _value
-from .optimizer import ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported
+from ._composed import _ComposedOptimizer
+from .optimizer import ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported, _to_scalar
 
 __all__ = ["Adamax"]
 
@@ -14,6 +14,7 @@ __all__ = ["Adamax"]
 class Adamax(_ComposedOptimizer):
     """Adamax, as torch.optim.Adamax."""
 
+    _zero_states = ('exp_avg', 'exp_inf')
     _group_fallbacks = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 2e-3, betas: Tuple[float, float] = (0.9, 0.999),
@@ -27,11 +28,6 @@ class Adamax(_ComposedOptimizer):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, capturable=capturable))
 
-    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
-        st = self.state[p]
-        st["step"], st["exp_avg"], st["exp_inf"] = _scalar(0.0), _C.zeros_like(p), _C.zeros_like(p)
-        return st
-
     def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
         st["step"] += 1
@@ -40,5 +36,5 @@ class Adamax(_ComposedOptimizer):
         st["exp_avg"].lerp_(grad, 1 - beta1)
         exp_inf = st["exp_inf"]
         _C.maximum(exp_inf.mul_(beta2), grad.abs().add_(group["eps"]), out=exp_inf)
-        clr = _value(group["lr"]) / (1 - beta1 ** st["step"].item())
+        clr = _to_scalar(group["lr"]) / (1 - beta1 ** st["step"].item())
         p.addcdiv_(st["exp_avg"], exp_inf, value=-clr)

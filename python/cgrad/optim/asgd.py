@@ -6,8 +6,8 @@ from typing import Any, Dict, Optional, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer, _scalar, _value
-from .optimizer import ParamsT, _check_lr, _check_nonnegative, _check_unsupported
+from ._composed import _ComposedOptimizer, _scalar
+from .optimizer import ParamsT, _check_lr, _check_nonnegative, _check_unsupported, _to_scalar
 
 __all__ = ["ASGD"]
 
@@ -29,12 +29,12 @@ class ASGD(_ComposedOptimizer):
 
     def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
         st = self.state[p]
-        st["step"], st["eta"], st["mu"] = _scalar(0.0), _scalar(_value(group["lr"])), _scalar(1.0)
+        st["step"], st["eta"], st["mu"] = _scalar(0.0), _scalar(_to_scalar(group["lr"])), _scalar(1.0)
         st["ax"] = _C.zeros_like(p)
         return st
 
     def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
-        lr, lambd = _value(group["lr"]), group["lambd"]
+        lr, lambd = _to_scalar(group["lr"]), group["lambd"]
         st["step"] += 1
         if group["weight_decay"] != 0:
             grad = grad.add(p, alpha=group["weight_decay"])

@@ -6,13 +6,12 @@ trajectories follow PyTorch's; the vectors are cgrad tensors."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
-from ._composed import _value
-from .optimizer import Optimizer, ParamsT, _check_lr
+from .optimizer import Optimizer, ParamsT, _check_lr, _to_scalar
 
 __all__ = ["LBFGS"]
 
@@ -143,7 +142,7 @@ class LBFGS(Optimizer):
 
     def _step(self, closure: Callable[[], Any]) -> Any:
         group = self.param_groups[0]
-        lr, max_iter, max_eval = _value(group["lr"]), group["max_iter"], group["max_eval"]
+        lr, max_iter, max_eval = _to_scalar(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search, history_size = group["line_search_fn"], group["history_size"]
         state = self.state[self._params[0]]
@@ -157,10 +156,10 @@ class LBFGS(Optimizer):
         flat_grad = self._flat_grad()
         if flat_grad.abs().max().item() <= tolerance_grad:
             return orig_loss
-        d, t = state.get("d"), _value(state["t"]) if "t" in state else None
+        d, t = state.get("d"), _to_scalar(state["t"]) if "t" in state else None
         old_dirs, old_stps = state.get("old_dirs"), state.get("old_stps")
-        ro = [_value(r) for r in state["ro"]] if "ro" in state else None
-        h_diag = _value(state["H_diag"]) if "H_diag" in state else None
+        ro = [_to_scalar(r) for r in state["ro"]] if "ro" in state else None
+        h_diag = _to_scalar(state["H_diag"]) if "H_diag" in state else None
         prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
         al: List[float] = [0.0] * history_size
         n_iter = 0

@@ -9,8 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from .. import _C
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from ._composed import _value
-from .optimizer import Optimizer, ParamsT
+from .optimizer import Optimizer, ParamsT, _to_scalar
 
 __all__ = ["Muon"]
 
@@ -71,7 +70,7 @@ class Muon(Optimizer):
                                      f"{p.size()}")
 
     def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
-        lr, momentum = _value(group["lr"]), group["momentum"]
+        lr, momentum = _to_scalar(group["lr"]), group["momentum"]
         with no_grad():
             for p, grad in zip(params, grads):
                 st = self.state[p]

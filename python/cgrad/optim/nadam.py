@@ -6,8 +6,8 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer, _scalar, _value
-from .optimizer import ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported
+from ._composed import _ComposedOptimizer, _scalar
+from .optimizer import ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported, _to_scalar
 
 __all__ = ["NAdam"]
 
@@ -40,7 +40,7 @@ class NAdam(_ComposedOptimizer):
 
     def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
-        lr, wd, decay = _value(group["lr"]), group["weight_decay"], group["momentum_decay"]
+        lr, wd, decay = _to_scalar(group["lr"]), group["weight_decay"], group["momentum_decay"]
         st["step"] += 1
         step = st["step"].item()
         bias_correction2 = 1 - beta2 ** step

@@ -138,6 +138,11 @@ def _check_nonnegative(options: Iterable[Tuple[str, Any]], reject_nan: bool = Tr
             raise ValueError(f"Invalid {what}: {value}")
 
 
+def _to_scalar(x: Any) -> Any:
+    """A one-element tensor option as a Python number (PyTorch's _to_scalar / _get_value)."""
+    return x.item() if isinstance(x, Tensor) else x
+
+
 def _check_betas(betas: Any) -> None:
     """Both betas in [0, 1), as PyTorch checks them (index 0 first)."""
     for index in (0, 1):

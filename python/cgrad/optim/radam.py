@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple, Union
 
-from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer, _scalar, _value
-from .optimizer import ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported
+from ._composed import _ComposedOptimizer
+from .optimizer import ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported, _to_scalar
 
 __all__ = ["RAdam"]
 
@@ -16,6 +15,7 @@ __all__ = ["RAdam"]
 class RAdam(_ComposedOptimizer):
     """RAdam, as torch.optim.RAdam."""
 
+    _zero_states = ('exp_avg', 'exp_avg_sq')
     _group_fallbacks = dict(foreach=None, maximize=False, differentiable=False, decoupled_weight_decay=False,
                             capturable=False)
 
@@ -32,14 +32,9 @@ class RAdam(_ComposedOptimizer):
                                       foreach=foreach, capturable=capturable,
                                       decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable))
 
-    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
-        st = self.state[p]
-        st["step"], st["exp_avg"], st["exp_avg_sq"] = _scalar(0.0), _C.zeros_like(p), _C.zeros_like(p)
-        return st
-
     def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
-        lr, wd = _value(group["lr"]), group["weight_decay"]
+        lr, wd = _to_scalar(group["lr"]), group["weight_decay"]
         st["step"] += 1
         step = st["step"].item()
         if wd != 0:

@@ -6,8 +6,8 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer, _scalar, _value
-from .optimizer import ParamsT, _check_lr, _check_unsupported
+from ._composed import _ComposedOptimizer, _scalar
+from .optimizer import ParamsT, _check_lr, _check_unsupported, _to_scalar
 
 __all__ = ["Rprop"]
 
@@ -30,7 +30,7 @@ class Rprop(_ComposedOptimizer):
     def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
         st = self.state[p]
         st["step"], st["prev"] = _scalar(0.0), _C.zeros_like(p)
-        st["step_size"] = _C.full_like(p, _value(group["lr"]))
+        st["step_size"] = _C.full_like(p, _to_scalar(group["lr"]))
         return st
 
     def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ from ..autograd.grad_mode import no_grad
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
 from .lr_scheduler import LRScheduler, _per_group
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _to_scalar
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
            "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -47,7 +47,7 @@ def get_swa_multi_avg_fn() -> Callable[[ParamList, ParamList, Union[Tensor, int]
     """An in-place running mean over lists of tensors after `num_averaged` models."""
     def swa_update(averaged: ParamList, current: ParamList, num_averaged: Union[Tensor, int]) -> None:
         with no_grad():
-            n = _value(num_averaged)
+            n = _to_scalar(num_averaged)
             floating = averaged[0].is_floating_point()
             for avg, cur in zip(averaged, current):
                 if floating:
@@ -73,10 +73,6 @@ def get_swa_avg_fn() -> Callable[[Tensor, Tensor, Union[Tensor, int]], Tensor]:
         with no_grad():
             return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
     return swa_update
-
-
-def _value(x: Union[Tensor, int, float]) -> Union[int, float]:
-    return x.item() if isinstance(x, Tensor) else x
 
 
 class AveragedModel(Module):
