@@ -14,6 +14,10 @@ from . import _C
 globals().update({k: v for k, v in vars(_C).items() if not k.startswith("_")})
 
 from ._tensor import Tensor
+from . import _ops_shape, _ops_reduce, _ops_math
+for _m in (_ops_shape, _ops_reduce, _ops_math):  # the ops composed in Python
+    globals().update({n: getattr(_m, n) for n in _m.__all__})
+del _m
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import autograd
 from . import return_types
@@ -24,6 +28,7 @@ from . import cuda, accelerator, mps
 from ._precision import set_float32_matmul_precision, get_float32_matmul_precision
 from . import utils, datasets
 from . import nn, optim
+from . import masked, signal
 from . import amp
 from . import version, torch_version
 from ._c_library import get_include, get_lib_dir

@@ -357,6 +357,7 @@ from . import autograd as autograd
 from . import backends as backends
 from . import cuda as cuda
 from . import datasets as datasets
+from . import masked as masked
 from . import memory as memory
 from . import mps as mps
 from . import nn as nn
@@ -364,6 +365,7 @@ from . import optim as optim
 from . import profiler as profiler
 from . import return_types as return_types
 from . import serialization as serialization
+from . import signal as signal
 from . import torch_version as torch_version
 from . import utils as utils
 from . import version as version

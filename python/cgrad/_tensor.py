@@ -7,6 +7,9 @@ import copy
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import _C, _legacy
+from ._ops_math import MathMethods
+from ._ops_reduce import ReduceMethods
+from ._ops_shape import ShapeMethods
 from ._tensor_str import tensor_repr
 from .autograd.grad_mode import no_grad
 
@@ -30,7 +33,7 @@ class _HookHandle:
         self.remove()
 
 
-class Tensor(_C._TensorBase):
+class Tensor(_C._TensorBase, ShapeMethods, ReduceMethods, MathMethods):
     """An N-dimensional array with autograd, backed by the cgrad C engine."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":

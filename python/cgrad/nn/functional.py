@@ -742,3 +742,9 @@ def upsample(input: Tensor, size: _Union[int, _Sequence[int], None] = None,
              align_corners: _Optional[bool] = None) -> Tensor:
     _warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+from . import _functional_extra, _functional_spatial  # noqa: E402 - the composed functions, last
+for _m in (_functional_extra, _functional_spatial):
+    globals().update({_n: getattr(_m, _n) for _n in _m.__all__})
+del _m
