@@ -29,6 +29,7 @@ from ._precision import set_float32_matmul_precision, get_float32_matmul_precisi
 from . import utils, datasets
 from . import nn, optim
 from . import masked, signal
+from .nn._functional_spatial import grid_sampler_2d, grid_sampler_3d  # torch.grid_sampler_2d / 3d
 from . import amp
 from . import version, torch_version
 from ._c_library import get_include, get_lib_dir

@@ -391,8 +391,7 @@ static cg_tensor *avg_pool_nd(const char *name, int nsp, cg_tensor *x, const int
                               const int64_t *padding, bool ceil_mode, bool count_include_pad, int64_t divisor) {
     pool_geom g;
     if (fixed_geom(name, nsp, x, kernel, stride, padding, NULL, ceil_mode, &g)) return NULL;
-    CG_CHECK(divisor >= 0, CG_ERR_VALUE, "[%s] divisor_override must be positive (or 0 for none), got %lld", name,
-             (long long)divisor);
+    /* divisor 0 means none (the binding refuses an explicit 0, as PyTorch does); a negative one divides */
     g.count_include_pad = count_include_pad;
     g.divisor = divisor;
     return avg_apply(false, name, &g, x);

@@ -269,6 +269,8 @@ CG_PROF_FN(cg_tensor *, cg_roll, "roll", (cg_tensor *t, int nshifts, const int64
     CG_CHECK(t, CG_ERR_VALUE, "[roll] argument is NULL");
     CG_CHECK(nshifts > 0 && shifts, CG_ERR_VALUE, "[roll] `shifts` required");
     CG_CHECK(dims || nshifts == 1, CG_ERR_VALUE, "[roll] shifts and dimensions must align. shifts: %d, dims: 0", nshifts);
+    CG_CHECK(!dims || t->ndim > 0, CG_ERR_INDEX, "[roll] Dimension specified as %lld but tensor has no dimensions",
+             dims ? (long long)dims[0] : 0LL); /* PyTorch: a 0-d tensor has no dim to roll over */
     int64_t shift[CG_MAX_DIMS] = {0};
     bool flat = dims == NULL;
     cg_tensor *out = cg_tensor_new("roll", t->ndim, t->shape, t->dtype, t->device);

@@ -507,8 +507,6 @@ def test_interpolate_errors():
     same_error(lambda lib, f: f.interpolate(lib.zeros(1, 3, 4), size=(2.5,)), "size")
     same_error(lambda lib, f: f.interpolate(lib.zeros(1, 3, 4), size=3, mode="bicubic"), "bicubic")
     same_error(lambda lib, f: f.interpolate(lib.zeros(1, 3, 4), size=3, recompute_scale_factor=True), "recompute")
-    with pytest.raises(NotImplementedError, match="nearest-exact"):
-        F.interpolate(cgrad.zeros(1, 3, 4), size=3, mode="nearest-exact")
 
 
 # ---------------------------------------------------------------- pixel shuffle, one_hot

@@ -53,7 +53,15 @@ static PyObject *py_gather(CGPY_FASTKW_ARGS) {
     PyObject *x = v[0].o, *dim_o = v[1].o, *index_o = v[2].o, *out = v[4].o;
     int64_t dim;
     if (parse_dim(dim_o, cgpy_t(x), &dim)) return NULL;
-    cg_tensor *idx = cgpy_index_arg(index_o, "gather", true);
+    cg_tensor *idx;
+    if (cgpy_is_tensor(index_o) && cg_tensor_numel(cgpy_t(index_o)) == 0 &&
+        cg_dtype_is_integral(cg_tensor_dtype(cgpy_t(index_o)))) {
+        idx = cg_to_dtype(cgpy_t(index_o), CG_DTYPE_I64); /* PyTorch checks an empty index's dtype only when it is
+                                                           * not integral: a uint8 () index gathers nothing */
+        if (!idx) return cgpy_raise();
+    } else {
+        idx = cgpy_index_arg(index_o, "gather", true);
+    }
     if (!idx) return NULL;
     static const cgpy_out_rule rule = {"gather", CGPY_OUT_EXACT, CGPY_OUT_NO_ALIAS, 0};
     cg_tensor *ins[2] = {cgpy_t(x), idx};

@@ -6,4 +6,9 @@ from __future__ import annotations
 
 from typing import List
 
-__all__: List[str] = []
+from ._ops import (amax, amin, argmax, argmin, cumprod, cumsum, log_softmax, logaddexp, logsumexp, mean, median,
+                   norm, normalize, prod, softmax, softmin, std, sum, var)
+
+__all__: List[str] = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "log_softmax", "logaddexp",
+                      "logsumexp", "mean", "median", "norm", "normalize", "prod", "softmax", "softmin", "std", "sum",
+                      "var"]

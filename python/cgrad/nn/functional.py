@@ -250,10 +250,10 @@ _SELU_ALPHA = 1.7580993408473766
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Alpha dropout of whole channels of (N, C, *): dropped channels take SELU's negative saturation value."""
     _check_p(p)
-    if input.dim() < 2:
-        raise RuntimeError("feature_alpha_dropout: Feature dropout requires at least 2 dimensions in the input")
     if not training or p == 0.0 or input.numel() == 0:
         return input
+    if input.dim() < 2:
+        raise RuntimeError("feature_alpha_dropout: Feature dropout requires at least 2 dimensions in the input")
     if p == 1.0:
         return input.mul_(0.0) if inplace else input * 0.0
     noise = input.new_empty(tuple(input.shape[:2]) + (1,) * (input.dim() - 2)).bernoulli_(1.0 - p)
@@ -726,7 +726,21 @@ def interpolate(input: Tensor, size: _Union[int, _Sequence[int], None] = None,
             raise NotImplementedError(f"interpolate: mode 'area' needs adaptive_avg_pool{dim}d")
         return pool(input, output_size)
     if mode == "nearest-exact":
-        raise NotImplementedError("interpolate: mode 'nearest-exact' is not supported by cgrad")
+        # source index floor((dst + 0.5) * scale) (the product rounded to float32, as torch's kernel does),
+        # scale = 1 / scale_factor when one is used, else in / out in float32; clamped to in - 1
+        if output_size is None:
+            output_size = [int(_math.floor(float(input.shape[i + 2]) * scale_factors[i])) for i in range(dim)]
+        out = input
+        for i in range(dim):
+            size_in, size_out = int(input.shape[i + 2]), int(output_size[i])
+            if scale_factors is not None and scale_factors[i] > 0:
+                scale = _C.tensor(1.0 / scale_factors[i], dtype=_C.float32)
+            else:
+                scale = _C.tensor(float(size_in), dtype=_C.float32) / float(size_out)
+            dst = _C.arange(size_out, dtype=_C.float64) + 0.5
+            src = (dst * scale.to(_C.float64)).to(_C.float32).floor().to(_C.int64).clamp(max=max(size_in - 1, 0))
+            out = out.index_select(i + 2, src)
+        return out
     rank = _INTERP_RANK.get(mode)
     if rank is None:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "

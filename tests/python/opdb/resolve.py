@@ -59,7 +59,9 @@ def op_id(op: Any) -> str:
 
 
 def real_dtypes(op: Any) -> list:
-    return sorted((d for d in op.supported_dtypes("cpu") if not d.is_complex and "q" not in str(d).split(".")[-1][:2]), key=str)
+    """The entry's CPU dtypes that are neither complex nor quantized (qint8, quint8, ...)."""
+    return sorted((d for d in op.supported_dtypes("cpu") if not d.is_complex and not str(d)[6:].startswith(("q", "qu"))),
+                  key=str)
 
 
 def exclusion(op: Any) -> Optional[str]:

@@ -81,7 +81,9 @@ def main(argv: List[str]) -> int:
         data = b"".join(ch["chunks"])
         if not status:
             if data and os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0:
-                out.write(data.decode() + "\n")
+                rec = json.loads(data.decode())
+                rec["seconds"] = round(time.monotonic() - ch["start"], 2)
+                out.write(json.dumps(rec) + "\n")
                 out.flush()
                 return
             status = "crash"
@@ -104,7 +106,10 @@ def main(argv: List[str]) -> int:
                 os.close(r)
                 _child(op, dtypes, args.reference, w)
             os.close(w)
-            running[r] = {"pid": pid, "id": op_id(op), "chunks": [], "deadline": time.monotonic() + args.timeout}
+            running[r] = {"pid": pid, "id": op_id(op), "chunks": [], "start": time.monotonic(),
+                          "deadline": time.monotonic() + args.timeout}
+        if not running:
+            continue
         wait = max(0.0, min(ch["deadline"] for ch in running.values()) - time.monotonic())
         ready = select.select(list(running), [], [], wait)[0]
         for r in ready:

@@ -17,7 +17,8 @@ from .utils import _fields_repr, _unless
 
 __all__ = ["Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish", "Hardswish",
            "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus", "Softshrink",
-           "PReLU", "Softsign", "Tanhshrink", "Softmin", "Softmax", "LogSoftmax", "MultiheadAttention"]
+           "PReLU", "Softsign", "Tanhshrink", "Softmin", "Softmax", "LogSoftmax", "MultiheadAttention", "RReLU",
+           "Softmax2d"]
 
 # The C functions behind nn.functional, looked up once so forward runs one C call.
 _relu, _relu_ = _C.relu, _C.relu_
@@ -386,6 +387,34 @@ class LogSoftmax(_SoftmaxFamily):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, dim=self.dim, _stacklevel=5)
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: negative slopes uniform in [lower, upper] in training, their mean in eval."""
+
+    __constants__ = ["lower", "upper", "inplace"]
+    lower: float
+    upper: float
+    inplace: bool
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _fields_repr(lower=self.lower, upper=self.upper, inplace=_unless(self.inplace, False))
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
 
 
 from .attention import MultiheadAttention  # noqa: E402  (torch.nn.modules.activation.MultiheadAttention)

@@ -1,16 +1,22 @@
-"""The batch-normalization layers, as torch.nn: BatchNorm1d/2d/3d (and the _NormBase they share with
-the instance norms: per-channel weight / bias, running_mean / running_var / num_batches_tracked buffers)."""
+"""The batch-normalization layers, as torch.nn: BatchNorm1d/2d/3d, their Lazy* forms (num_features inferred
+from the first input), SyncBatchNorm (and the _NormBase / _LazyNormBase they share with the instance norms:
+per-channel weight / bias, running_mean / running_var / num_batches_tracked buffers)."""
 from __future__ import annotations
 
+import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from ... import _C
 from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
+from ..parameter import UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 from .utils import _check_rank, _fields_repr, _register_affine, _reset_affine
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -72,6 +78,51 @@ class _NormBase(Module):
                                       error_msgs)
 
 
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """Common base of the lazy batch / instance norms: weight, bias, running_mean and running_var stay
+    uninitialized until the first input gives num_features (input.size(1))."""
+
+    weight: UninitializedParameter  # type: ignore[assignment]
+    bias: UninitializedParameter  # type: ignore[assignment]
+
+    def __init__(self, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
+        # built without parameters or buffers, then given uninitialized ones
+        super().__init__(0, eps, momentum, False, False, device=device, dtype=dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = _C.tensor(0, dtype=_C.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        """The plain class's reset, once the parameters and buffers are materialized."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:  # type: ignore[override]
+        """num_features = input.shape[1]; materialize weight, bias and the running stats with that size."""
+        if not self.has_uninitialized_params():
+            return
+        with no_grad():
+            self.num_features = input.shape[1]
+            size = (self.num_features,)
+            if self.affine:
+                self.weight.materialize(size)
+                if self.bias is not None:
+                    self.bias.materialize(size)
+            if self.track_running_stats:
+                self.running_mean.materialize(size)
+                self.running_var.materialize(size)
+            self.reset_parameters()
+
+
 class _BatchNorm(_NormBase):
     """Batch norm over (N, C, *): batch statistics in training (updating the running stats), the running
     stats in eval (or batch statistics when track_running_stats=False). momentum=None: cumulative average.
@@ -121,3 +172,89 @@ class BatchNorm3d(_BatchNorm):
     """Batch norm over (N, C, D, H, W)."""
 
     _ranks = (5,)
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm1d whose num_features is inferred from the first input; it then becomes a BatchNorm1d."""
+
+    cls_to_become = BatchNorm1d
+    _ranks = BatchNorm1d._ranks
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm2d whose num_features is inferred from the first input; it then becomes a BatchNorm2d."""
+
+    cls_to_become = BatchNorm2d
+    _ranks = BatchNorm2d._ranks
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm3d whose num_features is inferred from the first input; it then becomes a BatchNorm3d."""
+
+    cls_to_become = BatchNorm3d
+    _ranks = BatchNorm3d._ranks
+
+
+def _distributed_initialized() -> bool:
+    """Whether a default process group is initialized (cgrad.distributed, when that package exists: one
+    that was never imported cannot have initialized a group)."""
+    distributed = sys.modules.get(__name__.split(".")[0] + ".distributed")
+    if distributed is None:
+        return False
+    available = getattr(distributed, "is_available", lambda: False)
+    initialized = getattr(distributed, "is_initialized", lambda: False)
+    return bool(available() and initialized())
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm over (N, C, *) whose training statistics are synchronized across the processes of
+    process_group. With no initialized process group (cgrad has no torch.distributed), training and eval
+    behave exactly as BatchNorm, as in torch."""
+
+    process_group: Any
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group: Any = None, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype,
+                         bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def _check_non_zero_input_channels(self, input: Tensor) -> None:
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        self._check_non_zero_input_channels(input)
+        if self.training and _distributed_initialized():
+            if input.device.type not in ("cuda", "hpu", "xpu", "privateuseone"):
+                raise ValueError("SyncBatchNorm expected input tensor to be on GPU or XPU or privateuseone")
+            raise NotImplementedError("SyncBatchNorm: synchronizing batch statistics across processes")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """Returns module with every batch-norm layer (any _BatchNorm, itself included) replaced by a
+        SyncBatchNorm sharing its parameters, running stats, training flag and qconfig."""
+        output = module
+        if isinstance(module, _BatchNorm):
+            output = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                   module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with no_grad():
+                    output.weight = module.weight
+                    output.bias = module.bias
+            output.running_mean = module.running_mean
+            output.running_var = module.running_var
+            output.num_batches_tracked = module.num_batches_tracked
+            output.training = module.training
+            if hasattr(module, "qconfig"):
+                output.qconfig = module.qconfig
+        for name, child in module.named_children():
+            output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return output

@@ -1,5 +1,6 @@
 """Containers, as torch.nn: Sequential, ModuleList, ModuleDict, ParameterList
-and ParameterDict (same indexing, slicing, mutation and repr rules).
+and ParameterDict (same indexing, slicing, mutation and repr rules), and the
+deprecated Container.
 
 The list-like containers keep their children under the keys "0", "1", ...;
 after a removal or an insertion `_renumber` rebuilds that numbering in place.
@@ -8,16 +9,16 @@ ParameterList / ParameterDict entries are shared helpers below."""
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict, abc as container_abcs
 from itertools import groupby
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union, overload
 
-from ..._tensor import Tensor
 from ... import _C
 from ..parameter import Parameter
 from .module import Module, _addindent, _block_repr
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 T = TypeVar("T", bound=Module)
 
@@ -51,7 +52,8 @@ def _require_iterable(value: Any, what: str) -> None:
         raise TypeError(what + type(value).__name__)
 
 
-def _update_pairs(source: Any, owner: str, in_order: Tuple[type, ...], sort_mappings: bool) -> Iterator[Tuple[Any, Any]]:
+def _update_pairs(source: Any, owner: str, in_order: Tuple[type, ...],
+                  sort_mappings: bool) -> Iterator[Tuple[Any, Any]]:
     """The (key, value) pairs update() takes from a mapping or a sequence of pairs, in torch's order:
     `in_order` types as they iterate, other mappings sorted by key when sort_mappings, pairs as given."""
     if isinstance(source, in_order):
@@ -97,6 +99,33 @@ def _check_factor(seq: "Sequential", factor: Any) -> None:
 def _not_sequential(other: Any) -> ValueError:
     return ValueError("add operator supports only objects of Sequential class, but "
                       f"{str(type(other))} is given.")
+
+
+# ---------------------------------------------------------------------- Container
+
+_CONTAINER_DEPRECATION = ("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                          "Subclass that instead.")
+
+
+class Container(Module):
+    """Deprecated: a Module holding the modules given as keyword arguments. Creating one, or defining a
+    subclass, warns (FutureWarning), as torch's deprecated class does."""
+
+    __deprecated__ = _CONTAINER_DEPRECATION
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Container":
+        if cls is Container:
+            warnings.warn(_CONTAINER_DEPRECATION, FutureWarning, stacklevel=2)
+        return super().__new__(cls)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        warnings.warn(_CONTAINER_DEPRECATION, FutureWarning, stacklevel=2)
+        super().__init_subclass__(**kwargs)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 # ---------------------------------------------------------------------- Sequential

@@ -1,5 +1,6 @@
 """The convolution layers, as torch.nn: Conv1d/2d/3d (padding int / tuple / 'same' / 'valid', padding
-modes zeros / reflect / replicate / circular) and ConvTranspose1d/2d/3d (output_padding, output_size).
+modes zeros / reflect / replicate / circular) and ConvTranspose1d/2d/3d (output_padding, output_size), and
+their Lazy* forms (in_channels inferred from the first input).
 
 One class per family carries the whole behaviour; the 1-d / 2-d / 3-d classes only name their number
 of spatial dims and the functional kernel they call."""
@@ -11,11 +12,13 @@ from ... import _C
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 from .utils import _fan_in_uniform_, _fields_repr, _pair, _single, _triple, _unless, _unless_filled
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _Size = Union[int, Sequence[int]]
 
@@ -241,3 +244,117 @@ class ConvTranspose3d(_ConvTransposeSpatial):
 
     _dims = 3
     _kernel = staticmethod(F.conv_transpose3d)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """Lazy convolutions: in_channels, weight and bias are inferred from the first input (input.size(1), or
+    input.size(0) unbatched); the module then becomes its plain class."""
+
+    groups: int
+    transposed: bool
+    in_channels: int
+    out_channels: int
+    kernel_size: Tuple[int, ...]
+    weight: UninitializedParameter
+    bias: UninitializedParameter
+    _dims: int
+
+    def _lazy_setup(self, out_channels: int, bias: bool, device: Any, dtype: Any) -> None:
+        """Replace the empty parameters built with in_channels = out_channels = 0 by uninitialized ones."""
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        """The plain class's initialisation, once the parameters are materialized."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()  # type: ignore[misc]
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        """Materialize weight ((out, in / groups, *k), or (in, out / groups, *k) transposed) and bias (out)."""
+        if not self.has_uninitialized_params():
+            return
+        with no_grad():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        """The channel count of a batched (N, C, *spatial) or unbatched (C, *spatial) input."""
+        unbatched = self._get_num_spatial_dims() + 1
+        batched = unbatched + 1
+        if input.dim() not in (unbatched, batched):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {batched}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == batched else input.shape[0]
+
+    def _get_num_spatial_dims(self) -> int:
+        return self._dims
+
+
+class _LazyConvSpatial(_LazyConvXdMixin):
+    """LazyConv1d / 2d / 3d: Conv*d's constructor without in_channels."""
+
+    def __init__(self, out_channels: int, kernel_size: _Size, stride: _Size = 1, padding: Union[str, _Size] = 0,
+                 dilation: _Size = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: Any = None, dtype: Any = None) -> None:
+        # bias False here: the real one is created uninitialized below
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+                         device=device, dtype=dtype)
+        self._lazy_setup(out_channels, bias, device, dtype)
+
+
+class _LazyConvTransposeSpatial(_LazyConvXdMixin):
+    """LazyConvTranspose1d / 2d / 3d: ConvTranspose*d's constructor without in_channels."""
+
+    def __init__(self, out_channels: int, kernel_size: _Size, stride: _Size = 1, padding: _Size = 0,
+                 output_padding: _Size = 0, groups: int = 1, bias: bool = True, dilation: _Size = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                         padding_mode, device=device, dtype=dtype)
+        self._lazy_setup(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConvSpatial, Conv1d):
+    """A Conv1d whose in_channels is inferred from the first input; it then becomes a Conv1d."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvSpatial, Conv2d):
+    """A Conv2d whose in_channels is inferred from the first input; it then becomes a Conv2d."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvSpatial, Conv3d):
+    """A Conv3d whose in_channels is inferred from the first input; it then becomes a Conv3d."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTransposeSpatial, ConvTranspose1d):
+    """A ConvTranspose1d whose in_channels is inferred from the first input; it then becomes a ConvTranspose1d."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposeSpatial, ConvTranspose2d):
+    """A ConvTranspose2d whose in_channels is inferred from the first input; it then becomes a ConvTranspose2d."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposeSpatial, ConvTranspose3d):
+    """A ConvTranspose3d whose in_channels is inferred from the first input; it then becomes a ConvTranspose3d."""
+
+    cls_to_become = ConvTranspose3d

@@ -1,5 +1,6 @@
 """The instance-normalization layers, as torch.nn: InstanceNorm1d/2d/3d (statistics per sample and
-channel over the spatial dims; no affine parameters and no running stats by default)."""
+channel over the spatial dims; no affine parameters and no running stats by default) and their Lazy* forms
+(num_features inferred from input.size(1); affine and tracked running stats by default, as in torch)."""
 from __future__ import annotations
 
 import warnings
@@ -7,10 +8,11 @@ from typing import Any, Dict, List
 
 from ..._tensor import Tensor
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 from .utils import _check_rank
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -94,3 +96,24 @@ class InstanceNorm3d(_InstanceNorm):
     """Instance norm over (N, C, D, H, W) or (C, D, H, W)."""
 
     _no_batch_dim = 4
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm1d whose num_features is inferred from input.size(1); it then becomes an InstanceNorm1d."""
+
+    cls_to_become = InstanceNorm1d
+    _no_batch_dim = InstanceNorm1d._no_batch_dim
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm2d whose num_features is inferred from input.size(1); it then becomes an InstanceNorm2d."""
+
+    cls_to_become = InstanceNorm2d
+    _no_batch_dim = InstanceNorm2d._no_batch_dim
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm3d whose num_features is inferred from input.size(1); it then becomes an InstanceNorm3d."""
+
+    cls_to_become = InstanceNorm3d
+    _no_batch_dim = InstanceNorm3d._no_batch_dim

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numbers
 from typing import Any, Optional, Sequence, Tuple, Union
 
+from ... import _C
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 from .utils import _fields_repr, _register_affine, _reset_affine
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 _shape_t = Union[int, Sequence[int]]
 
@@ -100,3 +101,53 @@ class RMSNorm(Module):
 
     def extra_repr(self) -> str:
         return _fields_repr(self.normalized_shape, eps=self.eps, elementwise_affine=self.elementwise_affine)
+
+
+class LocalResponseNorm(Module):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta."""
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+    size: int
+    alpha: float
+    beta: float
+    k: float
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """The legacy cross-channel LRN of (N, C, H, W): x * (k + alpha / size * sum of x^2 over the channel
+    window)^-beta, with the window of torch's running-sum kernel (channel 0 stays in every later window)."""
+
+    size: int
+    alpha: float
+    beta: float
+    k: float
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        c = input.shape[1]
+        pre_pad = int((self.size - 1) / 2 + 1)
+        out_c = _C.arange(c).reshape(c, 1)
+        in_c = _C.arange(c).reshape(1, c)
+        dropped = (in_c >= 1) & (in_c <= out_c - pre_pad)
+        window = ((in_c <= out_c + pre_pad - 1) & ~dropped).to(input.dtype)  # (C out, C in)
+        sq = (input * input).movedim(1, -1)  # (N, H, W, C)
+        scale = (sq @ window.t()).movedim(-1, 1) * (self.alpha / self.size) + self.k
+        return input * scale ** (-self.beta)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,4 +1,5 @@
-"""The embedding layer, as torch.nn: Embedding (padding_idx, max_norm, from_pretrained / freeze)."""
+"""The embedding layers, as torch.nn: Embedding (padding_idx, max_norm, from_pretrained / freeze) and EmbeddingBag
+(sum / mean / max of bags, offsets, per_sample_weights)."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -12,7 +13,7 @@ from ..parameter import Parameter
 from .module import Module
 from .utils import _HIDDEN, _fields_repr, _unless
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 def _row_index(index: Optional[int], rows: int) -> Optional[int]:
@@ -91,3 +92,79 @@ class Embedding(Module):
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         return cls(*embeddings.shape, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                    _weight=embeddings, _freeze=freeze)
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxes of bags of embeddings: weight (num_embeddings, embedding_dim), N(0, 1) at init with
+    the padding_idx row zeroed; forward(input, offsets=None, per_sample_weights=None) gives (bags, embedding_dim)."""
+
+    __constants__ = ["num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq", "mode",
+                     "sparse", "include_last_offset", "padding_idx"]
+    num_embeddings: int
+    embedding_dim: int
+    max_norm: Optional[float]
+    norm_type: float
+    scale_grad_by_freq: bool
+    weight: Tensor
+    mode: str
+    sparse: bool
+    include_last_offset: bool
+    padding_idx: Optional[int]
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: Optional[float] = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                 _weight: Optional[Tensor] = None, include_last_offset: bool = False,
+                 padding_idx: Optional[int] = None, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        rows, cols = num_embeddings, embedding_dim
+        self.num_embeddings, self.embedding_dim = rows, cols
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.padding_idx = _row_index(padding_idx, rows)
+        if _weight is None:
+            self.weight = Parameter(_C.empty((rows, cols), device=device, dtype=dtype))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [rows, cols]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        row = self.padding_idx
+        if row is None:
+            return
+        with no_grad():
+            self.weight[row].zero_()
+
+    def forward(self, input: Tensor, offsets: Optional[Tensor] = None,
+                per_sample_weights: Optional[Tensor] = None) -> Tensor:
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+                               self.padding_idx)
+
+    def extra_repr(self) -> str:
+        return _fields_repr(self.num_embeddings, self.embedding_dim,
+                            max_norm=_HIDDEN if self.max_norm is None else self.max_norm,
+                            norm_type=_unless(self.norm_type, 2),
+                            scale_grad_by_freq=_HIDDEN if self.scale_grad_by_freq is False else self.scale_grad_by_freq,
+                            mode=repr(self.mode),
+                            padding_idx=_HIDDEN if self.padding_idx is None else self.padding_idx)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, max_norm: Optional[float] = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: Optional[int] = None) -> "EmbeddingBag":
+        """An EmbeddingBag whose weight is `embeddings` (2-d); frozen (requires_grad False) unless freeze=False."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, max_norm=max_norm,
+                  norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, mode=mode, sparse=sparse,
+                  include_last_offset=include_last_offset, padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
