@@ -392,6 +392,9 @@ def install_as_torch(*args: object, **kwargs: object) -> object: ...
 from .amp.autocast_mode import is_autocast_cache_enabled as is_autocast_cache_enabled
 from .amp.autocast_mode import is_autocast_cpu_enabled as is_autocast_cpu_enabled
 from .amp.autocast_mode import is_autocast_enabled as is_autocast_enabled
+from ._ops_math import is_complex as is_complex
+from ._ops_math import is_floating_point as is_floating_point
+from ._ops_math import is_nonzero as is_nonzero
 def is_tensor(*args: object, **kwargs: object) -> object: ...
 from ._ops_reduce import isin as isin
 from ._ops_math import isreal as isreal

@@ -1251,8 +1251,39 @@ _INPLACE = ("deg2rad", "rad2deg", "sgn", "heaviside", "sinc", "xlogy", "logit", 
             "renorm")
 
 
+@_public
+def is_floating_point(input: Tensor) -> bool:
+    """True when input's dtype is a floating-point one (torch.is_floating_point)."""
+    return input.is_floating_point()
+
+
+@_public
+def is_complex(input: Tensor) -> bool:
+    """True when input's dtype is complex: never, as cgrad has no complex dtypes (torch.is_complex)."""
+    return False
+
+
+@_public
+def is_nonzero(input: Tensor) -> bool:
+    """The truth of a one-element tensor (torch.is_nonzero); RuntimeError for none or several elements."""
+    n = input.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.reshape(()).item() != 0)
+
+
 class MathMethods:
     """The Tensor methods of this module's ops (cgrad.Tensor inherits them)."""
+
+    def is_complex(self) -> bool:
+        """False: cgrad has no complex dtypes."""
+        return False
+
+    def is_nonzero(self) -> bool:
+        """torch.is_nonzero."""
+        return is_nonzero(self)
 
     def __rdiv__(self, other: Any) -> Tensor:
         """other / self."""

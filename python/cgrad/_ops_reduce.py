@@ -819,6 +819,14 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
 class ReduceMethods:
     """The Tensor methods of this module's ops (cgrad.Tensor inherits them)."""
 
+    def cumsum_(self, dim: int, *, dtype: Any = None) -> Tensor:
+        """The cumulative sum along dim, written into self."""
+        return self.copy_(self.cumsum(dim, dtype=dtype))
+
+    def cumprod_(self, dim: int, *, dtype: Any = None) -> Tensor:
+        """The cumulative product along dim, written into self."""
+        return self.copy_(self.cumprod(dim, dtype=dtype))
+
     def median(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
         """See cgrad.median."""
         return median(self, dim, keepdim)

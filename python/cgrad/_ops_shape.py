@@ -1132,8 +1132,30 @@ def native_batch_norm(input: Tensor, weight: Optional[Tensor], bias: Optional[Te
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def _fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool) -> Tensor:
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    shape = tuple(self.shape)
+    if self.dim() > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if self.numel() == 0:
+        return self
+    if self.dim() == 2 and wrap and shape[0] > shape[1] + 1:
+        pos = _C.arange(0, shape[0] * shape[1], shape[1] + 1)
+        index = (pos // shape[1], pos % shape[1])
+    else:
+        index = (_C.arange(min(shape)),) * self.dim()
+    self[index] = fill_value
+    return self
+
+
 class ShapeMethods:
     """The Tensor methods of this module's ops (cgrad.Tensor inherits them)."""
+
+    def fill_diagonal_(self, fill_value: Any, wrap: bool = False) -> Tensor:
+        """Write fill_value on the main diagonal in place (a tall 2-D matrix restarts it every ncols+1 rows
+        with wrap=True), as torch.Tensor.fill_diagonal_."""
+        return _fill_diagonal_(self, fill_value, wrap)
 
     def ravel(self) -> Tensor:
         """input flattened to 1-D."""

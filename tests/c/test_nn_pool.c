@@ -309,7 +309,11 @@ TEST(pool_errors) {
     CHECK_ERR(cg_max_pool2d(xe, SH(2, 2), NULL, NULL, NULL, false, &y, &ix), CG_ERR_SHAPE, "non-zero");
     CHECK_ERR(cg_max_pool2d(x, NULL, NULL, NULL, NULL, false, &y, &ix), CG_ERR_VALUE, "kernel_size must not be NULL");
     CHECK_ERR(!cg_avg_pool1d(x, SH(2), NULL, NULL, false, true, 0), CG_ERR_SHAPE, "[avg_pool1d] expected input with 3 dims");
-    CHECK_ERR(!cg_avg_pool2d(x, SH(2, 2), NULL, NULL, false, true, -1), CG_ERR_VALUE, "divisor_override");
+    cg_tensor *ones = cg_ones(3, (int64_t[]){1, 2, 2}, CG_DTYPE_F32, cg_cpu());
+    cg_tensor *neg = cg_avg_pool2d(ones, SH(2, 2), NULL, NULL, false, true, -2); /* PyTorch divides by it */
+    CHECK(neg && cg_tensor_numel(neg) == 1 && tt_get(neg, 0) == -2.0);
+    cg_tensor_release(neg);
+    cg_tensor_release(ones);
     CHECK_ERR(!cg_avg_pool2d(xi, SH(2, 2), NULL, NULL, false, true, 0), CG_ERR_DTYPE, "int64");
     CHECK_ERR(!cg_adaptive_avg_pool2d(x, SH(-1, 2)), CG_ERR_VALUE, "output_size must be non-negative");
     CHECK_ERR(cg_adaptive_max_pool1d(x, SH(2), &y, &ix), CG_ERR_SHAPE, "[adaptive_max_pool1d] expected input with 3 dims");

@@ -182,3 +182,13 @@ def test_random_fills():
     assert abs(ca.median().item() - 1.0) < 0.15 if hasattr(ca, "median") else True
     with pytest.raises(RuntimeError):
         cgrad.empty(3).exponential_(-1.0)
+
+
+def test_predicates_match_torch():
+    for lib in (torch, cgrad):
+        assert lib.is_nonzero(lib.tensor([3])) is True and lib.tensor(0.0).is_nonzero() is False
+        assert lib.is_complex(lib.ones(2)) is False and lib.ones(2).is_complex() is False
+        assert lib.is_floating_point(lib.ones(2)) is True and lib.is_floating_point(lib.ones(2).long()) is False
+        for bad, msg in ((lib.ones(0), "no values"), (lib.ones(2), "more than one value")):
+            with pytest.raises(RuntimeError, match=msg):
+                lib.is_nonzero(bad)

@@ -149,3 +149,12 @@ def test_searching():
     for inv in (False, True):
         same(cgrad.isin(c(e), c(t), invert=inv), torch.isin(e, t, invert=inv))
     same(cgrad.isin(c(e), 3), torch.isin(e, 3))
+
+
+@pytest.mark.parametrize("name,dim", [("cumsum_", 1), ("cumprod_", 0)])
+def test_inplace_scans_match_torch(name, dim):
+    x = np.arange(1.0, 13.0).reshape(3, 4)
+    want, got = torch.tensor(x), cgrad.tensor(x)
+    assert getattr(got, name)(dim) is got
+    getattr(want, name)(dim)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

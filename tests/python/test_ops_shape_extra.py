@@ -157,3 +157,16 @@ def test_unsafe_split_with_sizes_matches_torch():
         np.testing.assert_array_equal(g.numpy(), w.numpy())
     with pytest.raises(RuntimeError):
         cgrad.unsafe_split_with_sizes(cgrad.tensor(x), [1, 2], dim=1)
+
+
+@pytest.mark.parametrize("shape,wrap", [((7, 3), True), ((7, 3), False), ((3, 5), True), ((3, 3, 3), False),
+                                        ((0, 2), False)])
+def test_fill_diagonal_matches_torch(shape, wrap):
+    want = torch.zeros(shape).fill_diagonal_(2.5, wrap=wrap)
+    got = cgrad.zeros(shape).fill_diagonal_(2.5, wrap=wrap)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for lib in (torch, cgrad):
+        with pytest.raises(RuntimeError, match="equal length"):
+            lib.zeros(2, 3, 4).fill_diagonal_(1)
+        with pytest.raises(RuntimeError, match="larger than 1"):
+            lib.zeros(3).fill_diagonal_(1)

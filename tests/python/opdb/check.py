@@ -426,8 +426,12 @@ def run_entry(op: Any, dtypes: Sequence[torch.dtype], reference: bool = False) -
                     counts["torch_sample_error"] += 1
                     continue
                 counts["gradgrad_limit"] = len(samples) if reference else GRADGRAD_SAMPLES
+                before = (counts["forward_pass"], counts["forward_fail"])
                 for s in samples:
                     _run_sample(op, fn, s, dt, counts, notes, grads)
+                name = str(dt).split(".")[-1]  # the forward figures per dtype, for the float-sample rate
+                counts[f"forward_pass:{name}"] += counts["forward_pass"] - before[0]
+                counts[f"forward_fail:{name}"] += counts["forward_fail"] - before[1]
             _run_errors(op, fn, counts, notes)
         except Missing as e:
             rec.update(status="missing", why=f"cgrad has no {str(e).strip(chr(34))}")
