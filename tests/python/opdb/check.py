@@ -1,9 +1,12 @@
 """One op_db entry, run in the current process (`run_entry`): for each of
 its samples in the chosen dtypes, PyTorch's result against cgrad's (values,
 dtypes, shapes, the structure of tuples), the input gradients of float64
-samples against PyTorch's for a random output gradient, the second
-gradients where the entry supports gradgrad, and each error input, which
-must raise in cgrad as it raises in PyTorch (the same exception type).
+samples against PyTorch's for a random output gradient (against central
+differences where op_db marks PyTorch's own gradient wrong), the second
+gradients of the first GRADGRAD_SAMPLES samples (all of them with reference
+inputs) where the entry supports gradgrad, and each error input, which must
+raise in cgrad as it raises in PyTorch (the same exception type). Tied
+indices and seed-dependent results are compared as PyTorch specifies them.
 
 The record counts every check by outcome and keeps the first few failure
 messages. Samples PyTorch itself cannot run are skipped; samples carrying a
