@@ -3,7 +3,6 @@ C rows of src/ops/elementwise_ops.py where a new loop is needed), so autograd
 and higher-order gradients come from the ops they are built of."""
 from __future__ import annotations
 
-import collections
 import math
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
@@ -614,8 +613,7 @@ def corrcoef(input: Tensor) -> Tensor:
 
 # --------------------------------------------------------------------------------------- floating-point bit ops
 
-_FrexpResult = collections.namedtuple("frexp", ["mantissa", "exponent"])
-_FrexpResult.__module__ = "cgrad.return_types"
+from .return_types import frexp as _FrexpResult  # noqa: E402
 
 
 @_public

@@ -4,7 +4,6 @@ mode, unique, bincount, histc, searchsorted, ...) composed from cgrad ops
 from __future__ import annotations
 
 import builtins
-import collections
 import warnings
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -21,28 +20,13 @@ def _public(fn: Any) -> Any:
     return fn
 
 
-def _result_type(name: str, fields: Sequence[str]) -> type:
-    """A named-tuple result type cgrad.return_types.<name> (PyTorch's torch.return_types.<name>)."""
-    t = collections.namedtuple(name, fields, module="cgrad.return_types")  # type: ignore[misc]
-
-    def _repr(self: tuple) -> str:
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"cgrad.return_types.{name}(\n{body})"
-
-    t.__repr__ = _repr  # type: ignore[assignment]
-    setattr(_return_types, name, t)
-    if name not in _return_types.__all__:
-        _return_types.__all__.append(name)
-    return t
-
-
-_median_t = _result_type("median", ("values", "indices"))
-_nanmedian_t = _result_type("nanmedian", ("values", "indices"))
-_kthvalue_t = _result_type("kthvalue", ("values", "indices"))
-_mode_t = _result_type("mode", ("values", "indices"))
-_cummin_t = _result_type("cummin", ("values", "indices"))
-_histogram_t = _result_type("histogram", ("hist", "bin_edges"))
-_histogramdd_t = _result_type("histogramdd", ("hist", "bin_edges"))
+_median_t = _return_types.median
+_nanmedian_t = _return_types.nanmedian
+_kthvalue_t = _return_types.kthvalue
+_mode_t = _return_types.mode
+_cummin_t = _return_types.cummin
+_histogram_t = _return_types.histogram
+_histogramdd_t = _return_types.histogramdd
 
 
 # ---------------------------------------------------------------- helpers
@@ -819,11 +803,11 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
 class ReduceMethods:
     """The Tensor methods of this module's ops (cgrad.Tensor inherits them)."""
 
-    def cumsum_(self, dim: int, *, dtype: Any = None) -> Tensor:
+    def cumsum_(self, dim: int, *, dtype: Any = None) -> Any:
         """The cumulative sum along dim, written into self."""
         return self.copy_(self.cumsum(dim, dtype=dtype))
 
-    def cumprod_(self, dim: int, *, dtype: Any = None) -> Tensor:
+    def cumprod_(self, dim: int, *, dtype: Any = None) -> Any:
         """The cumulative product along dim, written into self."""
         return self.copy_(self.cumprod(dim, dtype=dtype))
 
