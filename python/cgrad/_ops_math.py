@@ -156,10 +156,8 @@ def heaviside(input: Tensor, values: Tensor, *, out: Optional[Tensor] = None) ->
     _check_t("heaviside", input)
     _check_t("heaviside", values, "values")
     if input.dtype != values.dtype:
-        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes "
-                           f"({input.dtype} and {values.dtype})")
-    if _cplx(input.dtype):
-        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+        raise RuntimeError(f"heaviside: input and values must have the same dtype, as in PyTorch "
+                           f"(got {input.dtype} and {values.dtype})")
     x, v = input.detach(), values.detach()
     res = _C.where(_C.eq(x, 0), v, _C.gt(x, 0).to(x.dtype)).to(x.dtype)
     if input.requires_grad or values.requires_grad:
