@@ -278,6 +278,23 @@ CG_API int64_t cg_tensor_offset(const cg_tensor *t);          /* storage offset 
 CG_API cg_dtype cg_tensor_dtype(const cg_tensor *t);
 CG_API cg_device cg_tensor_device(const cg_tensor *t);
 CG_API bool cg_tensor_is_contiguous(const cg_tensor *t);
+/* Note [Memory formats]: PyTorch's memory formats. CHANNELS_LAST is a 4-D NCHW tensor whose memory is
+ * NHWC (strides (H*W*C, 1, W*C, C)), CHANNELS_LAST_3D a 5-D NCDHW tensor stored NDHWC; PRESERVE keeps
+ * the input's strides where it is non-overlapping and dense, else its suggested format. Size-1 dims'
+ * strides do not count, as in PyTorch's is_contiguous(memory_format=). */
+typedef enum cg_memory_format {
+    CG_MEMORY_CONTIGUOUS = 0,
+    CG_MEMORY_CHANNELS_LAST,
+    CG_MEMORY_CHANNELS_LAST_3D,
+    CG_MEMORY_PRESERVE
+} cg_memory_format;
+/* t's strides are those of format f (CONTIGUOUS: cg_tensor_is_contiguous; PRESERVE: false) */
+CG_API bool cg_tensor_is_contiguous_as(const cg_tensor *t, cg_memory_format f);
+/* CHANNELS_LAST(_3D) when t is 4-D (5-D) with channels-last strides and not contiguous, else CONTIGUOUS
+ * (PyTorch's suggest_memory_format) */
+CG_API cg_memory_format cg_tensor_suggest_memory_format(const cg_tensor *t);
+/* no two elements share memory and the elements fill storage[offset, offset + numel) exactly */
+CG_API bool cg_tensor_is_non_overlapping_and_dense(const cg_tensor *t);
 CG_API void *cg_tensor_data(const cg_tensor *t);             /* pointer to element 0; NULL on meta, and on a device
                                                               * whose memory the host cannot address (CG_ERR_DEVICE) */
 CG_API const void *cg_tensor_storage_id(const cg_tensor *t); /* equal for tensors sharing storage */
@@ -446,7 +463,20 @@ CG_API cg_tensor *cg_multinomial(cg_tensor *probs, int64_t num_samples, bool rep
 
 CG_API cg_tensor *cg_clone(cg_tensor *t);
 CG_API cg_tensor *cg_contiguous(cg_tensor *t); /* t itself (new ref) when already contiguous */
-CG_API cg_tensor *cg_to_dtype(cg_tensor *t, cg_dtype dt); /* differentiable between float dtypes */
+/* contiguous(memory_format=f): t itself (new ref) when already laid out in f, else a differentiable
+ * copy in f; CG_ERR_SHAPE for channels_last(_3d) on a tensor that is not 4-D (5-D), CG_ERR_VALUE for
+ * PRESERVE (PyTorch: "preserve memory format is unsupported by the contiguous operator") */
+CG_API cg_tensor *cg_contiguous_as(cg_tensor *t, cg_memory_format f);
+/* clone(memory_format=f): always a new differentiable copy, laid out in f (PRESERVE: t's strides when t
+ * is non-overlapping and dense, else its suggested format). cg_clone is cg_clone_as(t, CONTIGUOUS). */
+CG_API cg_tensor *cg_clone_as(cg_tensor *t, cg_memory_format f);
+/* empty_like(t, memory_format=f) of dtype dt: an uninitialised tensor of t's shape laid out as
+ * cg_clone_as would lay it out */
+CG_API cg_tensor *cg_empty_like_as(cg_tensor *t, cg_dtype dt, cg_device dev, cg_memory_format f);
+CG_API cg_tensor *cg_to_dtype(cg_tensor *t, cg_dtype dt); /* differentiable between float dtypes; contiguous */
+/* to(dtype, memory_format=f): t itself (new ref) when dt is t's dtype, else cg_to_dtype's copy laid out
+ * as cg_clone_as(t, f) lays it out (PyTorch's Tensor.to keeps the layout: f = PRESERVE) */
+CG_API cg_tensor *cg_to_dtype_as(cg_tensor *t, cg_dtype dt, cg_memory_format f);
 CG_API cg_tensor *cg_to_device(cg_tensor *t, cg_device dev);
 /* dst <- src with broadcast and dtype conversion, written into dst's storage */
 CG_API cg_status cg_copy_(cg_tensor *dst, cg_tensor *src);

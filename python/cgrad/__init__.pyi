@@ -68,6 +68,8 @@ from ._C import cat as cat
 from ._C import ceil as ceil
 from ._C import celu as celu
 from ._C import celu_ as celu_
+from ._C import channels_last as channels_last
+from ._C import channels_last_3d as channels_last_3d
 from ._C import chunk as chunk
 from ._C import clamp as clamp
 from ._C import clamp_max as clamp_max
@@ -76,6 +78,7 @@ from ._C import clip as clip
 from ._C import concat as concat
 from ._C import concatenate as concatenate
 from ._C import constant_pad_nd as constant_pad_nd
+from ._C import contiguous_format as contiguous_format
 from ._C import conv1d as conv1d
 from ._C import conv2d as conv2d
 from ._C import conv3d as conv3d
@@ -171,8 +174,10 @@ from ._C import isinf as isinf
 from ._C import isnan as isnan
 from ._C import isneginf as isneginf
 from ._C import isposinf as isposinf
+from ._C import jagged as jagged
 from ._C import kl_div as kl_div
 from ._C import layer_norm as layer_norm
+from ._C import layout as layout
 from ._C import le as le
 from ._C import lerp as lerp
 from ._C import less as less
@@ -203,6 +208,7 @@ from ._C import max_pool1d_with_indices as max_pool1d_with_indices
 from ._C import max_pool2d as max_pool2d
 from ._C import maximum as maximum
 from ._C import mean as mean
+from ._C import memory_format as memory_format
 from ._C import min as min
 from ._C import minimum as minimum
 from ._C import mm as mm
@@ -233,6 +239,7 @@ from ._C import pixel_shuffle as pixel_shuffle
 from ._C import pixel_unshuffle as pixel_unshuffle
 from ._C import positive as positive
 from ._C import pow as pow
+from ._C import preserve_format as preserve_format
 from ._C import prod as prod
 from ._C import promote_types as promote_types
 from ._C import rand as rand
@@ -269,6 +276,11 @@ from ._C import sin as sin
 from ._C import sinh as sinh
 from ._C import softmax as softmax
 from ._C import sort as sort
+from ._C import sparse_bsc as sparse_bsc
+from ._C import sparse_bsr as sparse_bsr
+from ._C import sparse_coo as sparse_coo
+from ._C import sparse_csc as sparse_csc
+from ._C import sparse_csr as sparse_csr
 from ._C import split as split
 from ._C import sqrt as sqrt
 from ._C import square as square
@@ -276,6 +288,7 @@ from ._C import squeeze as squeeze
 from ._C import stack as stack
 from ._C import std as std
 from ._C import std_mean as std_mean
+from ._C import strided as strided
 from ._C import sub as sub
 from ._C import subtract as subtract
 from ._C import sum as sum

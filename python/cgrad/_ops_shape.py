@@ -51,18 +51,15 @@ def _sizes(size: Any, name: str) -> Tuple[int, ...]:
 
 
 def _check_memory_format(memory_format: Any, name: str, allow_preserve: bool = True) -> None:
-    """Accept the memory formats cgrad can express (contiguous, preserve); NotImplementedError otherwise."""
+    """TypeError unless memory_format is None or a cgrad.memory_format; RuntimeError for preserve_format
+    where the op has no input to preserve."""
     if memory_format is None:
         return
-    fmt = str(memory_format).rsplit(".", 1)[-1]
-    if fmt == "contiguous_format" or (fmt == "preserve_format" and allow_preserve):
-        return
-    if fmt == "preserve_format":
-        raise RuntimeError(f"{name}(): unsupported memory format {fmt}")
-    if fmt in ("channels_last", "channels_last_3d") or "memory_format" in type(memory_format).__name__.lower():
-        raise NotImplementedError(f"{name}(): memory_format={fmt} is not supported by cgrad (strided "
-                                  "contiguous layouts only)")
-    raise TypeError(f"{name}(): memory_format must be a memory format, not {type(memory_format).__name__}")
+    if not isinstance(memory_format, _C.memory_format):
+        raise TypeError(f"{name}(): argument 'memory_format' must be torch.memory_format, not "
+                        f"{type(memory_format).__name__}")
+    if memory_format is _C.preserve_format and not allow_preserve:
+        raise RuntimeError(f"{name}(): unsupported memory format Preserve")
 
 
 def _write_out(out: Any, result: Any, name: str) -> Any:
@@ -134,7 +131,7 @@ def _scatter_view(input: Any, src: Any, view: Any, name: str) -> Any:
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     """A copy of input that autograd connects to it (torch.clone)."""
     _check_memory_format(memory_format, "clone")
-    return input.clone()
+    return input.clone(memory_format=_C.preserve_format if memory_format is None else memory_format)
 
 
 @_public
@@ -754,6 +751,9 @@ def zero_(input: Tensor) -> Tensor:
 
 def _resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     _check_memory_format(memory_format, "resize_", allow_preserve=False)
+    if memory_format is not None and memory_format is not _C.contiguous_format:
+        raise NotImplementedError(f"resize_(memory_format={memory_format}): cgrad resizes into the contiguous "
+                                  "layout only")
     size = _sizes(sizes, "resize_")
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")

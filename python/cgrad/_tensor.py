@@ -126,7 +126,14 @@ class Tensor(_C._TensorBase, ShapeMethods, ReduceMethods, MathMethods):
 
     def cpu(self, memory_format: Any = None) -> "Tensor":
         """This tensor on the CPU: itself when it is there already (as torch.Tensor.cpu)."""
+        if memory_format is not None:
+            return self.to("cpu", memory_format=memory_format)
         return self if self.device.type == "cpu" else self.to("cpu")
+
+    @property
+    def layout(self) -> Any:
+        """cgrad.strided: every cgrad tensor is strided (memory formats are strides, see contiguous())."""
+        return _C.strided
 
     def cuda(self, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> "Tensor":
         """cgrad has no CUDA backend yet."""

@@ -290,6 +290,24 @@ cg_node *cg_wire_unary_output(const char *name, cg_backward_fn backward, const v
     return node;
 }
 
+/* PyTorch's gradient layout contract: a leaf's .grad has the leaf's strides when the leaf is
+ * non-overlapping and dense (a channels_last parameter gets a channels_last gradient; size-1 dims'
+ * strides do not count), else it is contiguous. */
+static bool obeys_layout(const cg_tensor *g, const cg_tensor *leaf) {
+    if (!cg_tensor_is_non_overlapping_and_dense(leaf)) return cg_tensor_is_contiguous(g);
+    if (g->ndim != leaf->ndim) return false;
+    for (int d = 0; d < g->ndim; d++)
+        if (g->shape[d] != 1 && g->strides[d] != leaf->strides[d]) return false;
+    return true;
+}
+static cg_tensor *clone_obeying_layout(cg_tensor *g, cg_tensor *leaf) {
+    if (!cg_tensor_is_non_overlapping_and_dense(leaf) || !cg_shape_eq(g->ndim, g->shape, leaf->ndim, leaf->shape))
+        return cg_clone(g);
+    cg_tensor *c = cg_empty_like_as(leaf, g->dtype, g->device, CG_MEMORY_PRESERVE);
+    if (c && cg_copy_(c, g)) cg_tensor_release(c), c = NULL;
+    return c;
+}
+
 /* AccumulateGrad: run the leaf's hooks, then add into leaf->grad. */
 static cg_status accumulate_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
     (void)gin;
@@ -315,9 +333,9 @@ static cg_status accumulate_backward(cg_node *node, cg_tensor *const *gout, cg_t
     if (!leaf->grad) {
         /* Store as is only when nobody else can see or write it. */
         bool private_ = atomic_load(&g->refcount) == 1 && atomic_load(&g->storage->refcount) == 1 &&
-                        cg_tensor_is_contiguous(g) && !g->grad_fn;
+                        obeys_layout(g, leaf) && !g->grad_fn;
         if (!create_graph && !private_) {
-            cg_tensor *c = cg_clone(g);
+            cg_tensor *c = clone_obeying_layout(g, leaf);
             if (!c) st = cg_last_error();
             drop[0] = g;
             g = c;

@@ -160,6 +160,16 @@ typedef struct cg_tensor_block {
 /* A new contiguous tensor with fresh storage; `op` names the caller in errors
  * (invalid dtype / device, bad shape, out of memory). */
 cg_tensor *cg_tensor_new(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
+/* A new dense tensor with fresh storage of numel elements and the given strides, which must be a
+ * permutation's dense strides (cg_memory_strides, cg_dense_strides_like); strides NULL = contiguous. */
+cg_tensor *cg_tensor_new_strided(const char *op, int ndim, const int64_t *shape, const int64_t *strides, cg_dtype dt,
+                                 cg_device dev);
+/* The dense strides of format f (CONTIGUOUS, CHANNELS_LAST for ndim 4, CHANNELS_LAST_3D for 5) for shape.
+ * false when f does not apply to ndim. */
+bool cg_memory_strides(cg_memory_format f, int ndim, const int64_t *shape, int64_t *strides);
+/* The strides that lay shape out in memory in the dim order `perm` (perm[0] outermost), from the raw
+ * sizes as PyTorch's channels-last strides are. */
+void cg_permuted_strides(int ndim, const int64_t *shape, const int *perm, int64_t *strides);
 /* A new tensor struct over an existing storage (retained). strides NULL = contiguous. */
 cg_tensor *cg_tensor_make(cg_storage *s, int64_t offset, int ndim, const int64_t *shape,
                           const int64_t *strides, cg_dtype dt);

@@ -49,6 +49,32 @@ void cg_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
     }
 }
 
+/* PyTorch's get_channels_last_strides_2d / _3d: the raw sizes (a 0 size makes the outer strides 0) */
+void cg_permuted_strides(int ndim, const int64_t *shape, const int *perm, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[perm[i]] = s;
+        s *= shape[perm[i]];
+    }
+}
+
+bool cg_memory_strides(cg_memory_format f, int ndim, const int64_t *shape, int64_t *strides) {
+    static const int cl2d[] = {0, 2, 3, 1}, cl3d[] = {0, 2, 3, 4, 1};
+    if (f == CG_MEMORY_CONTIGUOUS) {
+        cg_contiguous_strides(ndim, shape, strides);
+        return true;
+    }
+    if (f == CG_MEMORY_CHANNELS_LAST && ndim == 4) {
+        cg_permuted_strides(ndim, shape, cl2d, strides);
+        return true;
+    }
+    if (f == CG_MEMORY_CHANNELS_LAST_3D && ndim == 5) {
+        cg_permuted_strides(ndim, shape, cl3d, strides);
+        return true;
+    }
+    return false;
+}
+
 bool cg_shape_eq(int na, const int64_t *a, int nb, const int64_t *b) {
     return na == nb && (na == 0 || memcmp(a, b, (size_t)na * sizeof *a) == 0);
 }

@@ -104,6 +104,13 @@ cg_tensor *cg_tensor_new(const char *op, int ndim, const int64_t *shape, cg_dtyp
     return &b->tensor;
 }
 
+cg_tensor *cg_tensor_new_strided(const char *op, int ndim, const int64_t *shape, const int64_t *strides, cg_dtype dt,
+                                 cg_device dev) {
+    cg_tensor *t = cg_tensor_new(op, ndim, shape, dt, dev);
+    if (t && strides && ndim) memcpy(t->strides, strides, (size_t)ndim * sizeof *strides);
+    return t;
+}
+
 CG_PROF_FN0(cg_tensor *, cg_empty, "empty", (int ndim, const int64_t *shape, cg_dtype dt, cg_device dev), (ndim, shape,
             dt, dev)) {
     return cg_tensor_new("empty", ndim, shape, dt, dev);
@@ -285,10 +292,76 @@ void cg_tensor_set_pyobj(cg_tensor *t, void *obj) { t->pyobj = obj; }
 
 bool cg_tensor_is_contiguous(const cg_tensor *t) {
     int64_t s = 1;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0) return true; /* an empty tensor is contiguous, whatever its strides */
     for (int i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] == 0) return true;
         if (t->shape[i] != 1 && t->strides[i] != s) return false;
         s *= t->shape[i];
+    }
+    return true;
+}
+
+/* PyTorch's is_contiguous(memory_format=channels_last(_3d)): the dims in memory order, innermost
+ * first, skipping size-1 dims, have strides 1, C, ... (`order` innermost first). */
+static bool strides_follow(const cg_tensor *t, const int *order) {
+    int64_t expected = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        int d = order[i];
+        if (t->shape[d] == 1) continue;
+        if (t->strides[d] != expected) return false;
+        expected *= t->shape[d];
+    }
+    return true;
+}
+
+bool cg_tensor_is_contiguous_as(const cg_tensor *t, cg_memory_format f) {
+    static const int cl2d[] = {1, 3, 2, 0}, cl3d[] = {1, 4, 3, 2, 0};
+    switch (f) {
+    case CG_MEMORY_CONTIGUOUS: return cg_tensor_is_contiguous(t);
+    case CG_MEMORY_CHANNELS_LAST: return t->ndim == 4 && strides_follow(t, cl2d);
+    case CG_MEMORY_CHANNELS_LAST_3D: return t->ndim == 5 && strides_follow(t, cl3d);
+    default: return false;
+    }
+}
+
+/* PyTorch's is_channels_last_strides_2d / _3d: channel stride smallest, then W, H (D), N in
+ * increasing order; a tensor with C == 1 or ambiguous strides stays contiguous. */
+static bool channels_last_strided(const cg_tensor *t, const int *order) {
+    int64_t min = 0;
+    if (t->strides[1] == 0) return false;
+    for (int i = 0; i < t->ndim; i++) {
+        int d = order[i];
+        if (t->shape[d] == 0) return false;
+        if (t->strides[d] < min) return false;
+        if (d == 0 && min == t->strides[1]) return false; /* N and C strides tie: ambiguous */
+        min = t->strides[d];
+        if (t->shape[d] > 1) min *= t->shape[d];
+    }
+    return true;
+}
+
+cg_memory_format cg_tensor_suggest_memory_format(const cg_tensor *t) {
+    static const int cl2d[] = {1, 3, 2, 0}, cl3d[] = {1, 4, 3, 2, 0};
+    if (t->ndim == 4 && channels_last_strided(t, cl2d)) return CG_MEMORY_CHANNELS_LAST;
+    if (t->ndim == 5 && channels_last_strided(t, cl3d)) return CG_MEMORY_CHANNELS_LAST_3D;
+    return CG_MEMORY_CONTIGUOUS;
+}
+
+bool cg_tensor_is_non_overlapping_and_dense(const cg_tensor *t) {
+    if (cg_tensor_is_contiguous(t)) return true;
+    int perm[CG_MAX_DIMS], n = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] != 1) perm[n++] = d;
+    for (int i = 1; i < n; i++) /* insertion sort by stride, smallest first */
+        for (int j = i; j > 0 && t->strides[perm[j]] < t->strides[perm[j - 1]]; j--) {
+            int x = perm[j];
+            perm[j] = perm[j - 1];
+            perm[j - 1] = x;
+        }
+    int64_t expected = 1;
+    for (int i = 0; i < n; i++) {
+        if (t->strides[perm[i]] != expected) return false;
+        expected *= t->shape[perm[i]];
     }
     return true;
 }

@@ -129,6 +129,52 @@ static cg_status wire(const cg_elementwise_op *op, int n, cg_tensor *const *in, 
     return CG_OK;
 }
 
+/* Note [Output layout]: an out-of-place result is laid out like its inputs, as PyTorch's
+ * TensorIterator lays it out: the output's dims are sorted by the operands' strides (the first operand
+ * whose strides differ decides; broadcast dims, stride 0, are skipped; for equal strides the smaller
+ * dim goes inside), so a channels_last or transposed input gives a channels_last or transposed result.
+ * Only the general path comes here: contiguous operands of one shape take the flat path, contiguous. */
+static int should_swap(int n, cg_tensor *const *in, int ondim, const int64_t *oshape, int d0, int d1) {
+    for (int k = 0; k < n; k++) {
+        const cg_tensor *t = in[k];
+        if (!t) continue;
+        int lead = ondim - t->ndim, a = d0 - lead, b = d1 - lead;
+        int64_t s0 = a >= 0 && t->shape[a] == oshape[d0] ? t->strides[a] : 0;
+        int64_t s1 = b >= 0 && t->shape[b] == oshape[d1] ? t->strides[b] : 0;
+        if (a >= 0 && t->shape[a] == 1 && oshape[d0] != 1) s0 = 0;
+        if (b >= 0 && t->shape[b] == 1 && oshape[d1] != 1) s1 = 0;
+        if (s0 == 0 || s1 == 0) continue;
+        if (s0 < s1) return -1;
+        if (s0 > s1) return 1;
+        if (oshape[d0] > oshape[d1]) return 1;
+    }
+    return 0;
+}
+
+static void output_strides(int n, cg_tensor *const *in, int ondim, const int64_t *oshape, int64_t *strides) {
+    int perm[CG_MAX_DIMS]; /* perm[0]: the innermost dim */
+    for (int i = 0; i < ondim; i++) perm[i] = ondim - 1 - i;
+    for (int i = 1; i < ondim; i++) {
+        int d1 = i;
+        for (int d0 = i - 1; d0 >= 0; d0--) {
+            int c = should_swap(n, in, ondim, oshape, perm[d0], perm[d1]);
+            if (c > 0) {
+                int x = perm[d0];
+                perm[d0] = perm[d1];
+                perm[d1] = x;
+                d1 = d0;
+            } else if (c < 0) {
+                break;
+            }
+        }
+    }
+    int64_t s = 1;
+    for (int i = 0; i < ondim; i++) {
+        strides[perm[i]] = s;
+        s *= oshape[perm[i]]; /* raw sizes, as TensorIterator's compatible_stride */
+    }
+}
+
 static cg_tensor *elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,
                                       const double *params, int np) {
     CG_ASSERT(np <= CG_EW_MAX_PARAMS && n < CG_ITER_MAX_ARGS);
@@ -144,7 +190,9 @@ static cg_tensor *elementwise_forward(const cg_elementwise_op *op, int n, cg_ten
         cg_release_all(n, in);
         return NULL;
     }
-    cg_tensor *out = cg_tensor_new(op->schema.name, ondim, oshape, odt, in[0]->device);
+    int64_t ostrides[CG_MAX_DIMS];
+    if (!flat) output_strides(n, in, ondim, oshape, ostrides);
+    cg_tensor *out = cg_tensor_new_strided(op->schema.name, ondim, oshape, flat ? NULL : ostrides, odt, in[0]->device);
     if (out) {
         if (run_loop(op, out, n, in, params, np, flat) || wire(op, n, in, out, params, np)) {
             cg_tensor_release(out);

@@ -84,8 +84,10 @@ static cg_status identity_backward(cg_node *node, cg_tensor *const *gout, cg_ten
     return CG_OK;
 }
 
-static cg_tensor *copy_out(const char *name, const char *node_name, cg_tensor *t, cg_dtype dt) {
-    cg_tensor *out = cg_tensor_new(name, t->ndim, t->shape, dt, t->device);
+/* strides NULL: contiguous */
+static cg_tensor *copy_out_strided(const char *name, const char *node_name, cg_tensor *t, cg_dtype dt,
+                                   const int64_t *strides) {
+    cg_tensor *out = cg_tensor_new_strided(name, t->ndim, t->shape, strides, dt, t->device);
     if (!out) return NULL;
     copy_raw(out, t);
     if (!cg_dtype_is_floating(dt)) return out;
@@ -98,6 +100,59 @@ static cg_tensor *copy_out(const char *name, const char *node_name, cg_tensor *t
     return out;
 }
 
+static cg_tensor *copy_out(const char *name, const char *node_name, cg_tensor *t, cg_dtype dt) {
+    return copy_out_strided(name, node_name, t, dt, NULL);
+}
+
+/* Note [Memory formats] (cgrad.h): the strides a copy of t in format f gets; false (an error set) when f
+ * does not apply to t's rank. */
+static bool format_strides(const char *op, const cg_tensor *t, cg_memory_format f, int64_t *strides) {
+    if (f == CG_MEMORY_PRESERVE) {
+        if (cg_tensor_is_non_overlapping_and_dense(t)) {
+            if (t->ndim) memcpy(strides, t->strides, (size_t)t->ndim * sizeof *strides);
+            return true;
+        }
+        f = cg_tensor_suggest_memory_format(t);
+    }
+    if ((unsigned)f > CG_MEMORY_PRESERVE) {
+        cg_set_error(CG_ERR_VALUE, "[%s] invalid memory format %d", op, (int)f);
+        return false;
+    }
+    if (cg_memory_strides(f, t->ndim, t->shape, strides)) return true;
+    cg_set_error(CG_ERR_SHAPE, "[%s] required rank %d tensor to use %s format, got a %d-D tensor", op,
+                 f == CG_MEMORY_CHANNELS_LAST ? 4 : 5, f == CG_MEMORY_CHANNELS_LAST ? "channels_last" : "channels_last_3d",
+                 t->ndim);
+    return false;
+}
+
+cg_tensor *cg_clone_as(cg_tensor *t, cg_memory_format f) {
+    CG_CHECK(t, CG_ERR_VALUE, "[clone] argument is NULL");
+    int64_t strides[CG_MAX_DIMS];
+    if (!format_strides("clone", t, f, strides)) return NULL;
+    return copy_out_strided("clone", "CloneBackward0", t, t->dtype, strides);
+}
+
+cg_tensor *cg_contiguous_as(cg_tensor *t, cg_memory_format f) {
+    CG_CHECK(t, CG_ERR_VALUE, "[contiguous] argument is NULL");
+    CG_CHECK(f != CG_MEMORY_PRESERVE, CG_ERR_RUNTIME,
+             "[contiguous] preserve memory format is unsupported by the contiguous operator");
+    if (f == CG_MEMORY_CONTIGUOUS) return cg_contiguous(t);
+    int64_t strides[CG_MAX_DIMS];
+    if (!format_strides("contiguous", t, f, strides)) return NULL;
+    if (cg_tensor_is_contiguous_as(t, f)) {
+        cg_tensor_retain(t);
+        return t;
+    }
+    return copy_out_strided("contiguous", "CloneBackward0", t, t->dtype, strides);
+}
+
+cg_tensor *cg_empty_like_as(cg_tensor *t, cg_dtype dt, cg_device dev, cg_memory_format f) {
+    CG_CHECK(t, CG_ERR_VALUE, "[empty_like] argument is NULL");
+    int64_t strides[CG_MAX_DIMS];
+    if (!format_strides("empty_like", t, f, strides)) return NULL;
+    return cg_tensor_new_strided("empty_like", t->ndim, t->shape, strides, dt, dev);
+}
+
 CG_PROF_FN(cg_tensor *, cg_clone, "clone", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[clone] argument is NULL");
     return copy_out("clone", "CloneBackward0", t, t->dtype);
@@ -106,9 +161,10 @@ CG_PROF_FN(cg_tensor *, cg_clone, "clone", (cg_tensor *t), (t), t) {
 /* contiguous and to(dtype) that return their input (already contiguous, same
  * dtype) are not recorded: the binding calls them on every operand it
  * promotes, and torch's Tensor.contiguous returns such a tensor unrecorded. */
-static CG_PROF_COLD cg_tensor *copy_out_profiled(const char *op, const char *node, cg_tensor *t, cg_dtype dt) {
+static CG_PROF_COLD cg_tensor *copy_out_profiled(const char *op, const char *node, cg_tensor *t, cg_dtype dt,
+                                                  const int64_t *strides) {
     int64_t ev = cg_prof_begin(op, CG_PROF_OP, 1, &t);
-    cg_tensor *r = copy_out(op, node, t, dt);
+    cg_tensor *r = copy_out_strided(op, node, t, dt, strides);
     cg_prof_end(ev, r);
     return r;
 }
@@ -119,7 +175,7 @@ cg_tensor *cg_contiguous(cg_tensor *t) {
         cg_tensor_retain(t);
         return t;
     }
-    if (cg_prof_active()) return copy_out_profiled("contiguous", "CloneBackward0", t, t->dtype);
+    if (cg_prof_active()) return copy_out_profiled("contiguous", "CloneBackward0", t, t->dtype, NULL);
     return copy_out("contiguous", "CloneBackward0", t, t->dtype);
 }
 
@@ -130,8 +186,21 @@ cg_tensor *cg_to_dtype(cg_tensor *t, cg_dtype dt) {
         cg_tensor_retain(t);
         return t;
     }
-    if (cg_prof_active()) return copy_out_profiled("to", "ToCopyBackward0", t, dt);
+    if (cg_prof_active()) return copy_out_profiled("to", "ToCopyBackward0", t, dt, NULL);
     return copy_out("to", "ToCopyBackward0", t, dt);
+}
+
+cg_tensor *cg_to_dtype_as(cg_tensor *t, cg_dtype dt, cg_memory_format f) {
+    CG_CHECK(t, CG_ERR_VALUE, "[to] argument is NULL");
+    CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[to] invalid dtype %d", (int)dt);
+    if (dt == t->dtype) {
+        cg_tensor_retain(t);
+        return t;
+    }
+    int64_t strides[CG_MAX_DIMS];
+    if (!format_strides("to", t, f, strides)) return NULL;
+    if (cg_prof_active()) return copy_out_profiled("to", "ToCopyBackward0", t, dt, strides);
+    return copy_out_strided("to", "ToCopyBackward0", t, dt, strides);
 }
 
 /* to(device)'s gradient goes back to the input's device */

@@ -433,6 +433,32 @@ static cg_status check_bn_args(const char *op, cg_tensor *x, cg_tensor *rm, cg_t
     return CG_OK;
 }
 
+/* Note [Channels-last batch norm]: a channels_last (channels_last_3d) input is, in memory, the (M, C)
+ * matrix of its M = N*H*W (N*D*H*W) positions. Its batch norm is that matrix's, with the same
+ * statistics, and the result viewed back is channels_last, as PyTorch's is: the input is read as
+ * stored and no layout copy is made either way (the views are recorded, so autograd follows). */
+static bool bn_takes_channels_last(const cg_tensor *x) {
+    if (cg_tensor_numel(x) == 0 || cg_tensor_is_contiguous(x)) return false;
+    cg_memory_format f = cg_tensor_suggest_memory_format(x);
+    return (x->ndim == 4 && f == CG_MEMORY_CHANNELS_LAST && cg_tensor_is_contiguous_as(x, f)) ||
+           (x->ndim == 5 && f == CG_MEMORY_CHANNELS_LAST_3D && cg_tensor_is_contiguous_as(x, f));
+}
+
+static cg_tensor *bn_channels_last(cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var,
+                                   cg_tensor *weight, cg_tensor *bias, bool training, double momentum, double eps) {
+    static const int64_t to4[] = {0, 2, 3, 1}, from4[] = {0, 3, 1, 2}, to5[] = {0, 2, 3, 4, 1},
+                         from5[] = {0, 4, 1, 2, 3};
+    bool four = input->ndim == 4;
+    int64_t C = input->shape[1], sh2[2] = {cg_tensor_numel(input) / C, C};
+    cg_tensor *p = cg_permute(input, four ? to4 : to5); /* (N, H, W, C): contiguous */
+    cg_tensor *x2 = p ? cg_reshape(p, 2, sh2) : NULL;
+    cg_tensor *y2 = x2 ? cg_batch_norm(x2, running_mean, running_var, weight, bias, training, momentum, eps) : NULL;
+    cg_tensor *yp = y2 ? cg_reshape(y2, p->ndim, p->shape) : NULL;
+    cg_tensor *y = yp ? cg_permute(yp, four ? from4 : from5) : NULL;
+    cg_tensor_release(p), cg_tensor_release(x2), cg_tensor_release(y2), cg_tensor_release(yp);
+    return y;
+}
+
 CG_PROF_FN(cg_tensor *, cg_batch_norm, "batch_norm", (cg_tensor *input, cg_tensor *running_mean, cg_tensor *running_var,
            cg_tensor *weight, cg_tensor *bias, bool training, double momentum, double eps), (input, running_mean,
            running_var, weight, bias, training, momentum, eps), input) {
@@ -442,6 +468,8 @@ CG_PROF_FN(cg_tensor *, cg_batch_norm, "batch_norm", (cg_tensor *input, cg_tenso
     if (check_bn_args(op, input, running_mean, running_var, weight, bias, eps)) return NULL;
     int64_t N = input->shape[0], C = input->shape[1], S = 1;
     for (int k = 2; k < input->ndim; k++) S *= input->shape[k];
+    if (bn_takes_channels_last(input) && !(training && N * S == 1)) /* Note [Channels-last batch norm] */
+        return bn_channels_last(input, running_mean, running_var, weight, bias, training, momentum, eps);
     cg_tensor *y;
     bool fused = N * C * S > 0;
     if (training) {

@@ -21,6 +21,7 @@ NOT_OPS = {
 }
 NOT_OPS |= {"unsafe_split_with_sizes"}  # not in op_db; tests/python/test_ops_shape_extra.py
 NOT_OPS |= {"is_floating_point", "is_complex", "is_nonzero"}  # predicates (tests/python/test_ops_math_extra.py)
+NOT_OPS |= {"memory_format", "layout"}  # layout types (tests/python/test_memory_format.py)
 NOT_OPS |= {"can_cast"}  # promotion query (tests/python/test_promotion.py)
 NOT_OPS |= {"from_numpy", "as_tensor", "asarray", "from_dlpack", "frombuffer"}  # interop factories (test_interop.py, test_readonly.py)
 NOT_OPS |= {"save", "load"}  # checkpoints (tests/python/test_torch_checkpoints.py)

@@ -303,8 +303,10 @@ def test_factory_defaults_and_keywords():
         assert cgrad.normal(0.0, 1.0, (2,)).dtype == cgrad.float64
     finally:
         cgrad.set_default_dtype(old)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(TypeError):  # as torch: layout must be a torch.layout
         cgrad.rand(2, layout=object())
+    with pytest.raises(NotImplementedError):  # a layout cgrad's tensors cannot have
+        cgrad.rand(2, layout=cgrad.sparse_coo)
 
 
 SAMPLERS = {

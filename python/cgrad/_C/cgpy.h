@@ -63,6 +63,18 @@ int cgpy_dtype_conv(PyObject *o, void *out);
 int cgpy_device_conv(PyObject *o, void *out);
 int cgpy_init_dtypes(PyObject *m);
 
+/* memory_format= and layout= (layouts.c): the memory_format object o as *out (None / NULL: dflt), or -1
+ * with TypeError naming op; the layout o: 0 for None / strided, -1 with NotImplementedError for the
+ * other layouts and TypeError for anything else. */
+int cgpy_memory_format(PyObject *o, cg_memory_format dflt, const char *op, cg_memory_format *out);
+int cgpy_check_layout(PyObject *o, const char *op);
+PyObject *cgpy_memory_format_object(cg_memory_format f); /* borrowed singleton */
+PyObject *cgpy_strided_layout(void);                     /* borrowed singleton */
+/* t's strides are exactly the contiguous ones (size-1 dims' included): a preserve_format factory
+ * may then allocate contiguously */
+bool cgpy_has_contiguous_strides(const cg_tensor *t);
+int cgpy_init_layouts(PyObject *m);
+
 extern cg_dtype cgpy_default_dtype; /* float32 unless set_default_dtype */
 /* The factories' default device (Note [Default device] in dtype_device.c):
  * *out, or -1 with the error set_default_device stored raised. */

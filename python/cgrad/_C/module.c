@@ -38,7 +38,7 @@ static PyObject *f_tensor(CGPY_FASTKW_ARGS) {
 }
 
 /* zeros / ones / empty / full(size, fill_value) share the argument parsing;
- * layout, pin_memory and memory_format are accepted and ignored */
+ * layout= must be strided, memory_format= is empty's (Note [Memory formats] in cgrad.h) */
 #define FACTORY_KW                                                                                                 \
     CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY | CGPY_DEFAULT_DEV), \
         CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY), CGPY_ARG("layout", CGPY_A_OBJ, CGPY_KWONLY),          \
@@ -76,8 +76,26 @@ static PyObject *factory(CGPY_FASTKW_ARGS, int kind) {
     }
     cg_dtype d = dt < 0 ? cgpy_default_dtype : (cg_dtype)dt;
     if (fv && cgpy_check_fits(fv, d, true)) return NULL;
+    if (cgpy_check_layout(kw[3].o, names[kind])) return NULL;
+    cg_memory_format fmt = CG_MEMORY_CONTIGUOUS;
+    if (kw[5].o && kw[5].o != Py_None) { /* memory_format=: empty only, as in PyTorch */
+        if (kind != 2) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument 'memory_format'", names[kind]);
+            return NULL;
+        }
+        if (cgpy_memory_format(kw[5].o, CG_MEMORY_CONTIGUOUS, "empty", &fmt)) return NULL;
+        if (fmt == CG_MEMORY_PRESERVE) {
+            PyErr_SetString(PyExc_RuntimeError, "empty(): unsupported memory format Preserve");
+            return NULL;
+        }
+    }
     cg_tensor *t = kind == 0 ? cg_zeros(nd, shape, d, dev) : kind == 1 ? cg_ones(nd, shape, d, dev)
                    : kind == 2 ? cg_empty(nd, shape, d, dev) : cg_full(nd, shape, fillv, d, dev);
+    if (t && fmt != CG_MEMORY_CONTIGUOUS) { /* Note [Memory formats] (cgrad.h) */
+        cg_tensor *r = cg_empty_like_as(t, d, dev, fmt);
+        cg_tensor_release(t);
+        t = r;
+    }
     if (fv && t && cgpy_fill_exact(t, fv)) {
         cg_tensor_release(t);
         return NULL;
@@ -95,16 +113,26 @@ static PyObject *f_full(CGPY_FASTKW_ARGS) { return factory(self, args, nargs, kw
 
 #define LIKE_KW                                                                                                    \
     CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY), CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY),                  \
-        CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY)
+        CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY), CGPY_ARG("layout", CGPY_A_OBJ, CGPY_KWONLY),          \
+        CGPY_ARG("pin_memory", CGPY_A_OBJ, CGPY_KWONLY), CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY)
 static PyObject *like(CGPY_FASTKW_ARGS, int kind) {
     static cgpy_spec specs[4] = {CGPY_SPEC("zeros_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), LIKE_KW),
                                  CGPY_SPEC("ones_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), LIKE_KW),
                                  CGPY_SPEC("empty_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ), LIKE_KW),
                                  CGPY_SPEC("full_like", CGPY_ARG("input", CGPY_A_TENSOR, CGPY_REQ),
                                            CGPY_ARG("fill_value", CGPY_A_OBJ, CGPY_REQ), LIKE_KW)};
-    cgpy_val a[5];
+    static const char *const names[] = {"zeros_like", "ones_like", "empty_like", "full_like"};
+    cgpy_val a[8];
     if (cgpy_args_parse(&specs[kind], self, args, nargs, kwnames, a)) return NULL;
-    const cgpy_val *kw = a + (kind == 3 ? 2 : 1); /* dtype, device, requires_grad */
+    const cgpy_val *kw = a + (kind == 3 ? 2 : 1); /* dtype, device, requires_grad, layout, pin_memory, memory_format */
+    cg_memory_format fmt;
+    if (cgpy_check_layout(kw[3].o, names[kind]) || cgpy_memory_format(kw[5].o, CG_MEMORY_PRESERVE, names[kind], &fmt))
+        return NULL;
+    if (kw[4].o && PyObject_IsTrue(kw[4].o)) {
+        PyErr_Format(PyExc_NotImplementedError, "%s(): pin_memory=True needs an accelerator; cgrad has none",
+                     names[kind]);
+        return NULL;
+    }
     PyObject *fv = kind == 3 ? a[1].o : NULL;
     int dt = (int)kw[0].dtype, rg = kw[2].b;
     cg_tensor *t = a[0].t;
@@ -117,8 +145,17 @@ static PyObject *like(CGPY_FASTKW_ARGS, int kind) {
     }
     int nd = cg_tensor_ndim(t);
     const int64_t *sh = cg_tensor_shape(t);
-    cg_tensor *r = kind == 0 ? cg_zeros(nd, sh, d, dev) : kind == 1 ? cg_ones(nd, sh, d, dev)
-                   : kind == 2 ? cg_empty(nd, sh, d, dev) : cg_full(nd, sh, v, d, dev);
+    cg_tensor *r;
+    if (fmt == CG_MEMORY_CONTIGUOUS || (fmt == CG_MEMORY_PRESERVE && cgpy_has_contiguous_strides(t))) {
+        r = kind == 0 ? cg_zeros(nd, sh, d, dev) : kind == 1 ? cg_ones(nd, sh, d, dev)
+            : kind == 2 ? cg_empty(nd, sh, d, dev) : cg_full(nd, sh, v, d, dev);
+    } else { /* Note [Memory formats] (cgrad.h): laid out like t, or in fmt */
+        r = cg_empty_like_as(t, d, dev, fmt);
+        if (r && kind != 2 && cgpy_check(cg_fill_(r, kind == 0 ? 0.0 : kind == 1 ? 1.0 : v))) {
+            cg_tensor_release(r);
+            return NULL;
+        }
+    }
     if (fv && r && cgpy_fill_exact(r, fv)) {
         cg_tensor_release(r);
         return NULL;
@@ -374,7 +411,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (cgpy_init_errors(m) < 0 || cgpy_init_dtypes(m) < 0 || cgpy_init_tensor_type(m) < 0) {
+    if (cgpy_init_errors(m) < 0 || cgpy_init_dtypes(m) < 0 || cgpy_init_layouts(m) < 0 || cgpy_init_tensor_type(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -282,10 +282,7 @@ static int fkw_check(fkw *f, const char *op) {
         int d = f->dtype;
         if (cgpy_out_dtype(f->out, &d, op)) return -1;
     }
-    if (f->layout && f->layout != Py_None) {
-        PyErr_Format(PyExc_NotImplementedError, "%s(): only the strided layout exists (layout=None)", op);
-        return -1;
-    }
+    if (cgpy_check_layout(f->layout, op)) return -1;
     if (f->pin) {
         PyErr_Format(PyExc_NotImplementedError, "%s(): pin_memory=True needs an accelerator; cgrad has none", op);
         return -1;
@@ -500,6 +497,20 @@ static PyObject *like_common(CGPY_FASTKW_ARGS, like_kind kind) {
                    : kind == LIKE_RANDN ? cg_randn(nd, sh, dt, f.dev)
                                         : cg_randint(lo, hi, nd, sh, dt, f.dev);
     gen_exit(&g);
+    cg_memory_format fmt;
+    if (cgpy_memory_format(v[k + 1].o, CG_MEMORY_PRESERVE, specs[kind].fname, &fmt)) {
+        cg_tensor_release(r);
+        return NULL;
+    }
+    if (r && fmt != CG_MEMORY_CONTIGUOUS && !(fmt == CG_MEMORY_PRESERVE && cgpy_has_contiguous_strides(t))) {
+        cg_tensor *l = cg_empty_like_as(t, dt, f.dev, fmt); /* laid out like t, or in fmt */
+        if (l && cgpy_check(cg_copy_(l, r))) {
+            cg_tensor_release(l);
+            l = NULL;
+        }
+        cg_tensor_release(r);
+        r = l;
+    }
     return fkw_finish(r, &f);
 }
 static PyObject *py_rand_like(CGPY_FASTKW_ARGS) { return like_common(self, args, nargs, kwnames, LIKE_RAND); }

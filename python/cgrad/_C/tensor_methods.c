@@ -69,17 +69,36 @@ static PyObject *m_element_size(PyObject *self, PyObject *u) {
     (void)u;
     return PyLong_FromSize_t(cg_dtype_size(cg_tensor_dtype(T_OF(self))));
 }
-static PyObject *m_is_contiguous(CGPY_FASTKW_ARGS) { /* memory_format= and the like: ignored */
-    (void)args, (void)nargs, (void)kwnames;
-    return PyBool_FromLong(cg_tensor_is_contiguous(T_OF(self)));
+/* is_contiguous / contiguous / clone (memory_format=; Note [Memory formats] in cgrad.h) */
+static PyObject *m_is_contiguous(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("is_contiguous", CGPY_ARG("memory_format", CGPY_A_OBJ));
+    cgpy_val v[1];
+    cg_memory_format f;
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v) ||
+        cgpy_memory_format(v[0].o, CG_MEMORY_CONTIGUOUS, "is_contiguous", &f))
+        return NULL;
+    if (f == CG_MEMORY_PRESERVE) f = CG_MEMORY_CONTIGUOUS; /* as PyTorch's */
+    return PyBool_FromLong(cg_tensor_is_contiguous_as(T_OF(self), f));
 }
-static PyObject *m_contiguous(CGPY_FASTKW_ARGS) { /* memory_format= and the like: ignored */
-    (void)args, (void)nargs, (void)kwnames;
-    return cgpy_wrap(cg_contiguous(T_OF(self)));
+static PyObject *m_contiguous(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("contiguous", CGPY_ARG("memory_format", CGPY_A_OBJ));
+    cgpy_val v[1];
+    cg_memory_format f;
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v) ||
+        cgpy_memory_format(v[0].o, CG_MEMORY_CONTIGUOUS, "contiguous", &f))
+        return NULL;
+    cg_tensor *t = T_OF(self);
+    if (f == CG_MEMORY_PRESERVE && cg_tensor_is_contiguous(t)) return cgpy_wrap(cg_contiguous(t));
+    return cgpy_wrap(cg_contiguous_as(t, f));
 }
-static PyObject *m_clone(CGPY_FASTKW_ARGS) { /* memory_format= and the like: ignored */
-    (void)args, (void)nargs, (void)kwnames;
-    return cgpy_wrap(cg_clone(T_OF(self)));
+static PyObject *m_clone(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("clone", CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY));
+    cgpy_val v[1];
+    cg_memory_format f;
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v) ||
+        cgpy_memory_format(v[0].o, CG_MEMORY_PRESERVE, "clone", &f))
+        return NULL;
+    return cgpy_wrap(cg_clone_as(T_OF(self), f));
 }
 static PyObject *m_detach(PyObject *self, PyObject *u) {
     (void)u;
@@ -418,9 +437,10 @@ static PyObject *m_copy_(CGPY_FASTKW_ARGS) {
  * `other` is positional only, non_blocking and copy must be bools, and
  * anything else is a TypeError, as in PyTorch. copy=True returns a new tensor
  * even when nothing changes (a differentiable copy); otherwise the result is
- * self when dtype and device already match. memory_format is accepted and,
- * as elsewhere in cgrad (cpu(), rand_like), has no effect: every tensor is
- * strided and keeps its layout. */
+ * self when dtype and device already match. memory_format (Note [Memory
+ * formats] in cgrad.h) defaults to preserve_format: a converted tensor keeps
+ * its layout; another format gives a tensor laid out in it (self when it
+ * already is and nothing else changes). */
 enum { TO_DEVICE, TO_DTYPE, TO_OTHER };
 static const char *const k_to_names[3][4] = {
     [TO_DEVICE] = {"device", "dtype", "non_blocking", "copy"},
@@ -446,7 +466,7 @@ static PyObject *to_invalid(const char *why, PyObject *what) {
 }
 
 static PyObject *m_to(CGPY_FASTKW_ARGS) {
-    /* one spec per form, chosen by the first positional argument; memory_format= is ignored */
+    /* one spec per form, chosen by the first positional argument */
 #define TO_FLAGS CGPY_ARG("non_blocking", CGPY_A_OBJ), CGPY_ARG("copy", CGPY_A_OBJ), CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY)
     static cgpy_spec specs[3] = {
         [TO_DEVICE] = CGPY_SPEC("to", CGPY_ARG("device", CGPY_A_OBJ), CGPY_ARG("dtype", CGPY_A_OBJ), TO_FLAGS),
@@ -494,24 +514,45 @@ static PyObject *m_to(CGPY_FASTKW_ARGS) {
         }
     }
     (void)flag[0]; /* non_blocking: copies are synchronous on the cpu */
+    cg_memory_format fmt;
+    if (cgpy_memory_format(a[form == TO_DEVICE ? 4 : 3].o, CG_MEMORY_PRESERVE, "to", &fmt)) return NULL;
     cg_tensor *r = cg_to_device(t, dev);
     if (!r) return cgpy_raise();
-    cg_tensor *c = cg_to_dtype(r, dt);
+    cg_tensor *c = cg_to_dtype_as(r, dt, CG_MEMORY_PRESERVE);
     cg_tensor_release(r);
     if (!c) return cgpy_raise();
+    if (fmt != CG_MEMORY_PRESERVE && cg_tensor_suggest_memory_format(c) != fmt) { /* PyTorch's test */
+        r = cg_clone_as(c, fmt);
+        cg_tensor_release(c);
+        if (!r) return cgpy_raise();
+        c = r;
+    }
     if (flag[1] && c == t) { /* copy=True: a new tensor even when nothing changes */
         cg_tensor_release(c);
-        c = cg_clone(t);
+        c = cg_clone_as(t, fmt);
         if (!c) return cgpy_raise();
     }
     return cgpy_wrap(c);
 }
 
-#define CAST_METHOD(name, DT)                                         \
-    static PyObject *m_##name(CGPY_FASTKW_ARGS) { /* memory_format=: ignored */ \
-        (void)args, (void)nargs, (void)kwnames;                       \
-        return cgpy_wrap(cg_to_dtype(T_OF(self), DT));                \
+/* x.float(memory_format=preserve_format) and the like: Tensor.to(dtype, memory_format=) */
+static PyObject *cast_method(CGPY_FASTKW_ARGS, const char *name, cg_dtype dt) {
+    if (!nargs && !kwnames) return cgpy_wrap(cg_to_dtype_as(T_OF(self), dt, CG_MEMORY_PRESERVE));
+    cgpy_spec spec = CGPY_SPEC(name, CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY)); /* per call: named */
+    cgpy_val v[1] = {{0}};
+    cg_memory_format f;
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v) || cgpy_memory_format(v[0].o, CG_MEMORY_PRESERVE, name, &f))
+        return NULL;
+    cg_tensor *t = T_OF(self), *c = cg_to_dtype_as(t, dt, f);
+    if (c && f != CG_MEMORY_PRESERVE && cg_tensor_suggest_memory_format(c) != f) {
+        cg_tensor *r = cg_clone_as(c, f);
+        cg_tensor_release(c);
+        c = r;
     }
+    return cgpy_wrap(c);
+}
+#define CAST_METHOD(name, DT) \
+    static PyObject *m_##name(CGPY_FASTKW_ARGS) { return cast_method(self, args, nargs, kwnames, #name, DT); }
 CAST_METHOD(float, CG_DTYPE_F32)
 CAST_METHOD(double, CG_DTYPE_F64)
 CAST_METHOD(half, CG_DTYPE_F16)

@@ -38,6 +38,4 @@ KNOWN_FAILURES = {
     "nn.functional.rms_norm": "a negative eps gives different values",
     "nn.functional.softsign": "integer dtypes are not supported",
     "norm.nuc": "the nuclear norm needs an SVD (issue 17)",
-    "normal.number_mean": "layout=torch.strided: cgrad has no torch.layout objects",
-    "to": "memory_format= (channels_last, preserve_format) is not supported",
 }

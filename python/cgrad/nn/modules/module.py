@@ -641,16 +641,23 @@ class Module:
 
     def to(self: T, *args: Any, **kwargs: Any) -> T:
         """Move / cast parameters and buffers: to(device), to(dtype), to(tensor), to(device, dtype);
-        dtype casts apply to floating-point tensors only."""
+        dtype casts apply to floating-point tensors only, memory_format= to the 4-D and 5-D ones."""
+        memory_format = kwargs.pop("memory_format", None)
+        if memory_format is not None and not isinstance(memory_format, _C.memory_format):
+            raise TypeError(f"to() received an invalid combination of arguments: memory_format must be "
+                            f"torch.memory_format, not {type(memory_format).__name__}")
         device, dtype, non_blocking = _parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
 
         def convert(t: Tensor) -> Tensor:
+            kw = {"memory_format": memory_format} if memory_format is not None and t.dim() in (4, 5) else {}
+            if device is not None:
+                kw["device"] = device
             if dtype is not None and t.is_floating_point():
-                return t.to(device=device, dtype=dtype) if device is not None else t.to(dtype=dtype)
-            return t.to(device=device) if device is not None else t
+                kw["dtype"] = dtype
+            return t.to(**kw) if kw else t
 
         return self._apply(convert)
 
@@ -870,7 +877,6 @@ def _parse_to(*args: Any, **kwargs: Any) -> Tuple[Any, Any, bool]:
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = bool(kwargs.pop("non_blocking", False))
-    kwargs.pop("memory_format", None)
     copy = kwargs.pop("copy", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
