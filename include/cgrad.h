@@ -479,6 +479,20 @@ CG_API cg_tensor *cg_diagonal(cg_tensor *t, int64_t offset, int64_t dim1, int64_
 CG_API cg_tensor *cg_as_strided(cg_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
                                 int64_t storage_offset);
 CG_API cg_tensor *cg_unfold(cg_tensor *t, int64_t dim, int64_t size, int64_t step);
+/* In-place views (Note [In-place views] in src/ops/views.c): t's own shape,
+ * strides and offset become those of the out-of-place view, on the same
+ * storage; with grad mode on and t requiring grad, t's grad_fn becomes the
+ * view's backward (TransposeBackward1, ...), leading to t's old history. The
+ * version is bumped. Errors: a leaf requiring grad (or a view of one) in grad
+ * mode (CG_ERR_RUNTIME), and the out-of-place view's errors. */
+CG_API cg_status cg_transpose_(cg_tensor *t, int64_t dim0, int64_t dim1);
+CG_API cg_status cg_t_(cg_tensor *t); /* <= 2-D, else CG_ERR_RUNTIME */
+CG_API cg_status cg_squeeze_(cg_tensor *t); /* all size-1 dims */
+/* the size-1 dims among `dims` (ndims entries, wrapped; a repeat is CG_ERR_RUNTIME) */
+CG_API cg_status cg_squeeze_dims_(cg_tensor *t, int ndims, const int64_t *dims);
+CG_API cg_status cg_unsqueeze_(cg_tensor *t, int64_t dim);
+CG_API cg_status cg_as_strided_(cg_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
+                                int64_t storage_offset);
 CG_API cg_tensor *cg_cat(int n, cg_tensor *const *ts, int64_t dim);
 CG_API cg_tensor *cg_stack(int n, cg_tensor *const *ts, int64_t dim);
 /* split into chunks of split_size along dim: out[] receives new references,
