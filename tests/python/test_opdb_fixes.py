@@ -425,3 +425,46 @@ def test_tensor_to_copy_returns_a_new_tensor_with_its_own_storage() -> None:
     z = y.to("cpu", None, False, True)
     z.add_(1)
     assert y.tolist() == [1.0, 1.0]
+
+
+# ---------------------------------------------------------------- hardtanh / relu6 / softsign on integer dtypes
+
+INT_ACT_DTYPES = ["int64", "int32", "int16", "int8", "uint8"]
+
+
+@pytest.mark.parametrize("dtype", INT_ACT_DTYPES)
+@pytest.mark.parametrize("name,args", [("hardtanh", ()), ("hardtanh", (-1.5, 2.7)), ("hardtanh", (0.0, 3.0)),
+                                       ("relu6", ()), ("softsign", ())])
+def test_integer_activations(name: str, args: Tuple[float, ...], dtype: str) -> None:
+    data = [[-7, -1, 0], [2, 5, 9]]
+    c = cgrad.tensor(data).to(getattr(cgrad, dtype))
+    t = torch.tensor(data).to(getattr(torch, dtype))
+    try:
+        want = getattr(TF, name)(t, *args)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError, match="unsigned type with negative limits"):
+            getattr(CF, name)(c, *args)
+        assert "negative limits" in str(e)
+        return
+    assert_same(getattr(CF, name)(c, *args), want)
+    # non-contiguous and 0-d / empty inputs
+    assert_same(getattr(CF, name)(c.t(), *args), getattr(TF, name)(t.t(), *args))
+    assert_same(getattr(CF, name)(c[0, 0], *args), getattr(TF, name)(t[0, 0], *args))
+    assert_same(getattr(CF, name)(c[:0], *args), getattr(TF, name)(t[:0], *args))
+
+
+@pytest.mark.parametrize("name", ["hardtanh", "relu6"])
+def test_integer_activations_inplace(name: str) -> None:
+    c, t = cgrad.tensor([-7, 0, 9]), torch.tensor([-7, 0, 9])
+    rc, rt = getattr(CF, name)(c, inplace=True), getattr(TF, name)(t, inplace=True)
+    assert rc is c and rt is t
+    assert_same(c, t)
+
+
+@pytest.mark.parametrize("name", ["hardtanh", "relu6", "softsign"])
+def test_bool_activations_refused(name: str) -> None:
+    t, c = torch.tensor([True, False]), cgrad.tensor([True, False])
+    with pytest.raises(Exception) as te:
+        getattr(TF, name)(t)
+    with pytest.raises(te.type):
+        getattr(CF, name)(c)

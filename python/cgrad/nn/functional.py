@@ -309,10 +309,38 @@ selu_ = _C.selu_
 celu_ = _C.celu_
 leaky_relu_ = _C._leaky_relu_
 elu_ = _C._elu_
-hardtanh_ = _C._hardtanh_
 gelu = _C._gelu
 softplus = _C._softplus
-softsign = _C._softsign
+
+
+# Integer inputs (Note: PyTorch's CPU build): hardtanh / relu6 clamp them to the
+# limits truncated to integers, keeping the dtype (uint8 refuses negative limits
+# for hardtanh); softsign is x / (|x| + 1), a true division; bool is refused.
+def _int_hardtanh(input: Tensor, min_val: float, max_val: float, inplace: bool, name: str) -> Tensor:
+    if input.dtype == _C.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    lo, hi = int(min_val), int(max_val)
+    if input.dtype == _C.uint8 and name == "hardtanh" and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    return input.clamp_(lo, hi) if inplace else _C.clamp(input, lo, hi)
+
+
+def _is_integral(input: _Any) -> bool:
+    return isinstance(input, Tensor) and not input.is_floating_point() and not input.is_complex()
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    if _is_integral(input):
+        return _int_hardtanh(input, min_val, max_val, True, "hardtanh")
+    return _C._hardtanh_(input, min_val, max_val)
+
+
+def softsign(input: Tensor) -> Tensor:
+    if _is_integral(input):
+        if input.dtype == _C.bool:
+            raise NotImplementedError("softsign: \"abs_cpu\" not implemented for 'Bool'")
+        return input / (input.abs() + 1)  # PyTorch's formula: 1 + |x| in the integer dtype (it wraps)
+    return _C._softsign(input)
 logsigmoid = _C._logsigmoid
 tanh = _C.tanh
 sigmoid = _C.sigmoid
@@ -323,6 +351,8 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    if _is_integral(input):
+        return _int_hardtanh(input, 0.0, 6.0, inplace, "relu6")
     return _relu6_(input) if inplace else _relu6(input)
 
 
@@ -351,6 +381,8 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    if _is_integral(input):
+        return _int_hardtanh(input, min_val, max_val, inplace, "hardtanh")
     return hardtanh_(input, min_val, max_val) if inplace else _htanh(input, min_val, max_val)
 
 
