@@ -468,3 +468,27 @@ def test_bool_activations_refused(name: str) -> None:
         getattr(TF, name)(t)
     with pytest.raises(te.type):
         getattr(CF, name)(c)
+
+
+# ---------------------------------------------------------------- bilinear on integer dtypes
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_bilinear_integer(dtype: str, bias: bool) -> None:
+    rng = np.random.default_rng(0)
+    x1, x2 = rng.integers(0, 4, (2, 3, 2)).tolist(), rng.integers(0, 4, (2, 3, 4)).tolist()
+    w, b = rng.integers(0, 3, (5, 2, 4)).tolist(), rng.integers(0, 3, (5,)).tolist()
+    cd, td = getattr(cgrad, dtype), getattr(torch, dtype)
+    cargs = [cgrad.tensor(a, dtype=cd) for a in (x1, x2, w)] + ([cgrad.tensor(b, dtype=cd)] if bias else [])
+    targs = [torch.tensor(a, dtype=td) for a in (x1, x2, w)] + ([torch.tensor(b, dtype=td)] if bias else [])
+    assert_same(CF.bilinear(*cargs), TF.bilinear(*targs))
+    # non-contiguous inputs
+    assert_same(CF.bilinear(cargs[0].transpose(0, 1), cargs[1].transpose(0, 1), *cargs[2:]),
+                TF.bilinear(targs[0].transpose(0, 1), targs[1].transpose(0, 1), *targs[2:]))
+
+
+def test_bilinear_bool_refused() -> None:
+    for lib, F in ((torch, TF), (cgrad, CF)):
+        a = lib.tensor([[True]])
+        with pytest.raises(NotImplementedError):
+            F.bilinear(a, a, lib.ones(1, 1, 1, dtype=lib.bool))
