@@ -492,3 +492,40 @@ def test_bilinear_bool_refused() -> None:
         a = lib.tensor([[True]])
         with pytest.raises(NotImplementedError):
             F.bilinear(a, a, lib.ones(1, 1, 1, dtype=lib.bool))
+
+
+# ---------------------------------------------------------------- narrow with a tensor start
+
+@pytest.mark.parametrize("start", [1, -2, "t0d", "t0d_int8", "t0d_neg"])
+def test_narrow_tensor_start(start: Any) -> None:
+    def conv(lib: Any) -> Any:
+        if start == "t0d":
+            return lib.tensor(1)
+        if start == "t0d_int8":
+            return lib.tensor(2, dtype=lib.int8)
+        if start == "t0d_neg":
+            return lib.tensor(-3)
+        return start
+    c = cgrad.arange(10.0, dtype=cgrad.float64).view(2, 5).requires_grad_()
+    t = torch.arange(10.0, dtype=torch.float64).view(2, 5).requires_grad_()
+    rc, rt = c.narrow(1, conv(cgrad), 2), t.narrow(1, conv(torch), 2)
+    assert_same(rc, rt)
+    assert_same(cgrad.narrow(c.t(), 0, conv(cgrad), 2), torch.narrow(t.t(), 0, conv(torch), 2))
+    rc.sum().backward(), rt.sum().backward()
+    assert_same(c.grad, t.grad)
+
+
+@pytest.mark.parametrize("bad", ["1-element", "bool", "float", "2-element"])
+def test_narrow_bad_tensor_start(bad: str) -> None:
+    for lib in (cgrad, torch):
+        s = {"1-element": lib.tensor([1]), "bool": lib.tensor(True), "float": lib.tensor(1.0),
+             "2-element": lib.tensor([1, 2])}[bad]
+        with pytest.raises(RuntimeError, match="start must be an 0-dim integral Tensor"):
+            lib.arange(10.0).view(2, 5).narrow(1, s, 2)
+
+
+def test_narrow_non_int_start() -> None:
+    for lib in (cgrad, torch):
+        for s in (1.0, True):
+            with pytest.raises(TypeError):
+                lib.arange(10.0).narrow(0, s, 2)

@@ -276,11 +276,26 @@ static PyObject *py_unflatten(CGPY_FASTKW_ARGS) {
 /* narrow(input, dim, start, length) */
 static PyObject *py_narrow(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("narrow", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ),
-                                      CGPY_ARG("start", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ),
                                         CGPY_ARG("length", CGPY_A_INT, CGPY_REQ));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
-    return cgpy_result(cg_narrow(v[0].t, v[1].i, v[2].i, v[3].i));
+    /* start: an int, or (PyTorch's Tensor overload) a 0-d integral, non-bool tensor */
+    PyObject *so = v[2].o;
+    if (cgpy_is_tensor(so)) {
+        cg_tensor *st = cgpy_t(so);
+        cg_dtype dt = cg_tensor_dtype(st);
+        if (cg_tensor_ndim(st) != 0 || dt == CG_DTYPE_BOOL || cg_dtype_is_floating(dt)) {
+            PyErr_SetString(PyExc_RuntimeError, "start must be an 0-dim integral Tensor.");
+            return NULL;
+        }
+    } else if (PyBool_Check(so) || !PyIndex_Check(so)) {
+        PyErr_Format(PyExc_TypeError, "narrow(): argument 'start' must be int, not %.100s", Py_TYPE(so)->tp_name);
+        return NULL;
+    }
+    int64_t start = PyLong_AsLongLong(so);
+    if (start == -1 && PyErr_Occurred()) return NULL;
+    return cgpy_result(cg_narrow(v[0].t, v[1].i, start, v[3].i));
 }
 
 /* select(input, dim, index) */
