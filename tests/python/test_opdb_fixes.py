@@ -529,3 +529,25 @@ def test_narrow_non_int_start() -> None:
         for s in (1.0, True):
             with pytest.raises(TypeError):
                 lib.arange(10.0).narrow(0, s, 2)
+
+
+# ---------------------------------------------------------------- gather with an empty index of another rank
+
+@pytest.mark.parametrize("ishape", [(0,), (0, 2, 2), (3, 0, 4)])
+@pytest.mark.parametrize("xshape", [(2, 3), ()])
+def test_gather_empty_index_any_rank(xshape: Tuple[int, ...], ishape: Tuple[int, ...]) -> None:
+    c = cgrad.ones(xshape, dtype=cgrad.float64).requires_grad_()
+    t = torch.ones(xshape, dtype=torch.float64).requires_grad_()
+    rc = cgrad.gather(c, 0, cgrad.empty(*ishape, dtype=cgrad.int64))
+    rt = torch.gather(t, 0, torch.empty(*ishape, dtype=torch.int64))
+    assert_same(rc, rt)
+    rc.sum().backward(), rt.sum().backward()
+    assert_same(c.grad, t.grad)
+
+
+def test_gather_nonempty_index_rank_mismatch_still_refused() -> None:
+    for lib in (cgrad, torch):
+        with pytest.raises(RuntimeError, match="same number of dimensions"):
+            lib.gather(lib.ones(2, 3), 1, lib.zeros(2, 2, 2, dtype=lib.int64))
+        with pytest.raises(IndexError):
+            lib.gather(lib.ones(2, 3), 5, lib.empty(0, 2, 2, dtype=lib.int64))
