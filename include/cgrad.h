@@ -587,12 +587,13 @@ CG_API cg_tensor *cg_bmm(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_mv(cg_tensor *a, cg_tensor *v);
 CG_API cg_tensor *cg_dot(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_outer(cg_tensor *a, cg_tensor *b);
+/* beta * self + alpha * (a @ b); for integer inputs beta and alpha are truncated to integers (as PyTorch). */
 CG_API cg_tensor *cg_addmm(cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta, double alpha);
 /* linear: input (*, in) @ weight (out, in)^T + bias (out) -> (*, out); bias may be NULL.
  * One GEMM (the weight transposed by the GEMM flags), one autograd node. */
 CG_API cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias);
 /* bilinear: input1 (*, in1), input2 (*, in2), weight (out, in1, in2), bias (out) or NULL -> (*, out);
- * y = x1^T A x2 + b, float dtypes. */
+ * y = x1^T A x2 + b; float and integer dtypes (bool: CG_ERR_NOT_IMPLEMENTED). */
 CG_API cg_tensor *cg_bilinear(cg_tensor *input1, cg_tensor *input2, cg_tensor *weight, cg_tensor *bias);
 CG_API cg_tensor *cg_baddbmm(cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta, double alpha);
 CG_API cg_tensor *cg_einsum(const char *equation, int n, cg_tensor *const *operands);

@@ -551,3 +551,58 @@ def test_gather_nonempty_index_rank_mismatch_still_refused() -> None:
             lib.gather(lib.ones(2, 3), 1, lib.zeros(2, 2, 2, dtype=lib.int64))
         with pytest.raises(IndexError):
             lib.gather(lib.ones(2, 3), 5, lib.empty(0, 2, 2, dtype=lib.int64))
+
+
+# ---------------------------------------------------------------- integer addmm / baddbmm with fractional beta / alpha
+
+LINALG_INT_CASES = [(0.5, 1.5), (2, 1.5), (2.7, 3), (-0.5, -1.5), (1, 1)]
+
+
+@pytest.mark.parametrize("beta,alpha", LINALG_INT_CASES)
+@pytest.mark.parametrize("op", ["baddbmm", "addmm", "baddbmm_", "addmm_"])
+def test_integer_products_truncate_beta_alpha(op: str, beta: float, alpha: float) -> None:
+    rng = np.random.default_rng(1)
+    if op.startswith("baddbmm"):
+        shapes = [(2, 3, 4), (2, 3, 5), (2, 5, 4)]
+    else:
+        shapes = [(3, 4), (3, 5), (5, 4)]
+    data = [rng.integers(-3, 4, s).tolist() for s in shapes]
+    c = [cgrad.tensor(d) for d in data]
+    t = [torch.tensor(d) for d in data]
+    if op.endswith("_"):
+        rc = getattr(c[0], op)(c[1], c[2], beta=beta, alpha=alpha)
+        rt = getattr(t[0], op)(t[1], t[2], beta=beta, alpha=alpha)
+        assert rc is c[0]
+    else:
+        rc = getattr(cgrad, op)(*c, beta=beta, alpha=alpha)
+        rt = getattr(torch, op)(*t, beta=beta, alpha=alpha)
+        # a broadcast self
+        assert_same(getattr(cgrad, op)(c[0][..., :1, :], *c[1:], beta=beta, alpha=alpha),
+                    getattr(torch, op)(t[0][..., :1, :], *t[1:], beta=beta, alpha=alpha))
+    assert_same(rc, rt)
+
+
+@pytest.mark.parametrize("beta,alpha", LINALG_INT_CASES)
+@pytest.mark.parametrize("op", ["addbmm", "addmv"])
+def test_composed_integer_products_truncate_too(op: str, beta: float, alpha: float) -> None:
+    out = []
+    for lib in (cgrad, torch):
+        m = lib.arange(4, dtype=lib.int64).view(2, 2) - 1
+        args = {"addbmm": (m, m[None].expand(3, 2, 2), m[None].expand(3, 2, 2)), "addmv": (m[0], m, m[1])}[op]
+        out.append(getattr(lib, op)(*args, beta=beta, alpha=alpha))
+    assert_same(*out)
+
+
+def test_addr_refuses_fractional_beta_for_integers() -> None:
+    for lib in (cgrad, torch):
+        m = lib.ones(2, 2, dtype=lib.int64)
+        with pytest.raises(RuntimeError, match="must not be a floating point number"):
+            lib.addr(m, m[0], m[0], beta=0.5)
+
+
+@pytest.mark.parametrize("v", [float("inf"), float("nan"), 1e30])
+def test_integer_addmm_beta_overflow(v: float) -> None:
+    for lib in (cgrad, torch):
+        m = lib.ones(2, 2, dtype=lib.int64)
+        with pytest.raises(RuntimeError, match="without overflow"):
+            lib.addmm(m, m, m, beta=v)
