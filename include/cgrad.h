@@ -802,7 +802,7 @@ CG_API cg_tensor *cg_layer_norm(cg_tensor *input, int ndims, const int64_t *norm
 /* group_norm: C split into num_groups groups; weight, bias: (C). */
 CG_API cg_tensor *cg_group_norm(cg_tensor *input, int64_t num_groups, cg_tensor *weight, cg_tensor *bias, double eps);
 /* rms_norm over the last ndims dims: x * rsqrt(mean(x^2) + eps) * weight;
- * eps < 0 means the dtype's machine epsilon (PyTorch's eps=None). */
+ * eps NaN means the dtype's machine epsilon (PyTorch's eps=None); a negative eps is used as given. */
 CG_API cg_tensor *cg_rms_norm(cg_tensor *input, int ndims, const int64_t *normalized_shape, cg_tensor *weight,
                               double eps);
 /* One direction of an LSTM layer over a whole sequence: xp (T, B, 4H) is the

@@ -606,3 +606,24 @@ def test_integer_addmm_beta_overflow(v: float) -> None:
         m = lib.ones(2, 2, dtype=lib.int64)
         with pytest.raises(RuntimeError, match="without overflow"):
             lib.addmm(m, m, m, beta=v)
+
+
+# ---------------------------------------------------------------- rms_norm with a negative eps; adaptive pools' ValueError
+
+@pytest.mark.parametrize("eps", [-0.5, -1e-3, None, 0.0, 1e-2])
+@pytest.mark.parametrize("data", [[[1.0, 2.0, 3.0], [0.1, 0.2, 0.3]], [[0.5, -0.25]]])
+def test_rms_norm_eps(eps: Any, data: Any) -> None:
+    c, t = both(data, requires_grad=True)
+    n = len(data[0])
+    rc, rt = CF.rms_norm(c, (n,), eps=eps), TF.rms_norm(t, (n,), eps=eps)
+    assert_same(rc, rt, atol=1e-9)
+    rc.sum().backward(), rt.sum().backward()
+    assert_same(c.grad, t.grad, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["adaptive_avg_pool2d", "adaptive_max_pool2d"])
+@pytest.mark.parametrize("shape,size", [((3, 4), (2, 2)), ((4,), (2, 2)), ((3, 4), [2, None])])
+def test_adaptive_pool2d_low_rank_sequence_size(name: str, shape: Tuple[int, ...], size: Any) -> None:
+    for lib, F in ((torch, TF), (cgrad, CF)):
+        with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+            getattr(F, name)(lib.zeros(*shape), size)

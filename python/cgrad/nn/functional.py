@@ -73,6 +73,10 @@ def max_pool2d(input: Tensor, kernel_size: _Ints, stride: Optional[_Ints] = None
 
 def _output_size(output_size: _OptInts, input: Tensor, n: int) -> _Ints:
     """Adaptive pooling's output_size with None entries taken from the input."""
+    if output_size is not None and not isinstance(output_size, int) and isinstance(input, Tensor):
+        # PyTorch's _list_with_default: a sequence output_size needs an input of more dims (ValueError)
+        if hasattr(output_size, "__len__") and input.dim() <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if output_size is None or isinstance(output_size, int) or not any(o is None for o in output_size):
         return output_size  # type: ignore[return-value]
     sizes = list(output_size)
