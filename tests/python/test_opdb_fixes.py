@@ -627,3 +627,23 @@ def test_adaptive_pool2d_low_rank_sequence_size(name: str, shape: Tuple[int, ...
     for lib, F in ((torch, TF), (cgrad, CF)):
         with pytest.raises(ValueError, match="Input dimension should be at least 3"):
             getattr(F, name)(lib.zeros(*shape), size)
+
+
+# ---------------------------------------------------------------- batch_norm of a 1-D empty input
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("affine", [False, True])
+def test_batch_norm_1d_empty(training: bool, affine: bool) -> None:
+    res = []
+    for lib, F in ((cgrad, CF), (torch, TF)):
+        x = lib.empty(0, dtype=lib.float64).requires_grad_()
+        w = lib.full((2,), 3.0, dtype=lib.float64) if affine else None
+        b = lib.full((2,), 1.0, dtype=lib.float64) if affine else None
+        rm = None if training else lib.zeros(1, dtype=lib.float64)
+        rv = None if training else lib.ones(1, dtype=lib.float64)
+        r = F.batch_norm(x, rm, rv, w, b, training=training)
+        assert r.requires_grad and r.grad_fn is not None
+        r.sum().backward()
+        res.append((r, x.grad))
+    assert_same(res[0][0], res[1][0])
+    assert_same(res[0][1], res[1][1])

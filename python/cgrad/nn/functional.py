@@ -142,6 +142,14 @@ def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optio
             raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.dim() == 1 and input.numel() == 0:
+        # PyTorch: an empty input gives a clone (kept in the graph), scaled by weight[0] / shifted by bias[0]
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     return _C.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
