@@ -438,7 +438,7 @@ CG_API cg_status cg_uniform_(cg_tensor *t, double low, double high);
 CG_API cg_status cg_normal_(cg_tensor *t, double mean, double std);
 CG_API cg_status cg_bernoulli_(cg_tensor *t, double p);
 /* bernoulli(p): each element 1 with probability p[i] */
-CG_API cg_tensor *cg_bernoulli(cg_tensor *p);
+CG_API cg_tensor *cg_bernoulli(cg_tensor *p); /* p floating; p requiring grad gets a zero gradient (PyTorch) */
 /* multinomial over the last dim of probs (1-D or 2-D), int64 result */
 CG_API cg_tensor *cg_multinomial(cg_tensor *probs, int64_t num_samples, bool replacement);
 

@@ -647,3 +647,20 @@ def test_batch_norm_1d_empty(training: bool, affine: bool) -> None:
         res.append((r, x.grad))
     assert_same(res[0][0], res[1][0])
     assert_same(res[0][1], res[1][1])
+
+
+# ---------------------------------------------------------------- bernoulli(p) with p requiring grad
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (), (0, 2)])
+def test_bernoulli_p_requiring_grad(shape: Tuple[int, ...]) -> None:
+    res = []
+    for lib in (cgrad, torch):
+        p = lib.full(shape, 0.5, dtype=lib.float64).requires_grad_()
+        r = lib.bernoulli(p)
+        assert r.requires_grad and r.grad_fn is not None and r.grad_fn.name() == "BernoulliBackward0"
+        assert tuple(r.shape) == shape and set(r.flatten().tolist()) <= {0.0, 1.0}
+        (r * 3).sum().backward()
+        res.append(p.grad)
+        m = p.detach().bernoulli()
+        assert not m.requires_grad
+    assert_same(res[0], res[1])
