@@ -664,3 +664,24 @@ def test_bernoulli_p_requiring_grad(shape: Tuple[int, ...]) -> None:
         m = p.detach().bernoulli()
         assert not m.requires_grad
     assert_same(res[0], res[1])
+
+
+# ---------------------------------------------------------------- embedding(scale_grad_by_freq=True); sparse=True refused
+
+@pytest.mark.parametrize("padding_idx", [None, 1])
+@pytest.mark.parametrize("max_norm", [None, 5.0])
+def test_embedding_scale_grad_by_freq(padding_idx: Any, max_norm: Any) -> None:
+    res = []
+    for lib, F in ((cgrad, CF), (torch, TF)):
+        w = lib.arange(12.0, dtype=lib.float64).view(4, 3).requires_grad_()
+        idx = lib.tensor([[0, 2, 0], [1, 0, 2]])
+        out = F.embedding(idx, w, padding_idx=padding_idx, max_norm=max_norm, scale_grad_by_freq=True)
+        (out * lib.arange(18.0, dtype=lib.float64).view(2, 3, 3)).sum().backward()
+        res.append((out, w.grad))
+    assert_same(res[0][0], res[1][0])
+    assert_same(res[0][1], res[1][1])
+
+
+def test_embedding_sparse_is_not_implemented() -> None:
+    with pytest.raises(NotImplementedError, match="sparse"):
+        CF.embedding(cgrad.tensor([0]), cgrad.ones(2, 2), sparse=True)

@@ -278,10 +278,9 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of weight (V, D) picked by the integer indices in input: input.shape + (D,)."""
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding: scale_grad_by_freq=True is not supported by cgrad")
     if sparse:
-        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported by cgrad")
+        raise NotImplementedError("embedding: sparse=True needs sparse gradient tensors, which cgrad does not have; "
+                                  "use sparse=False (a dense gradient)")
     if padding_idx is not None:
         if padding_idx > 0:
             if padding_idx >= weight.shape[0]:
@@ -295,6 +294,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, 
     if max_norm is not None:
         input = input.contiguous()
         _C.embedding_renorm_(weight.detach(), input, max_norm, norm_type)
+    if scale_grad_by_freq and weight.requires_grad and _C.is_grad_enabled():
+        # PyTorch: each row's gradient divided by how often its index occurs in this input
+        counts = input.reshape(-1).bincount(minlength=weight.shape[0]).clamp(min=1)
+        scale = counts.to(weight.dtype).reshape(-1, *([1] * (weight.dim() - 1)))
+        w = weight * 1
+        w.register_hook(lambda g: g / scale)
+        return _C.embedding(w, input, padding_idx)
     return _C.embedding(weight, input, padding_idx)
 
 
