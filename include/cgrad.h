@@ -455,7 +455,7 @@ CG_API cg_status cg_uniform_(cg_tensor *t, double low, double high);
 CG_API cg_status cg_normal_(cg_tensor *t, double mean, double std);
 CG_API cg_status cg_bernoulli_(cg_tensor *t, double p);
 /* bernoulli(p): each element 1 with probability p[i] */
-CG_API cg_tensor *cg_bernoulli(cg_tensor *p);
+CG_API cg_tensor *cg_bernoulli(cg_tensor *p); /* p floating; p requiring grad gets a zero gradient (PyTorch) */
 /* multinomial over the last dim of probs (1-D or 2-D), int64 result */
 CG_API cg_tensor *cg_multinomial(cg_tensor *probs, int64_t num_samples, bool replacement);
 
@@ -509,6 +509,20 @@ CG_API cg_tensor *cg_diagonal(cg_tensor *t, int64_t offset, int64_t dim1, int64_
 CG_API cg_tensor *cg_as_strided(cg_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
                                 int64_t storage_offset);
 CG_API cg_tensor *cg_unfold(cg_tensor *t, int64_t dim, int64_t size, int64_t step);
+/* In-place views (Note [In-place views] in src/ops/views.c): t's own shape,
+ * strides and offset become those of the out-of-place view, on the same
+ * storage; with grad mode on and t requiring grad, t's grad_fn becomes the
+ * view's backward (TransposeBackward1, ...), leading to t's old history. The
+ * version is bumped. Errors: a leaf requiring grad (or a view of one) in grad
+ * mode (CG_ERR_RUNTIME), and the out-of-place view's errors. */
+CG_API cg_status cg_transpose_(cg_tensor *t, int64_t dim0, int64_t dim1);
+CG_API cg_status cg_t_(cg_tensor *t); /* <= 2-D, else CG_ERR_RUNTIME */
+CG_API cg_status cg_squeeze_(cg_tensor *t); /* all size-1 dims */
+/* the size-1 dims among `dims` (ndims entries, wrapped; a repeat is CG_ERR_RUNTIME) */
+CG_API cg_status cg_squeeze_dims_(cg_tensor *t, int ndims, const int64_t *dims);
+CG_API cg_status cg_unsqueeze_(cg_tensor *t, int64_t dim);
+CG_API cg_status cg_as_strided_(cg_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
+                                int64_t storage_offset);
 CG_API cg_tensor *cg_cat(int n, cg_tensor *const *ts, int64_t dim);
 CG_API cg_tensor *cg_stack(int n, cg_tensor *const *ts, int64_t dim);
 /* split into chunks of split_size along dim: out[] receives new references,
@@ -603,12 +617,13 @@ CG_API cg_tensor *cg_bmm(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_mv(cg_tensor *a, cg_tensor *v);
 CG_API cg_tensor *cg_dot(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_outer(cg_tensor *a, cg_tensor *b);
+/* beta * self + alpha * (a @ b); for integer inputs beta and alpha are truncated to integers (as PyTorch). */
 CG_API cg_tensor *cg_addmm(cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta, double alpha);
 /* linear: input (*, in) @ weight (out, in)^T + bias (out) -> (*, out); bias may be NULL.
  * One GEMM (the weight transposed by the GEMM flags), one autograd node. */
 CG_API cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias);
 /* bilinear: input1 (*, in1), input2 (*, in2), weight (out, in1, in2), bias (out) or NULL -> (*, out);
- * y = x1^T A x2 + b, float dtypes. */
+ * y = x1^T A x2 + b; float and integer dtypes (bool: CG_ERR_NOT_IMPLEMENTED). */
 CG_API cg_tensor *cg_bilinear(cg_tensor *input1, cg_tensor *input2, cg_tensor *weight, cg_tensor *bias);
 CG_API cg_tensor *cg_baddbmm(cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta, double alpha);
 CG_API cg_tensor *cg_einsum(const char *equation, int n, cg_tensor *const *operands);
@@ -817,7 +832,7 @@ CG_API cg_tensor *cg_layer_norm(cg_tensor *input, int ndims, const int64_t *norm
 /* group_norm: C split into num_groups groups; weight, bias: (C). */
 CG_API cg_tensor *cg_group_norm(cg_tensor *input, int64_t num_groups, cg_tensor *weight, cg_tensor *bias, double eps);
 /* rms_norm over the last ndims dims: x * rsqrt(mean(x^2) + eps) * weight;
- * eps < 0 means the dtype's machine epsilon (PyTorch's eps=None). */
+ * eps NaN means the dtype's machine epsilon (PyTorch's eps=None); a negative eps is used as given. */
 CG_API cg_tensor *cg_rms_norm(cg_tensor *input, int ndims, const int64_t *normalized_shape, cg_tensor *weight,
                               double eps);
 /* One direction of an LSTM layer over a whole sequence: xp (T, B, 4H) is the

@@ -35,7 +35,7 @@ static cg_status sg_check(const char *op, cg_tensor *x, int64_t dim, cg_tensor *
     if (index->dtype != CG_DTYPE_I64)
         return cg_set_error(CG_ERR_DTYPE, "[%s] expected dtype int64 for index, got %s", op, cg_dtype_name(index->dtype));
     if (cg_wrap_dim(op, dim, x->ndim, wdim)) return cg_last_error();
-    if (src && cg_tensor_numel(index) == 0) return CG_OK; /* empty scatter: nothing to check */
+    if (cg_tensor_numel(index) == 0) return CG_OK; /* an empty index, of any rank: nothing to check (PyTorch) */
     char a[CG_SHAPE_STR], b[CG_SHAPE_STR];
     int nd = nonempty_dim(x);
     if (nonempty_dim(index) != nd)
@@ -84,8 +84,8 @@ CG_PROF_FN(cg_tensor *, cg_gather, "gather", (cg_tensor *x, int64_t dim, cg_tens
     if (sg_check("gather", x, dim, index, NULL, &d) || guard(&k_gather, x)) return NULL;
     cg_tensor *out = cg_tensor_new("gather", index->ndim, index->shape, x->dtype, x->device);
     if (!out) return NULL;
-    cg_status st;
-    CG_RUN_KERNEL(st, "gather", x->device, gather, out, x, index, d);
+    cg_status st = CG_OK;
+    if (cg_tensor_numel(out)) CG_RUN_KERNEL(st, "gather", x->device, gather, out, x, index, d);
     if (st) {
         cg_tensor_release(out);
         return NULL;

@@ -249,9 +249,13 @@ static cg_tensor *prod_forward_body(const prod_op *op, cg_tensor *self, cg_tenso
         cg_dtype_unsupported(name, dt);
         return NULL;
     }
-    if (!cg_dtype_is_floating(dt))
-        CG_CHECK(alpha == trunc(alpha) && (!self || beta == trunc(beta)), CG_ERR_VALUE,
-                 "[%s] for integer inputs, beta and alpha must be integers (got beta=%g, alpha=%g)", name, beta, alpha);
+    if (!cg_dtype_is_floating(dt)) { /* integer inputs: PyTorch truncates fractional beta / alpha (addmm, baddbmm) */
+        CG_CHECK(fabs(alpha) < 0x1p63 && fabs(beta) < 0x1p63, CG_ERR_VALUE,
+                 "[%s] value cannot be converted to type int64_t without overflow (beta=%g, alpha=%g)", name, beta,
+                 alpha);
+        beta = trunc(beta);
+        alpha = trunc(alpha);
+    }
     prod_geom g;
     if (prod_geometry(name, a, b, &g)) return NULL;
     if (self) {

@@ -192,7 +192,8 @@ CG_PROF_FN(cg_tensor *, cg_bilinear, "bilinear", (cg_tensor *input1, cg_tensor *
     }
     cg_tensor *args[4] = {input1, input2, weight, bias};
     if (cg_check_same(op, bias ? 4 : 3, args, 0)) return NULL;
-    if (nn_check_float(op, "input1", input1)) return NULL;
+    /* integer dtypes run the same products (PyTorch's CPU build has them); bool has none */
+    CG_CHECK(input1->dtype != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[%s] \"bmm\" not implemented for 'Bool'", op);
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR], s3[CG_SHAPE_STR];
     CG_CHECK(weight->ndim == 3, CG_ERR_SHAPE, "[%s] weight must be 3-D (out, in1, in2), got shape %s", op,
              cg_shape_str(s1, weight->ndim, weight->shape));

@@ -17,6 +17,8 @@
  * gradient is differentiable again with respect to x. */
 #include "nn_internal.h"
 
+#include <math.h>
+
 #include <float.h>
 #include <string.h>
 
@@ -667,7 +669,7 @@ CG_PROF_FN(cg_tensor *, cg_rms_norm, "rms_norm", (cg_tensor *input, int ndims, c
     if (check_input(op, input, 0) || check_normalized_shape(op, input, ndims, normalized_shape, &lead, &inner) ||
         check_elem_param(op, "weight", weight, input, ndims, normalized_shape))
         return NULL;
-    if (eps < 0) eps = dtype_eps(input->dtype);
+    if (isnan(eps)) eps = dtype_eps(input->dtype); /* eps=None */
     int64_t dims[CG_MAX_DIMS];
     for (int k = 0; k < ndims; k++) dims[k] = input->ndim - ndims + k;
     NN_ARENA;

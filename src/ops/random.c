@@ -256,10 +256,14 @@ CG_PROF_FN(cg_status, cg_bernoulli_, "bernoulli_", (cg_tensor *t, double p), (t,
 
 /* ------------------------------------------------------------- bernoulli(p) */
 
-/* Same shape and dtype as p (floating); no autograd history. */
-CG_PROF_FN(cg_tensor *, cg_bernoulli, "bernoulli", (cg_tensor *p), (p), p) {
-    CG_CHECK(p, CG_ERR_VALUE, "[bernoulli] argument is NULL");
-    if (check_floating("bernoulli", p->dtype)) return NULL;
+/* PyTorch's BernoulliBackward0: the samples do not depend smoothly on p, so
+ * p's gradient is zero (the output still records history when p requires grad). */
+static cg_status bernoulli_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    const cg_tensor_meta *m = &node->input_meta[0];
+    return (gin[0] = cg_zeros(m->ndim, m->shape, g[0]->dtype, g[0]->device)) ? CG_OK : cg_last_error();
+}
+
+static cg_tensor *bernoulli_sample(cg_tensor *p) {
     cg_tensor *out = cg_tensor_new("bernoulli", p->ndim, p->shape, p->dtype, p->device);
     if (!out || cg_tensor_numel(out) == 0) return out;
     cg_tensor *pc = contiguous_nograd(p);
@@ -275,6 +279,21 @@ CG_PROF_FN(cg_tensor *, cg_bernoulli, "bernoulli", (cg_tensor *p), (p), p) {
     cg_status st = run_sampler("bernoulli", &j, out);
     cg_tensor_release(pc);
     if (st) cg_tensor_release(out), out = NULL;
+    return out;
+}
+
+/* Same shape and dtype as p (floating); a zero gradient for p (BernoulliBackward0). */
+CG_PROF_FN(cg_tensor *, cg_bernoulli, "bernoulli", (cg_tensor *p), (p), p) {
+    CG_CHECK(p, CG_ERR_VALUE, "[bernoulli] argument is NULL");
+    if (check_floating("bernoulli", p->dtype)) return NULL;
+    cg_tensor *out = bernoulli_sample(p);
+    if (!out) return NULL;
+    bool failed;
+    cg_wire_unary_output("BernoulliBackward0", bernoulli_backward, NULL, 1, &p, out, 0, &failed);
+    if (failed) {
+        cg_tensor_release(out);
+        return NULL;
+    }
     return out;
 }
 

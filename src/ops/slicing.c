@@ -6,6 +6,7 @@
  * again, so every slicing view is differentiable to any order. */
 #include "views_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Note [Strided scatter]: the view's geometry is recorded relative to a
@@ -250,6 +251,106 @@ CG_PROF_FN(cg_tensor *, cg_unfold, "unfold", (cg_tensor *t, int64_t dim, int64_t
 
 /* ---------------------------------------------------------------- as_strided */
 
+/* Note [General as_strided backward]: as_strided of an input whose region
+ * does not hold the view (another offset, a non-contiguous or overlapping
+ * input) takes PyTorch's as_strided_backward: both geometries are expressed
+ * on a stand-in for the storage, a 1-D tensor covering both from the lower of
+ * their offsets; the gradient is scattered (summed where the view overlaps)
+ * into zeros of it through the view's geometry and read back through the
+ * input's, divided, when the input reaches an element more than once, by
+ * how many times it does. Elements of the view outside the input's region
+ * get no gradient. Every step is a differentiable cg op. */
+typedef struct strided_geoms {
+    geom out, inp;     /* relative to the stand-in's element 0 */
+    int64_t base_size; /* the stand-in's elements */
+    bool inp_overlap;
+} strided_geoms;
+
+static int64_t min_storage_size(const geom *g) {
+    int64_t n = g->offset + 1;
+    for (int i = 0; i < g->ndim; i++) {
+        if (g->shape[i] == 0) return g->offset;
+        n += (g->shape[i] - 1) * g->strides[i];
+    }
+    return n;
+}
+
+/* PyTorch's _maybe_overlapping_memory: may two indices reach one element? */
+static bool maybe_overlapping(const geom *g) {
+    int idx[CG_MAX_DIMS], n = 0;
+    for (int i = 0; i < g->ndim; i++) {
+        if (g->shape[i] == 0) return false;
+        if (g->shape[i] > 1) idx[n++] = i;
+    }
+    for (int i = 1; i < n; i++) /* sort by stride */
+        for (int j = i; j > 0 && g->strides[idx[j - 1]] > g->strides[idx[j]]; j--) {
+            int k = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = k;
+        }
+    int64_t max_index = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t st = g->strides[idx[i]];
+        if (st <= max_index) return true;
+        max_index += st * (g->shape[idx[i]] - 1);
+    }
+    return false;
+}
+
+static cg_status as_strided_general_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
+    const strided_geoms *a = node->extra;
+    cg_tensor_meta sm = {.ndim = 1, .dtype = gout[0]->dtype, .device = gout[0]->device, .shape = {a->base_size}};
+    cg_tensor *s = strided_scatter(gout[0], &sm, &a->out);
+    if (!s) return cg_last_error();
+    if (a->inp_overlap) {
+        bool prev = cg_set_grad_enabled(false);
+        double one = 1.0;
+        cg_tensor *ones = cg_ones(a->inp.ndim, a->inp.shape, gout[0]->dtype, gout[0]->device);
+        cg_tensor *cnt = ones ? strided_scatter(ones, &sm, &a->inp) : NULL;
+        /* elements the input does not reach count 1 (they are not read back) */
+        cg_tensor *div = cnt ? cg_clamp_scalar(cnt, &one, NULL) : NULL;
+        cg_set_grad_enabled(prev);
+        cg_tensor_release(ones);
+        cg_tensor_release(cnt);
+        cg_tensor *q = div ? cg_div(s, div) : NULL;
+        cg_tensor_release(div);
+        cg_tensor_release(s);
+        if (!(s = q)) return cg_last_error();
+    }
+    gin[0] = restride(s, &a->inp);
+    cg_tensor_release(s);
+    return gin[0] ? CG_OK : cg_last_error();
+}
+
+/* the view (ndim, shape, strides, storage_offset) of x with the general backward */
+static cg_tensor *as_strided_general(cg_tensor *x, int ndim, const int64_t *shape, const int64_t *strides,
+                                     int64_t storage_offset) {
+    cg_tensor *v = cg_make_view(x, ndim, shape, strides, storage_offset, "AsStridedBackward0",
+                                as_strided_general_backward, NULL, 0);
+    if (!v || !v->grad_fn || v->grad_fn->backward != as_strided_general_backward) return v;
+    strided_geoms *a = malloc(sizeof *a);
+    if (!a) {
+        cg_tensor_release(v);
+        cg_set_error(CG_ERR_OOM, "[as_strided] out of memory");
+        return NULL;
+    }
+    int64_t shared = storage_offset < x->offset ? storage_offset : x->offset;
+    a->out.ndim = ndim;
+    a->out.offset = storage_offset - shared;
+    memcpy(a->out.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    memcpy(a->out.strides, strides, sizeof(int64_t) * (size_t)ndim);
+    a->inp.ndim = x->ndim;
+    a->inp.offset = x->offset - shared;
+    memcpy(a->inp.shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    memcpy(a->inp.strides, x->strides, sizeof(int64_t) * (size_t)x->ndim);
+    int64_t b1 = min_storage_size(&a->inp), b2 = min_storage_size(&a->out);
+    a->base_size = b1 > b2 ? b1 : b2;
+    a->inp_overlap = maybe_overlapping(&a->inp);
+    v->grad_fn->extra = a;
+    v->grad_fn->extra_free = free;
+    return v;
+}
+
 CG_PROF_FN(cg_tensor *, cg_as_strided, "as_strided", (cg_tensor *t, int ndim, const int64_t *shape,
            const int64_t *strides, int64_t storage_offset), (t, ndim, shape, strides, storage_offset), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[as_strided] argument is NULL");
@@ -282,11 +383,7 @@ CG_PROF_FN(cg_tensor *, cg_as_strided, "as_strided", (cg_tensor *t, int ndim, co
     memcpy(rel.shape, shape, sizeof(int64_t) * (size_t)ndim);
     memcpy(rel.strides, strides, sizeof(int64_t) * (size_t)ndim);
     if (cg_any_requires_grad(1, &t) && (!cg_tensor_is_contiguous(t) || rel.offset < 0 ||
-                                        (numel && hi - t->offset >= cg_tensor_numel(t)))) {
-        cg_set_error(CG_ERR_NOT_IMPLEMENTED,
-                     "[as_strided] autograd through as_strided is supported only on a contiguous input whose "
-                     "storage region covers the view");
-        return NULL;
-    }
+                                        (numel && hi - t->offset >= cg_tensor_numel(t))))
+        return as_strided_general(t, ndim, shape, strides, storage_offset); /* Note [General as_strided backward] */
     return slicing_view(t, "AsStridedBackward0", ndim, shape, strides, storage_offset, &rel);
 }

@@ -313,3 +313,96 @@ CG_PROF_FN(cg_tensor *, cg_unflatten, "unflatten", (cg_tensor *t, int64_t dim, i
     for (int i = (int)d + 1; i < t->ndim; i++) ns[n++] = t->shape[i];
     return cg_view(t, n, ns);
 }
+
+/* ---------------------------------------------------------------- in-place views */
+
+/* Note [In-place views]: t.transpose_(0, 1), t_, squeeze_, unsqueeze_ and
+ * as_strided_ change t's own shape, strides and offset; the storage, the
+ * tensor object and its base stay. The new geometry is that of the
+ * out-of-place view v of t, and so is the history: when v recorded a node
+ * (grad mode on, t requiring grad), t takes it as its grad_fn, renamed as
+ * PyTorch names the in-place form (TBackward1, ...); its edge leads to t's
+ * old history, so gradients reach whatever t came from. A retain_grad hook
+ * stays on the old history, as in PyTorch. The storage's version is bumped:
+ * a tensor saved for backward before the change fails the version check.
+ * Like any in-place op these refuse a leaf that requires grad, and a view of
+ * one, while grad mode is on; no data is written, so read-only memory and
+ * internal overlap are accepted. */
+static cg_status view_inplace_check(const char *op, const cg_tensor *t) {
+    if (!t) return cg_set_error(CG_ERR_VALUE, "[%s] argument is NULL", op);
+    if (!cg_is_grad_enabled()) return CG_OK;
+    if (t->requires_grad && !t->grad_fn)
+        return cg_set_error(CG_ERR_RUNTIME, "[%s] a leaf Variable that requires grad is being used in an in-place "
+                            "operation.", op);
+    if (t->base && t->base->requires_grad && !t->base->grad_fn)
+        return cg_set_error(CG_ERR_RUNTIME, "[%s] a view of a leaf Variable that requires grad is being used in an "
+                            "in-place operation.", op);
+    return CG_OK;
+}
+
+/* t takes the geometry and history of its view v (released here; NULL: the view failed) */
+static cg_status view_commit_(cg_tensor *t, cg_tensor *v, const char *node_name) {
+    if (!v) return cg_last_error();
+    CG_ASSERT(v->storage == t->storage);
+    t->ndim = v->ndim;
+    if (v->ndim) {
+        memcpy(t->shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
+        memcpy(t->strides, v->strides, sizeof(int64_t) * (size_t)v->ndim);
+    }
+    t->offset = v->offset;
+    if (v->grad_fn) {
+        cg_node *n = v->grad_fn;
+        n->name = node_name;
+        cg_node_retain(n);
+        if (t->grad_fn) cg_node_release(t->grad_fn); /* n's edge keeps the old history alive */
+        t->grad_fn = n;
+        t->output_nr = v->output_nr;
+        t->requires_grad = true;
+    }
+    cg_storage_bump_version(t->storage);
+    cg_tensor_release(v);
+    return CG_OK;
+}
+
+cg_status cg_transpose_(cg_tensor *t, int64_t dim0, int64_t dim1) {
+    if (view_inplace_check("transpose_", t)) return cg_last_error();
+    return view_commit_(t, cg_transpose(t, dim0, dim1), "TransposeBackward1");
+}
+
+cg_status cg_t_(cg_tensor *t) {
+    if (view_inplace_check("t_", t)) return cg_last_error();
+    CG_CHECK_S(t->ndim <= 2, CG_ERR_RUNTIME, "[t_] t_() expects a tensor with <= 2 dimensions, but self is %dD",
+               t->ndim);
+    return view_commit_(t, cg_t(t), "TBackward1");
+}
+
+cg_status cg_unsqueeze_(cg_tensor *t, int64_t dim) {
+    if (view_inplace_check("unsqueeze_", t)) return cg_last_error();
+    return view_commit_(t, cg_unsqueeze(t, dim), "UnsqueezeBackward1");
+}
+
+cg_status cg_squeeze_(cg_tensor *t) {
+    if (view_inplace_check("squeeze_", t)) return cg_last_error();
+    return view_commit_(t, squeeze_mask(t, 0xffffffffu), "SqueezeBackward3");
+}
+
+cg_status cg_squeeze_dims_(cg_tensor *t, int ndims, const int64_t *dims) {
+    if (view_inplace_check("squeeze_", t)) return cg_last_error();
+    CG_CHECK_S(ndims >= 0 && (ndims == 0 || dims), CG_ERR_VALUE, "[squeeze_] invalid dims (%d of them)", ndims);
+    uint32_t mask = 0;
+    for (int i = 0; i < ndims; i++) {
+        int64_t d;
+        if (cg_wrap_dim("squeeze_", dims[i], t->ndim, &d)) return cg_last_error();
+        if (!t->ndim) continue;
+        CG_CHECK_S(!(mask & (1u << d)), CG_ERR_RUNTIME, "[squeeze_] dim %lld appears multiple times in the list of dims",
+                   (long long)d);
+        mask |= 1u << d;
+    }
+    return view_commit_(t, squeeze_mask(t, mask), ndims == 1 ? "SqueezeBackward4" : "SqueezeBackward5");
+}
+
+cg_status cg_as_strided_(cg_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
+                         int64_t storage_offset) {
+    if (view_inplace_check("as_strided_", t)) return cg_last_error();
+    return view_commit_(t, cg_as_strided(t, ndim, shape, strides, storage_offset), "AsStridedBackward1");
+}

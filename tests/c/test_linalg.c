@@ -265,7 +265,12 @@ TEST(linalg_errors) {
     cg_tensor *bad_self = tt_rand(CG_DTYPE_F32, 1, SH(4), -1, 1, 1), *sq = tt_rand(CG_DTYPE_F32, 2, SH(3, 2), -1, 1, 1);
     CHECK_ERR(cg_addmm(bad_self, a, sq, 1, 1) == NULL, CG_ERR_SHAPE, "[addmm] self of shape (4,) cannot be broadcast to the product's shape (2,2)");
     CHECK_ERR(cg_baddbmm(bad_self, x, x, 1, 1) == NULL, CG_ERR_SHAPE, "[baddbmm] shapes (2,2,3) and (2,2,3) cannot be multiplied");
-    CHECK_ERR(cg_addmm(ia, ia, ia, 0.5, 1) == NULL, CG_ERR_VALUE, "must be integers");
+    CHECK_ERR(cg_addmm(ia, ia, ia, 1e30, 1) == NULL, CG_ERR_VALUE, "without overflow");
+    cg_tensor *i1 = cg_ones(2, SH(2, 2), CG_DTYPE_I64, cg_cpu());
+    cg_tensor *trunc_r = cg_addmm(i1, i1, i1, 2.5, 1.5); /* integer inputs: beta 2, alpha 1 (PyTorch truncates) */
+    CHECK(trunc_r && tt_get(trunc_r, 0) == 4.0);
+    cg_tensor_release(trunc_r);
+    cg_tensor_release(i1);
     CHECK_ERR(cg_matmul(NULL, a) == NULL, CG_ERR_VALUE, "NULL");
     cg_tensor *ts[] = {s, a, b, ad, v3, v4, x, y, bl, ia, bad_self, sq};
     for (int i = 0; i < 12; i++) cg_tensor_release(ts[i]);

@@ -2,6 +2,7 @@
  * momentum, eval), instance_norm, layer_norm, group_norm and rms_norm against
  * float64 reference loops; gradcheck + gradgradcheck (input, weight, bias) on
  * contiguous and non-contiguous inputs; error cases. */
+#include <math.h>
 #include "test.h"
 
 #include <stdlib.h>
@@ -201,7 +202,7 @@ TEST(nn_other_norm_values) {
         double is = 1 / sqrt(s / 3 + 2.220446049250313e-16);
         for (int k = 0; k < 3; k++) ref[row * 3 + k] = xs[row * 3 + k] * is * tt_get(rw, k);
     }
-    r = cg_rms_norm(x, 1, &n1, rw, -1);
+    r = cg_rms_norm(x, 1, &n1, rw, NAN);
     check_close(r, ref, 24, 1e-12, "rms_norm");
     cg_tensor_release(r);
     /* empty batch */
@@ -236,7 +237,7 @@ TEST(nn_norm_errors) {
     int64_t ns2[2] = {4, 3};
     CHECK_ERR(cg_layer_norm(x, 2, ns2, w3, NULL, 1e-5) == NULL, CG_ERR_SHAPE, "weight");
     CHECK_ERR(cg_group_norm(x, 3, NULL, NULL, 1e-5) == NULL, CG_ERR_VALUE, "divisible by num_groups");
-    CHECK_ERR(cg_rms_norm(x, 1, &C, NULL, -1) == NULL, CG_ERR_SHAPE, "[rms_norm]");
+    CHECK_ERR(cg_rms_norm(x, 1, &C, NULL, NAN) == NULL, CG_ERR_SHAPE, "[rms_norm]");
     cg_tensor *xi = cg_zeros(3, sh, CG_DTYPE_I64, cg_cpu());
     CHECK_ERR(cg_layer_norm(xi, 1, &three, NULL, NULL, 1e-5) == NULL, CG_ERR_DTYPE, "int64");
     CHECK_ERR(cg_batch_norm(NULL, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) == NULL, CG_ERR_VALUE, "NULL");

@@ -98,3 +98,53 @@ TEST(views_empty_and_zero_dim) {
     cg_tensor *ts[] = {e, t, s, z, u};
     for (int i = 0; i < 5; i++) cg_tensor_release(ts[i]);
 }
+
+/* as_strided of a transposed input, reaching outside its region (Note [General as_strided backward]) */
+static cg_tensor *f_as_strided_general(cg_tensor *const *in, void *ctx) {
+    (void)ctx;
+    cg_tensor *t = cg_t(in[0]); /* (4,3), strides (1,4) */
+    int64_t sz[2] = {3, 3}, st[2] = {1, 2};
+    cg_tensor *a = cg_as_strided(t, 2, sz, st, 1);
+    cg_tensor *a2 = cg_mul(a, a), *y = cg_sum(a2, 0, NULL, false);
+    cg_tensor_release(t);
+    cg_tensor_release(a);
+    cg_tensor_release(a2);
+    return y;
+}
+
+TEST(views_as_strided_general_input_grads) {
+    int64_t sh[2] = {3, 4};
+    cg_tensor *x = tt_rand(CG_DTYPE_F64, 2, sh, -1, 1, 21);
+    cg_tensor_set_requires_grad(x, true);
+    CHECK(tt_gradcheck(f_as_strided_general, NULL, 1, &x, 1e-6, 1e-7, 1e-5));
+    CHECK(tt_gradgradcheck(f_as_strided_general, NULL, 1, &x, 1e-6, 1e-7, 1e-5));
+    cg_tensor_release(x);
+}
+
+/* in-place views: geometry, history, version, errors (Note [In-place views]) */
+TEST(views_inplace_geometry_history_errors) {
+    int64_t sh[2] = {2, 3};
+    cg_tensor *x = tt_rand(CG_DTYPE_F64, 2, sh, -1, 1, 22);
+    cg_tensor_set_requires_grad(x, true);
+    CHECK(cg_t_(x) == CG_ERR_RUNTIME); /* a leaf requiring grad */
+    cg_tensor *two = cg_scalar(2.0, CG_DTYPE_F64);
+    cg_tensor *y = cg_mul(x, two);
+    uint64_t v0 = cg_tensor_version(y);
+    CHECK_OK(cg_transpose_(y, 0, 1));
+    CHECK(cg_tensor_shape(y)[0] == 3 && cg_tensor_strides(y)[0] == 1 && cg_tensor_version(y) == v0 + 1);
+    CHECK_OK(cg_unsqueeze_(y, 0));
+    CHECK(cg_tensor_ndim(y) == 3);
+    int64_t d0 = 0;
+    CHECK_OK(cg_squeeze_dims_(y, 1, &d0));
+    CHECK(cg_tensor_ndim(y) == 2);
+    CHECK(cg_transpose_(y, 0, 2) == CG_ERR_INDEX && cg_tensor_ndim(y) == 2);
+    int64_t sz = 7, st = 1;
+    CHECK(cg_as_strided_(y, 1, &sz, &st, 0) == CG_ERR_INDEX);
+    cg_tensor *s = cg_sum(y, 0, NULL, false);
+    CHECK_OK(cg_backward(s, NULL, false, false));
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 4), 2.0, 0);
+    CHECK_OK(cg_squeeze_(two)); /* 0-d: unchanged */
+    CHECK(cg_tensor_ndim(two) == 0);
+    cg_tensor *ts[] = {x, two, y, s};
+    for (int i = 0; i < 4; i++) cg_tensor_release(ts[i]);
+}

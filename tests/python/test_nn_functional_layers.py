@@ -365,8 +365,9 @@ def test_embedding_options():
         yt = TF.embedding(torch.tensor(idx), wt, max_norm=1.5, norm_type=norm_type)
         _close(yc, yt, "embedding max_norm")
         _close(wc, wt, "embedding max_norm weight")
-    with pytest.raises(NotImplementedError, match="scale_grad_by_freq"):
-        F.embedding(cgrad.tensor(idx), cgrad.tensor(w), scale_grad_by_freq=True)
+    # scale_grad_by_freq=True is supported (tests/python/test_opdb_fixes.py checks its gradient)
+    _close(F.embedding(cgrad.tensor(idx), cgrad.tensor(w), scale_grad_by_freq=True),
+           TF.embedding(torch.tensor(idx), torch.tensor(w), scale_grad_by_freq=True), "embedding scale_grad_by_freq")
     with pytest.raises(NotImplementedError, match="sparse"):
         F.embedding(cgrad.tensor(idx), cgrad.tensor(w), sparse=True)
     with pytest.raises(AssertionError, match="Padding_idx"):

@@ -425,3 +425,263 @@ def test_tensor_to_copy_returns_a_new_tensor_with_its_own_storage() -> None:
     z = y.to("cpu", None, False, True)
     z.add_(1)
     assert y.tolist() == [1.0, 1.0]
+
+
+# ---------------------------------------------------------------- hardtanh / relu6 / softsign on integer dtypes
+
+INT_ACT_DTYPES = ["int64", "int32", "int16", "int8", "uint8"]
+
+
+@pytest.mark.parametrize("dtype", INT_ACT_DTYPES)
+@pytest.mark.parametrize("name,args", [("hardtanh", ()), ("hardtanh", (-1.5, 2.7)), ("hardtanh", (0.0, 3.0)),
+                                       ("relu6", ()), ("softsign", ())])
+def test_integer_activations(name: str, args: Tuple[float, ...], dtype: str) -> None:
+    data = [[-7, -1, 0], [2, 5, 9]]
+    c = cgrad.tensor(data).to(getattr(cgrad, dtype))
+    t = torch.tensor(data).to(getattr(torch, dtype))
+    try:
+        want = getattr(TF, name)(t, *args)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError, match="unsigned type with negative limits"):
+            getattr(CF, name)(c, *args)
+        assert "negative limits" in str(e)
+        return
+    assert_same(getattr(CF, name)(c, *args), want)
+    # non-contiguous and 0-d / empty inputs
+    assert_same(getattr(CF, name)(c.t(), *args), getattr(TF, name)(t.t(), *args))
+    assert_same(getattr(CF, name)(c[0, 0], *args), getattr(TF, name)(t[0, 0], *args))
+    assert_same(getattr(CF, name)(c[:0], *args), getattr(TF, name)(t[:0], *args))
+
+
+@pytest.mark.parametrize("name", ["hardtanh", "relu6"])
+def test_integer_activations_inplace(name: str) -> None:
+    c, t = cgrad.tensor([-7, 0, 9]), torch.tensor([-7, 0, 9])
+    rc, rt = getattr(CF, name)(c, inplace=True), getattr(TF, name)(t, inplace=True)
+    assert rc is c and rt is t
+    assert_same(c, t)
+
+
+@pytest.mark.parametrize("name", ["hardtanh", "relu6", "softsign"])
+def test_bool_activations_refused(name: str) -> None:
+    t, c = torch.tensor([True, False]), cgrad.tensor([True, False])
+    with pytest.raises(Exception) as te:
+        getattr(TF, name)(t)
+    with pytest.raises(te.type):
+        getattr(CF, name)(c)
+
+
+# ---------------------------------------------------------------- bilinear on integer dtypes
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_bilinear_integer(dtype: str, bias: bool) -> None:
+    rng = np.random.default_rng(0)
+    x1, x2 = rng.integers(0, 4, (2, 3, 2)).tolist(), rng.integers(0, 4, (2, 3, 4)).tolist()
+    w, b = rng.integers(0, 3, (5, 2, 4)).tolist(), rng.integers(0, 3, (5,)).tolist()
+    cd, td = getattr(cgrad, dtype), getattr(torch, dtype)
+    cargs = [cgrad.tensor(a, dtype=cd) for a in (x1, x2, w)] + ([cgrad.tensor(b, dtype=cd)] if bias else [])
+    targs = [torch.tensor(a, dtype=td) for a in (x1, x2, w)] + ([torch.tensor(b, dtype=td)] if bias else [])
+    assert_same(CF.bilinear(*cargs), TF.bilinear(*targs))
+    # non-contiguous inputs
+    assert_same(CF.bilinear(cargs[0].transpose(0, 1), cargs[1].transpose(0, 1), *cargs[2:]),
+                TF.bilinear(targs[0].transpose(0, 1), targs[1].transpose(0, 1), *targs[2:]))
+
+
+def test_bilinear_bool_refused() -> None:
+    for lib, F in ((torch, TF), (cgrad, CF)):
+        a = lib.tensor([[True]])
+        with pytest.raises(NotImplementedError):
+            F.bilinear(a, a, lib.ones(1, 1, 1, dtype=lib.bool))
+
+
+# ---------------------------------------------------------------- narrow with a tensor start
+
+@pytest.mark.parametrize("start", [1, -2, "t0d", "t0d_int8", "t0d_neg"])
+def test_narrow_tensor_start(start: Any) -> None:
+    def conv(lib: Any) -> Any:
+        if start == "t0d":
+            return lib.tensor(1)
+        if start == "t0d_int8":
+            return lib.tensor(2, dtype=lib.int8)
+        if start == "t0d_neg":
+            return lib.tensor(-3)
+        return start
+    c = cgrad.arange(10.0, dtype=cgrad.float64).view(2, 5).requires_grad_()
+    t = torch.arange(10.0, dtype=torch.float64).view(2, 5).requires_grad_()
+    rc, rt = c.narrow(1, conv(cgrad), 2), t.narrow(1, conv(torch), 2)
+    assert_same(rc, rt)
+    assert_same(cgrad.narrow(c.t(), 0, conv(cgrad), 2), torch.narrow(t.t(), 0, conv(torch), 2))
+    rc.sum().backward(), rt.sum().backward()
+    assert_same(c.grad, t.grad)
+
+
+@pytest.mark.parametrize("bad", ["1-element", "bool", "float", "2-element"])
+def test_narrow_bad_tensor_start(bad: str) -> None:
+    for lib in (cgrad, torch):
+        s = {"1-element": lib.tensor([1]), "bool": lib.tensor(True), "float": lib.tensor(1.0),
+             "2-element": lib.tensor([1, 2])}[bad]
+        with pytest.raises(RuntimeError, match="start must be an 0-dim integral Tensor"):
+            lib.arange(10.0).view(2, 5).narrow(1, s, 2)
+
+
+def test_narrow_non_int_start() -> None:
+    for lib in (cgrad, torch):
+        for s in (1.0, True):
+            with pytest.raises(TypeError):
+                lib.arange(10.0).narrow(0, s, 2)
+
+
+# ---------------------------------------------------------------- gather with an empty index of another rank
+
+@pytest.mark.parametrize("ishape", [(0,), (0, 2, 2), (3, 0, 4)])
+@pytest.mark.parametrize("xshape", [(2, 3), ()])
+def test_gather_empty_index_any_rank(xshape: Tuple[int, ...], ishape: Tuple[int, ...]) -> None:
+    c = cgrad.ones(xshape, dtype=cgrad.float64).requires_grad_()
+    t = torch.ones(xshape, dtype=torch.float64).requires_grad_()
+    rc = cgrad.gather(c, 0, cgrad.empty(*ishape, dtype=cgrad.int64))
+    rt = torch.gather(t, 0, torch.empty(*ishape, dtype=torch.int64))
+    assert_same(rc, rt)
+    rc.sum().backward(), rt.sum().backward()
+    assert_same(c.grad, t.grad)
+
+
+def test_gather_nonempty_index_rank_mismatch_still_refused() -> None:
+    for lib in (cgrad, torch):
+        with pytest.raises(RuntimeError, match="same number of dimensions"):
+            lib.gather(lib.ones(2, 3), 1, lib.zeros(2, 2, 2, dtype=lib.int64))
+        with pytest.raises(IndexError):
+            lib.gather(lib.ones(2, 3), 5, lib.empty(0, 2, 2, dtype=lib.int64))
+
+
+# ---------------------------------------------------------------- integer addmm / baddbmm with fractional beta / alpha
+
+LINALG_INT_CASES = [(0.5, 1.5), (2, 1.5), (2.7, 3), (-0.5, -1.5), (1, 1)]
+
+
+@pytest.mark.parametrize("beta,alpha", LINALG_INT_CASES)
+@pytest.mark.parametrize("op", ["baddbmm", "addmm", "baddbmm_", "addmm_"])
+def test_integer_products_truncate_beta_alpha(op: str, beta: float, alpha: float) -> None:
+    rng = np.random.default_rng(1)
+    if op.startswith("baddbmm"):
+        shapes = [(2, 3, 4), (2, 3, 5), (2, 5, 4)]
+    else:
+        shapes = [(3, 4), (3, 5), (5, 4)]
+    data = [rng.integers(-3, 4, s).tolist() for s in shapes]
+    c = [cgrad.tensor(d) for d in data]
+    t = [torch.tensor(d) for d in data]
+    if op.endswith("_"):
+        rc = getattr(c[0], op)(c[1], c[2], beta=beta, alpha=alpha)
+        rt = getattr(t[0], op)(t[1], t[2], beta=beta, alpha=alpha)
+        assert rc is c[0]
+    else:
+        rc = getattr(cgrad, op)(*c, beta=beta, alpha=alpha)
+        rt = getattr(torch, op)(*t, beta=beta, alpha=alpha)
+        # a broadcast self
+        assert_same(getattr(cgrad, op)(c[0][..., :1, :], *c[1:], beta=beta, alpha=alpha),
+                    getattr(torch, op)(t[0][..., :1, :], *t[1:], beta=beta, alpha=alpha))
+    assert_same(rc, rt)
+
+
+@pytest.mark.parametrize("beta,alpha", LINALG_INT_CASES)
+@pytest.mark.parametrize("op", ["addbmm", "addmv"])
+def test_composed_integer_products_truncate_too(op: str, beta: float, alpha: float) -> None:
+    out = []
+    for lib in (cgrad, torch):
+        m = lib.arange(4, dtype=lib.int64).view(2, 2) - 1
+        args = {"addbmm": (m, m[None].expand(3, 2, 2), m[None].expand(3, 2, 2)), "addmv": (m[0], m, m[1])}[op]
+        out.append(getattr(lib, op)(*args, beta=beta, alpha=alpha))
+    assert_same(*out)
+
+
+def test_addr_refuses_fractional_beta_for_integers() -> None:
+    for lib in (cgrad, torch):
+        m = lib.ones(2, 2, dtype=lib.int64)
+        with pytest.raises(RuntimeError, match="must not be a floating point number"):
+            lib.addr(m, m[0], m[0], beta=0.5)
+
+
+@pytest.mark.parametrize("v", [float("inf"), float("nan"), 1e30])
+def test_integer_addmm_beta_overflow(v: float) -> None:
+    for lib in (cgrad, torch):
+        m = lib.ones(2, 2, dtype=lib.int64)
+        with pytest.raises(RuntimeError, match="without overflow"):
+            lib.addmm(m, m, m, beta=v)
+
+
+# ---------------------------------------------------------------- rms_norm with a negative eps; adaptive pools' ValueError
+
+@pytest.mark.parametrize("eps", [-0.5, -1e-3, None, 0.0, 1e-2])
+@pytest.mark.parametrize("data", [[[1.0, 2.0, 3.0], [0.1, 0.2, 0.3]], [[0.5, -0.25]]])
+def test_rms_norm_eps(eps: Any, data: Any) -> None:
+    c, t = both(data, requires_grad=True)
+    n = len(data[0])
+    rc, rt = CF.rms_norm(c, (n,), eps=eps), TF.rms_norm(t, (n,), eps=eps)
+    assert_same(rc, rt, atol=1e-9)
+    rc.sum().backward(), rt.sum().backward()
+    assert_same(c.grad, t.grad, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["adaptive_avg_pool2d", "adaptive_max_pool2d"])
+@pytest.mark.parametrize("shape,size", [((3, 4), (2, 2)), ((4,), (2, 2)), ((3, 4), [2, None])])
+def test_adaptive_pool2d_low_rank_sequence_size(name: str, shape: Tuple[int, ...], size: Any) -> None:
+    for lib, F in ((torch, TF), (cgrad, CF)):
+        with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+            getattr(F, name)(lib.zeros(*shape), size)
+
+
+# ---------------------------------------------------------------- batch_norm of a 1-D empty input
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("affine", [False, True])
+def test_batch_norm_1d_empty(training: bool, affine: bool) -> None:
+    res = []
+    for lib, F in ((cgrad, CF), (torch, TF)):
+        x = lib.empty(0, dtype=lib.float64).requires_grad_()
+        w = lib.full((2,), 3.0, dtype=lib.float64) if affine else None
+        b = lib.full((2,), 1.0, dtype=lib.float64) if affine else None
+        rm = None if training else lib.zeros(1, dtype=lib.float64)
+        rv = None if training else lib.ones(1, dtype=lib.float64)
+        r = F.batch_norm(x, rm, rv, w, b, training=training)
+        assert r.requires_grad and r.grad_fn is not None
+        r.sum().backward()
+        res.append((r, x.grad))
+    assert_same(res[0][0], res[1][0])
+    assert_same(res[0][1], res[1][1])
+
+
+# ---------------------------------------------------------------- bernoulli(p) with p requiring grad
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (), (0, 2)])
+def test_bernoulli_p_requiring_grad(shape: Tuple[int, ...]) -> None:
+    res = []
+    for lib in (cgrad, torch):
+        p = lib.full(shape, 0.5, dtype=lib.float64).requires_grad_()
+        r = lib.bernoulli(p)
+        assert r.requires_grad and r.grad_fn is not None and r.grad_fn.name() == "BernoulliBackward0"
+        assert tuple(r.shape) == shape and set(r.flatten().tolist()) <= {0.0, 1.0}
+        (r * 3).sum().backward()
+        res.append(p.grad)
+        m = p.detach().bernoulli()
+        assert not m.requires_grad
+    assert_same(res[0], res[1])
+
+
+# ---------------------------------------------------------------- embedding(scale_grad_by_freq=True); sparse=True refused
+
+@pytest.mark.parametrize("padding_idx", [None, 1])
+@pytest.mark.parametrize("max_norm", [None, 5.0])
+def test_embedding_scale_grad_by_freq(padding_idx: Any, max_norm: Any) -> None:
+    res = []
+    for lib, F in ((cgrad, CF), (torch, TF)):
+        w = lib.arange(12.0, dtype=lib.float64).view(4, 3).requires_grad_()
+        idx = lib.tensor([[0, 2, 0], [1, 0, 2]])
+        out = F.embedding(idx, w, padding_idx=padding_idx, max_norm=max_norm, scale_grad_by_freq=True)
+        (out * lib.arange(18.0, dtype=lib.float64).view(2, 3, 3)).sum().backward()
+        res.append((out, w.grad))
+    assert_same(res[0][0], res[1][0])
+    assert_same(res[0][1], res[1][1])
+
+
+def test_embedding_sparse_is_not_implemented() -> None:
+    with pytest.raises(NotImplementedError, match="sparse"):
+        CF.embedding(cgrad.tensor([0]), cgrad.ones(2, 2), sparse=True)

@@ -8,6 +8,8 @@
  * functions only: torch has no Tensor methods for these. */
 #include "ops_math.h"
 
+#include <math.h>
+
 #include <string.h>
 
 #define FASTKW_ARGS PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
@@ -365,7 +367,7 @@ static PyObject *f_rms_norm(FASTKW_ARGS) {
     int nd;
     int64_t shape[CG_MAX_DIMS];
     cg_tensor *w;
-    double eps = -1.0;
+    double eps = NAN; /* None: the dtype's epsilon */
     if (PARSE("rms_norm", names, 4, 2, v) || norm_shape(v[1], &nd, shape, "rms_norm") ||
         opt_tensor(v[2], &w, "rms_norm", "weight") || opt_double(v[3], &eps, "eps"))
         return NULL;

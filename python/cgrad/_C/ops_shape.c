@@ -276,11 +276,26 @@ static PyObject *py_unflatten(CGPY_FASTKW_ARGS) {
 /* narrow(input, dim, start, length) */
 static PyObject *py_narrow(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("narrow", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ),
-                                      CGPY_ARG("start", CGPY_A_INT, CGPY_REQ),
+                                      CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ),
                                         CGPY_ARG("length", CGPY_A_INT, CGPY_REQ));
     cgpy_val v[4];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
-    return cgpy_result(cg_narrow(v[0].t, v[1].i, v[2].i, v[3].i));
+    /* start: an int, or (PyTorch's Tensor overload) a 0-d integral, non-bool tensor */
+    PyObject *so = v[2].o;
+    if (cgpy_is_tensor(so)) {
+        cg_tensor *st = cgpy_t(so);
+        cg_dtype dt = cg_tensor_dtype(st);
+        if (cg_tensor_ndim(st) != 0 || dt == CG_DTYPE_BOOL || cg_dtype_is_floating(dt)) {
+            PyErr_SetString(PyExc_RuntimeError, "start must be an 0-dim integral Tensor.");
+            return NULL;
+        }
+    } else if (PyBool_Check(so) || !PyIndex_Check(so)) {
+        PyErr_Format(PyExc_TypeError, "narrow(): argument 'start' must be int, not %.100s", Py_TYPE(so)->tp_name);
+        return NULL;
+    }
+    int64_t start = PyLong_AsLongLong(so);
+    if (start == -1 && PyErr_Occurred()) return NULL;
+    return cgpy_result(cg_narrow(v[0].t, v[1].i, start, v[3].i));
 }
 
 /* select(input, dim, index) */
@@ -686,6 +701,58 @@ static PyObject *py_triu(CGPY_FASTKW_ARGS) { return tri_op(self, args, nargs, kw
 static PyObject *py_tril_(CGPY_FASTKW_ARGS) { return tri_op(self, args, nargs, kwnames, false, true); }
 static PyObject *py_triu_(CGPY_FASTKW_ARGS) { return tri_op(self, args, nargs, kwnames, true, true); }
 
+/* ---------------------------------------------------------------- in-place views */
+
+/* x.transpose_(dim0, dim1) / swapdims_ / swapaxes_, x.t_(), x.squeeze_(dim=None), x.unsqueeze_(dim),
+ * x.as_strided_(size, stride, storage_offset=None): x's own geometry changes (Note [In-place views]) */
+#define TRANSPOSE_INPLACE_OP(pyname, name, d0, d1)                                                             \
+    static PyObject *pyname(CGPY_FASTKW_ARGS) {                                                                \
+        static cgpy_spec spec = CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG(d0, CGPY_A_INT, CGPY_REQ), CGPY_ARG(d1, CGPY_A_INT, CGPY_REQ)); \
+        cgpy_val v[3];                                                                                         \
+        if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;                                \
+        return cgpy_inplace_result(v[0].o, cg_transpose_(v[0].t, v[1].i, v[2].i));                             \
+    }
+TRANSPOSE_INPLACE_OP(py_transpose_, "transpose_", "dim0", "dim1")
+TRANSPOSE_INPLACE_OP(py_swapdims_, "swapdims_", "dim0", "dim1")
+TRANSPOSE_INPLACE_OP(py_swapaxes_, "swapaxes_", "axis0", "axis1")
+
+static PyObject *py_t_(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("t_", CGPY_INPUT_ARG);
+    cgpy_val v[1];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_inplace_result(v[0].o, cg_t_(v[0].t));
+}
+
+static PyObject *py_squeeze_(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("squeeze_", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_DIMS));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    if (!cgpy_given(&v[1])) return cgpy_inplace_result(v[0].o, cg_squeeze_(v[0].t));
+    return cgpy_inplace_result(v[0].o, cg_squeeze_dims_(v[0].t, v[1].n, v[1].v));
+}
+
+static PyObject *py_unsqueeze_(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("unsqueeze_", CGPY_INPUT_ARG, CGPY_ARG("dim", CGPY_A_INT, CGPY_REQ));
+    cgpy_val v[2];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    return cgpy_inplace_result(v[0].o, cg_unsqueeze_(v[0].t, v[1].i));
+}
+
+static PyObject *py_as_strided_(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("as_strided_", CGPY_INPUT_ARG, CGPY_ARG("size", CGPY_A_INTLIST, CGPY_REQ),
+                                      CGPY_ARG("stride", CGPY_A_INTLIST, CGPY_REQ),
+                                      CGPY_ARG("storage_offset", CGPY_A_OPT_INT));
+    cgpy_val v[4];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    int n1 = v[1].n, n2 = v[2].n;
+    int64_t o = cgpy_given(&v[3]) ? v[3].i : cg_tensor_offset(v[0].t);
+    if (n1 != n2) {
+        PyErr_Format(PyExc_RuntimeError, "as_strided_: mismatch in length of strides and shape (%d vs %d)", n2, n1);
+        return NULL;
+    }
+    return cgpy_inplace_result(v[0].o, cg_as_strided_(v[0].t, n1, v[1].v, v[2].v, o));
+}
+
 /* ---------------------------------------------------------------- tables */
 
 /* ops that are both Tensor methods and module functions */
@@ -708,6 +775,13 @@ PyMethodDef cgpy_shape_methods[] = {
     CGPY_FASTKW("unfold", py_unfold),
     CGPY_FASTKW("tril_", py_tril_),
     CGPY_FASTKW("triu_", py_triu_),
+    CGPY_FASTKW("transpose_", py_transpose_),
+    CGPY_FASTKW("swapdims_", py_swapdims_),
+    CGPY_FASTKW("swapaxes_", py_swapaxes_),
+    CGPY_FASTKW("t_", py_t_),
+    CGPY_FASTKW("squeeze_", py_squeeze_),
+    CGPY_FASTKW("unsqueeze_", py_unsqueeze_),
+    CGPY_FASTKW("as_strided_", py_as_strided_),
     CGPY_TABLE_END,
 };
 PyMethodDef cgpy_shape_functions[] = {

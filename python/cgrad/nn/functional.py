@@ -73,6 +73,10 @@ def max_pool2d(input: Tensor, kernel_size: _Ints, stride: Optional[_Ints] = None
 
 def _output_size(output_size: _OptInts, input: Tensor, n: int) -> _Ints:
     """Adaptive pooling's output_size with None entries taken from the input."""
+    if output_size is not None and not isinstance(output_size, int) and isinstance(input, Tensor):
+        # PyTorch's _list_with_default: a sequence output_size needs an input of more dims (ValueError)
+        if hasattr(output_size, "__len__") and input.dim() <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if output_size is None or isinstance(output_size, int) or not any(o is None for o in output_size):
         return output_size  # type: ignore[return-value]
     sizes = list(output_size)
@@ -138,6 +142,14 @@ def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optio
             raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.dim() == 1 and input.numel() == 0:
+        # PyTorch: an empty input gives a clone (kept in the graph), scaled by weight[0] / shifted by bias[0]
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     return _C.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
@@ -266,10 +278,9 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of weight (V, D) picked by the integer indices in input: input.shape + (D,)."""
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding: scale_grad_by_freq=True is not supported by cgrad")
     if sparse:
-        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported by cgrad")
+        raise NotImplementedError("embedding: sparse=True needs sparse gradient tensors, which cgrad does not have; "
+                                  "use sparse=False (a dense gradient)")
     if padding_idx is not None:
         if padding_idx > 0:
             if padding_idx >= weight.shape[0]:
@@ -283,6 +294,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, 
     if max_norm is not None:
         input = input.contiguous()
         _C.embedding_renorm_(weight.detach(), input, max_norm, norm_type)
+    if scale_grad_by_freq and weight.requires_grad and _C.is_grad_enabled():
+        # PyTorch: each row's gradient divided by how often its index occurs in this input
+        counts = input.reshape(-1).bincount(minlength=weight.shape[0]).clamp(min=1)
+        scale = counts.to(weight.dtype).reshape(-1, *([1] * (weight.dim() - 1)))
+        w = weight * 1
+        w.register_hook(lambda g: g / scale)
+        return _C.embedding(w, input, padding_idx)
     return _C.embedding(weight, input, padding_idx)
 
 
@@ -309,10 +327,38 @@ selu_ = _C.selu_
 celu_ = _C.celu_
 leaky_relu_ = _C._leaky_relu_
 elu_ = _C._elu_
-hardtanh_ = _C._hardtanh_
 gelu = _C._gelu
 softplus = _C._softplus
-softsign = _C._softsign
+
+
+# Integer inputs (Note: PyTorch's CPU build): hardtanh / relu6 clamp them to the
+# limits truncated to integers, keeping the dtype (uint8 refuses negative limits
+# for hardtanh); softsign is x / (|x| + 1), a true division; bool is refused.
+def _int_hardtanh(input: Tensor, min_val: float, max_val: float, inplace: bool, name: str) -> Tensor:
+    if input.dtype == _C.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    lo, hi = int(min_val), int(max_val)
+    if input.dtype == _C.uint8 and name == "hardtanh" and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    return input.clamp_(lo, hi) if inplace else _C.clamp(input, lo, hi)
+
+
+def _is_integral(input: _Any) -> bool:
+    return isinstance(input, Tensor) and not input.is_floating_point() and not input.is_complex()
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    if _is_integral(input):
+        return _int_hardtanh(input, min_val, max_val, True, "hardtanh")
+    return _C._hardtanh_(input, min_val, max_val)
+
+
+def softsign(input: Tensor) -> Tensor:
+    if _is_integral(input):
+        if input.dtype == _C.bool:
+            raise NotImplementedError("softsign: \"abs_cpu\" not implemented for 'Bool'")
+        return input / (input.abs() + 1)  # PyTorch's formula: 1 + |x| in the integer dtype (it wraps)
+    return _C._softsign(input)
 logsigmoid = _C._logsigmoid
 tanh = _C.tanh
 sigmoid = _C.sigmoid
@@ -323,6 +369,8 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    if _is_integral(input):
+        return _int_hardtanh(input, 0.0, 6.0, inplace, "relu6")
     return _relu6_(input) if inplace else _relu6(input)
 
 
@@ -351,6 +399,8 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    if _is_integral(input):
+        return _int_hardtanh(input, min_val, max_val, inplace, "hardtanh")
     return hardtanh_(input, min_val, max_val) if inplace else _htanh(input, min_val, max_val)
 
 
