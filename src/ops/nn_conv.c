@@ -94,10 +94,12 @@ static cg_tensor *contig_as(cg_tensor *t, cg_dtype dt) {
 static cg_status conv_compute(conv_kind kind, const char *name, const cg_conv_geom *g, cg_tensor *a, cg_tensor *b,
                               cg_tensor *bias, cg_tensor *out) {
     cg_dtype dt = out->dtype, cdt = (dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16) ? CG_DTYPE_F32 : dt;
+    bool integer = !cg_dtype_is_floating(dt);
+    if (integer) cdt = CG_DTYPE_I64; /* exact: Note [Integer conv] (src/backend/cpu/conv_int.c) */
     bool prev = cg_set_grad_enabled(false);
     cg_status st = CG_OK;
     /* a half x / y stays half: the kernels convert it per chunk (Note [Half conv]) */
-    cg_dtype adt = a->dtype, bdt = kind == CONV_WGRAD ? b->dtype : cdt;
+    cg_dtype adt = integer ? cdt : a->dtype, bdt = kind == CONV_WGRAD && !integer ? b->dtype : cdt;
     cg_tensor *ac = contig_as(a, adt), *bc = ac ? contig_as(b, bdt) : NULL;
     cg_tensor *biasc = bc && bias ? contig_as(bias, cdt) : NULL, *ow = NULL;
     if (!ac || !bc || (bias && !biasc)) goto fail;
@@ -145,7 +147,7 @@ static cg_tensor *conv_body(conv_kind kind, const char *name, const cg_conv_geom
     cg_tensor *args[3] = {a, b, bias};
     int nargs = bias ? 3 : 2;
     if (cg_check_same(name, nargs, args, cg_amp_cast_mask(&k_conv_schema[kind], nargs, args))) return NULL;
-    CG_CHECK(cg_dtype_is_floating(a->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
+    CG_CHECK(a->dtype != CG_DTYPE_BOOL, CG_ERR_NOT_IMPLEMENTED, "[%s] not supported for dtype %s", name,
              cg_dtype_name(a->dtype));
     cg_conv_geom g = *g0;
     g.n = a->ndim > 0 ? a->shape[0] : 0;
@@ -293,14 +295,16 @@ static int64_t arg_at(const int64_t *v, int d, int64_t dflt) { return v ? v[d] :
  * per-dim arguments. *batched tells whether input has its batch dim. */
 static cg_status check_common(const char *name, int nsp, cg_tensor *input, cg_tensor *weight, cg_tensor *bias,
                               const int64_t *stride, const int64_t *padding, const int64_t *dilation, int64_t groups,
-                              bool *batched) {
+                              bool transpose, bool *batched) {
     char s1[CG_SHAPE_STR];
     CG_CHECK_S(input && weight, CG_ERR_VALUE, "[%s] input and weight must not be NULL", name);
     cg_tensor *args[3] = {input, weight, bias};
     unsigned amp = cg_amp_cast_mask(&k_conv_schema[CONV_FWD], bias ? 3 : 2, args); /* conv and conv_transpose alike */
     if (cg_check_same(name, bias ? 3 : 2, args, amp)) return cg_last_error();
-    CG_CHECK_S(cg_dtype_is_floating(input->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
-               cg_dtype_name(input->dtype));
+    /* PyTorch's CPU build: every integer dtype for conv, int64 alone for conv_transpose (Note [Integer conv]) */
+    bool ok = cg_dtype_is_floating(input->dtype) ||
+              (transpose ? input->dtype == CG_DTYPE_I64 : input->dtype != CG_DTYPE_BOOL);
+    CG_CHECK_S(ok, CG_ERR_NOT_IMPLEMENTED, "[%s] not supported for dtype %s", name, cg_dtype_name(input->dtype));
     CG_CHECK_S(input->ndim == nsp + 2 || input->ndim == nsp + 1, CG_ERR_SHAPE,
                "[%s] expected input with %d dims %s or %d %s, got %s", name, nsp + 2, k_layouts[nsp][0], nsp + 1,
                k_layouts[nsp][1], cg_shape_str(s1, input->ndim, input->shape));
@@ -344,7 +348,7 @@ static cg_tensor *conv_nd(const char *name, int nsp, cg_tensor *input, cg_tensor
                           bool same) {
     bool batched = true;
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR], s3[CG_SHAPE_STR], s4[CG_SHAPE_STR];
-    if (check_common(name, nsp, input, weight, bias, stride, same ? NULL : padding, dilation, groups, &batched))
+    if (check_common(name, nsp, input, weight, bias, stride, same ? NULL : padding, dilation, groups, false, &batched))
         return NULL;
     int off = batched ? 1 : 0;
     int64_t cin = input->shape[off], cout = weight->shape[0];
@@ -430,7 +434,7 @@ static cg_tensor *conv_transpose_nd(const char *name, int nsp, cg_tensor *input,
                                     int64_t groups, const int64_t *dilation) {
     bool batched = true;
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR];
-    if (check_common(name, nsp, input, weight, bias, stride, padding, dilation, groups, &batched)) return NULL;
+    if (check_common(name, nsp, input, weight, bias, stride, padding, dilation, groups, true, &batched)) return NULL;
     int off = batched ? 1 : 0;
     int64_t cin = input->shape[off], cout;
     CG_CHECK(cg_mul_ok(weight->shape[1], groups, &cout), CG_ERR_VALUE,

@@ -60,6 +60,7 @@ static int with_spatial(const cg_tensor *t, int nsp, const int64_t sp[3], int64_
 static cg_status pool_run(const char *name, cg_pool_kind kind, const pool_geom *g, cg_tensor *src, cg_tensor *dst,
                           cg_tensor *idx) {
     cg_dtype dt = dst->dtype, cdt = dt == CG_DTYPE_F64 ? CG_DTYPE_F64 : CG_DTYPE_F32;
+    if (!cg_dtype_is_floating(dt)) cdt = CG_DTYPE_I64; /* exact (Note [Integer pool], src/backend/cpu/pool.c) */
     bool prev = cg_set_grad_enabled(false);
     cg_status st = CG_OK;
     cg_tensor *a = cg_tensor_alias(src), *sc = NULL, *dw = NULL;
@@ -106,8 +107,9 @@ static const char *avg_node_name(const pool_geom *g) {
 /* back = false: t (lead..., in...) -> avg (lead..., out...);
  * back = true:  t (lead..., out...) -> its adjoint (lead..., in...). */
 static cg_tensor *avg_body(bool back, const char *name, const pool_geom *g, cg_tensor *t) {
-    CG_CHECK(cg_dtype_is_floating(t->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
-             cg_dtype_name(t->dtype));
+    /* int64 forward only (Note [Integer pool]): PyTorch's CPU build has no other integer avg pool */
+    bool ok = cg_dtype_is_floating(t->dtype) || (t->dtype == CG_DTYPE_I64 && !back && !g->adaptive);
+    CG_CHECK(ok, CG_ERR_NOT_IMPLEMENTED, "[%s] not supported for dtype %s", name, cg_dtype_name(t->dtype));
     const int64_t *from = back ? g->out : g->in, *to = back ? g->in : g->out;
     int64_t expect[CG_MAX_DIMS], shape[CG_MAX_DIMS];
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR];
@@ -292,11 +294,12 @@ static const char *const k_layouts[3][2] = {{"", ""}, {"(N,C,L)", "(C,L)"}, {"(N
 
 /* input non-NULL, floating, (N,C,spatial) or (C,spatial) with non-empty
  * non-batch dims; fills g->nsp and g->in. */
-static cg_status check_input(const char *name, int nsp, cg_tensor *x, pool_geom *g) {
+static cg_status check_input(const char *name, int nsp, cg_tensor *x, bool ints, pool_geom *g) {
     char s1[CG_SHAPE_STR];
     CG_CHECK_S(x, CG_ERR_VALUE, "[%s] input must not be NULL", name);
-    CG_CHECK_S(cg_dtype_is_floating(x->dtype), CG_ERR_DTYPE, "[%s] not supported for dtype %s", name,
-               cg_dtype_name(x->dtype));
+    /* ints: max pool takes every integer dtype but bool, avg pool int64 (Note [Integer pool]) */
+    bool ok = cg_dtype_is_floating(x->dtype) || (ints && x->dtype != CG_DTYPE_BOOL);
+    CG_CHECK_S(ok, CG_ERR_NOT_IMPLEMENTED, "[%s] not supported for dtype %s", name, cg_dtype_name(x->dtype));
     CG_CHECK_S(x->ndim == nsp + 1 || x->ndim == nsp + 2, CG_ERR_SHAPE, "[%s] expected input with %d dims %s or %d %s, got %s",
                name, nsp + 2, k_layouts[nsp][0], nsp + 1, k_layouts[nsp][1], cg_shape_str(s1, x->ndim, x->shape));
     for (int d = x->ndim - nsp - 1; d < x->ndim; d++)
@@ -312,7 +315,7 @@ static cg_status check_input(const char *name, int nsp, cg_tensor *x, pool_geom 
 /* Fixed-window geometry (Note [Pool windows]), PyTorch's output size rule. */
 static cg_status fixed_geom(const char *name, int nsp, cg_tensor *x, const int64_t *kernel, const int64_t *stride,
                             const int64_t *padding, const int64_t *dilation, bool ceil_mode, pool_geom *g) {
-    if (check_input(name, nsp, x, g)) return cg_last_error();
+    if (check_input(name, nsp, x, true, g)) return cg_last_error();
     CG_CHECK_S(kernel, CG_ERR_VALUE, "[%s] kernel_size must not be NULL", name);
     char s1[CG_SHAPE_STR], s2[CG_SHAPE_STR];
     for (int d = 0; d < nsp; d++) {
@@ -353,7 +356,7 @@ static cg_status fixed_geom(const char *name, int nsp, cg_tensor *x, const int64
 }
 
 static cg_status adaptive_geom(const char *name, int nsp, cg_tensor *x, const int64_t *output_size, pool_geom *g) {
-    if (check_input(name, nsp, x, g)) return cg_last_error();
+    if (check_input(name, nsp, x, false, g)) return cg_last_error();
     CG_CHECK_S(output_size, CG_ERR_VALUE, "[%s] output_size must not be NULL", name);
     g->adaptive = true;
     for (int d = 0; d < nsp; d++) {

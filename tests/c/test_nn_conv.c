@@ -438,8 +438,8 @@ TEST(conv_double_backward_graph) {
 TEST(conv_errors) {
     cg_tensor *x = tt_rand(CG_DTYPE_F32, 4, SH(2, 3, 5, 5), -1, 1, 1), *w = tt_rand(CG_DTYPE_F32, 4, SH(4, 3, 3, 3), -1, 1, 2);
     cg_tensor *x2 = tt_rand(CG_DTYPE_F32, 2, SH(2, 3), -1, 1, 3), *w3 = tt_rand(CG_DTYPE_F32, 3, SH(4, 3, 3), -1, 1, 4);
-    cg_tensor *xd = tt_rand(CG_DTYPE_F64, 4, SH(2, 3, 5, 5), -1, 1, 5), *xi = cg_zeros(4, SH(2, 3, 5, 5), CG_DTYPE_I64, cg_cpu());
-    cg_tensor *wi = cg_zeros(4, SH(4, 3, 3, 3), CG_DTYPE_I64, cg_cpu()), *bb = cg_zeros(1, SH(5), CG_DTYPE_F32, cg_cpu());
+    cg_tensor *xd = tt_rand(CG_DTYPE_F64, 4, SH(2, 3, 5, 5), -1, 1, 5), *xi = cg_zeros(4, SH(2, 3, 5, 5), CG_DTYPE_BOOL, cg_cpu());
+    cg_tensor *wi = cg_zeros(4, SH(4, 3, 3, 3), CG_DTYPE_BOOL, cg_cpu()), *bb = cg_zeros(1, SH(5), CG_DTYPE_F32, cg_cpu());
     cg_tensor *wg = tt_rand(CG_DTYPE_F32, 4, SH(5, 1, 3, 3), -1, 1, 6), *wbig = tt_rand(CG_DTYPE_F32, 4, SH(4, 3, 7, 3), -1, 1, 7);
     CHECK_ERR(!cg_conv2d(x2, w, NULL, NULL, NULL, NULL, 1), CG_ERR_SHAPE,
               "[conv2d] expected input with 4 dims (N,C,H,W) or 3 (C,H,W), got (2,3)");
@@ -455,7 +455,7 @@ TEST(conv_errors) {
     CHECK_ERR(!cg_conv2d(x, w, NULL, NULL, NULL, SH(1, 0), 1), CG_ERR_VALUE, "dilation must be positive");
     CHECK_ERR(!cg_conv2d_same(x, w, NULL, SH(2, 1), NULL, 1), CG_ERR_VALUE, "padding='same' is not supported for strided");
     CHECK_ERR(!cg_conv2d(xd, w, NULL, NULL, NULL, NULL, 1), CG_ERR_DTYPE, "");
-    CHECK_ERR(!cg_conv2d(xi, wi, NULL, NULL, NULL, NULL, 1), CG_ERR_DTYPE, "[conv2d] not supported for dtype int64");
+    CHECK_ERR(!cg_conv2d(xi, wi, NULL, NULL, NULL, NULL, 1), CG_ERR_NOT_IMPLEMENTED, "[conv2d] not supported for dtype bool");
     CHECK_ERR(!cg_conv2d(x, w, bb, NULL, NULL, NULL, 1), CG_ERR_SHAPE, "expected bias of shape (4)");
     CHECK_ERR(!cg_conv2d(NULL, w, NULL, NULL, NULL, NULL, 1), CG_ERR_VALUE, "must not be NULL");
     CHECK_ERR(!cg_conv1d(x, w, NULL, NULL, NULL, NULL, 1), CG_ERR_SHAPE, "[conv1d] expected input with 3 dims (N,C,L)");
@@ -471,6 +471,40 @@ TEST(conv_errors) {
 }
 
 /* Autocast runs conv in the autocast dtype; an empty batch still backpropagates (zero weight grad). */
+/* Integer convs (Note [Integer conv]) are exact: small integers give the
+ * float64 conv's values; int8 wraps like arithmetic in int8; conv_transpose
+ * takes int64 alone. */
+static cg_tensor *int_vals(cg_dtype dt, int ndim, const int64_t *shape, int seed) {
+    double v[512];
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    for (int64_t k = 0; k < n && k < 512; k++) v[k] = (double)((k * 37 + seed * 11) % 41) - 20.0;
+    return tt_tensor(dt, ndim, shape, v);
+}
+
+TEST(conv_integer) {
+    cg_tensor *xf = int_vals(CG_DTYPE_F64, 4, SH(2, 4, 6, 5), 1), *wf = int_vals(CG_DTYPE_F64, 4, SH(6, 2, 3, 2), 2);
+    cg_tensor *xi = int_vals(CG_DTYPE_I64, 4, SH(2, 4, 6, 5), 1), *wi = int_vals(CG_DTYPE_I64, 4, SH(6, 2, 3, 2), 2);
+    cg_tensor *yf = cg_conv2d(xf, wf, NULL, SH(2, 1), SH(1, 1), SH(1, 2), 2);
+    cg_tensor *yi = cg_conv2d(xi, wi, NULL, SH(2, 1), SH(1, 1), SH(1, 2), 2);
+    CHECK(yf && yi && cg_tensor_dtype(yi) == CG_DTYPE_I64 && cg_tensor_numel(yi) == cg_tensor_numel(yf));
+    for (int64_t k = 0; yf && yi && k < cg_tensor_numel(yi); k++) CHECK(tt_get(yi, k) == tt_get(yf, k));
+    /* the transpose (weight (cin=6, cout/g=2, ...)) */
+    cg_tensor *tf = cg_conv_transpose2d(yf, wf, NULL, SH(2, 1), SH(1, 1), NULL, 2, SH(1, 2));
+    cg_tensor *ti = cg_conv_transpose2d(yi, wi, NULL, SH(2, 1), SH(1, 1), NULL, 2, SH(1, 2));
+    CHECK(tf && ti && cg_tensor_dtype(ti) == CG_DTYPE_I64 && cg_tensor_numel(ti) == cg_tensor_numel(tf));
+    for (int64_t k = 0; tf && ti && k < cg_tensor_numel(ti); k++) CHECK(tt_get(ti, k) == tt_get(tf, k));
+    /* int8: 4 * 100 * 100 = 40000 wraps to 64 */
+    cg_tensor *x8 = cg_full(3, SH(1, 4, 3), 100.0, CG_DTYPE_I8, cg_cpu()), *w8 = cg_full(3, SH(1, 4, 1), 100.0, CG_DTYPE_I8, cg_cpu());
+    cg_tensor *wt8 = cg_full(3, SH(4, 1, 1), 1.0, CG_DTYPE_I8, cg_cpu());
+    cg_tensor *y8 = cg_conv1d(x8, w8, NULL, NULL, NULL, NULL, 1);
+    CHECK(y8 && cg_tensor_dtype(y8) == CG_DTYPE_I8 && tt_get(y8, 0) == 64.0);
+    CHECK_ERR(!cg_conv_transpose1d(x8, wt8, NULL, NULL, NULL, NULL, 1, NULL), CG_ERR_NOT_IMPLEMENTED,
+              "[conv_transpose1d] not supported for dtype int8");
+    cg_tensor *all[] = {xf, wf, xi, wi, yf, yi, tf, ti, x8, w8, wt8, y8};
+    for (int i = 0; i < 12; i++) cg_tensor_release(all[i]);
+}
+
 TEST(conv_autocast_and_empty_backward) {
     cg_tensor *x = tt_rand(CG_DTYPE_F32, 4, SH(2, 2, 5, 5), -1, 1, 11), *w = tt_rand(CG_DTYPE_F32, 4, SH(3, 2, 3, 3), -1, 1, 12);
     cg_set_autocast(true, CG_DTYPE_BF16);

@@ -294,7 +294,7 @@ TEST(max_pool_grad_accumulates) {
 
 TEST(pool_errors) {
     cg_tensor *x = tt_rand(CG_DTYPE_F32, 4, SH(2, 3, 5, 5), -1, 1, 1), *x2 = tt_rand(CG_DTYPE_F32, 2, SH(2, 3), -1, 1, 2);
-    cg_tensor *xi = cg_zeros(4, SH(2, 3, 5, 5), CG_DTYPE_I64, cg_cpu()), *xe = cg_zeros(4, SH(2, 3, 0, 5), CG_DTYPE_F32, cg_cpu());
+    cg_tensor *xi = cg_zeros(4, SH(2, 3, 5, 5), CG_DTYPE_BOOL, cg_cpu()), *xe = cg_zeros(4, SH(2, 3, 0, 5), CG_DTYPE_F32, cg_cpu());
     cg_tensor *y = NULL, *ix = NULL;
     CHECK_ERR(cg_max_pool2d(x2, SH(2, 2), NULL, NULL, NULL, false, &y, &ix), CG_ERR_SHAPE,
               "[max_pool2d] expected input with 4 dims (N,C,H,W) or 3 (C,H,W), got (2,3)");
@@ -304,8 +304,8 @@ TEST(pool_errors) {
     CHECK_ERR(cg_max_pool2d(x, SH(2, 2), SH(0, 1), NULL, NULL, false, &y, &ix), CG_ERR_VALUE, "stride must be positive");
     CHECK_ERR(cg_max_pool2d(x, SH(2, 2), NULL, NULL, SH(0, 1), false, &y, &ix), CG_ERR_VALUE, "dilation must be positive");
     CHECK_ERR(cg_max_pool2d(x, SH(6, 2), NULL, NULL, NULL, false, &y, &ix), CG_ERR_SHAPE, "output size is too small");
-    CHECK_ERR(cg_max_pool2d(xi, SH(2, 2), NULL, NULL, NULL, false, &y, &ix), CG_ERR_DTYPE,
-              "[max_pool2d] not supported for dtype int64");
+    CHECK_ERR(cg_max_pool2d(xi, SH(2, 2), NULL, NULL, NULL, false, &y, &ix), CG_ERR_NOT_IMPLEMENTED,
+              "[max_pool2d] not supported for dtype bool");
     CHECK_ERR(cg_max_pool2d(xe, SH(2, 2), NULL, NULL, NULL, false, &y, &ix), CG_ERR_SHAPE, "non-zero");
     CHECK_ERR(cg_max_pool2d(x, NULL, NULL, NULL, NULL, false, &y, &ix), CG_ERR_VALUE, "kernel_size must not be NULL");
     CHECK_ERR(!cg_avg_pool1d(x, SH(2), NULL, NULL, false, true, 0), CG_ERR_SHAPE, "[avg_pool1d] expected input with 3 dims");
@@ -314,7 +314,7 @@ TEST(pool_errors) {
     CHECK(neg && cg_tensor_numel(neg) == 1 && tt_get(neg, 0) == -2.0);
     cg_tensor_release(neg);
     cg_tensor_release(ones);
-    CHECK_ERR(!cg_avg_pool2d(xi, SH(2, 2), NULL, NULL, false, true, 0), CG_ERR_DTYPE, "int64");
+    CHECK_ERR(!cg_avg_pool2d(xi, SH(2, 2), NULL, NULL, false, true, 0), CG_ERR_NOT_IMPLEMENTED, "[avg_pool2d] not supported for dtype bool");
     CHECK_ERR(!cg_adaptive_avg_pool2d(x, SH(-1, 2)), CG_ERR_VALUE, "output_size must be non-negative");
     CHECK_ERR(cg_adaptive_max_pool1d(x, SH(2), &y, &ix), CG_ERR_SHAPE, "[adaptive_max_pool1d] expected input with 3 dims");
     CHECK(y == NULL && ix == NULL);
@@ -323,6 +323,31 @@ TEST(pool_errors) {
 }
 
 /* An empty batch pools and backpropagates to an empty gradient. */
+/* Integer pools (Note [Integer pool]): max pool of int32 takes the first
+ * maximum; int64 avg pool truncates toward zero; int32 avg pool and integer
+ * adaptive pools are NotImplemented, as in PyTorch's CPU build. */
+TEST(pool_integer) {
+    const double xv[8] = {-7, -5, 5, 7, -3, 3, 3, -1};
+    cg_tensor *x32 = tt_tensor(CG_DTYPE_I32, 3, SH(1, 1, 8), xv), *x64 = tt_tensor(CG_DTYPE_I64, 3, SH(1, 1, 8), xv);
+    cg_tensor *y = NULL, *ix = NULL;
+    CHECK(cg_max_pool1d(x32, SH(3), SH(1), SH(1), NULL, false, &y, &ix) == CG_OK);
+    const double ym[8] = {-5, 5, 7, 7, 7, 3, 3, 3}, im[8] = {1, 2, 3, 3, 3, 5, 5, 6};
+    for (int k = 0; y && ix && k < 8; k++) CHECK(tt_get(y, k) == ym[k] && tt_get(ix, k) == im[k]);
+    CHECK(y && cg_tensor_dtype(y) == CG_DTYPE_I32);
+    cg_tensor *a = cg_avg_pool1d(x64, SH(3), SH(1), SH(1), false, true, 0); /* PyTorch: -4 -2 2 3 2 1 1 0 */
+    const double av[8] = {-4, -2, 2, 3, 2, 1, 1, 0};
+    for (int k = 0; a && k < 8; k++) CHECK(tt_get(a, k) == av[k]);
+    CHECK(a && cg_tensor_dtype(a) == CG_DTYPE_I64);
+    cg_tensor *an = cg_avg_pool1d(x64, SH(3), SH(1), SH(1), false, false, 0); /* first window: -12 / 2 */
+    CHECK(an && tt_get(an, 0) == -6.0);
+    CHECK_ERR(!cg_avg_pool1d(x32, SH(2), NULL, NULL, false, true, 0), CG_ERR_NOT_IMPLEMENTED,
+              "[avg_pool1d] not supported for dtype int32");
+    CHECK_ERR(!cg_adaptive_avg_pool1d(x64, SH(2)), CG_ERR_NOT_IMPLEMENTED,
+              "[adaptive_avg_pool1d] not supported for dtype int64");
+    cg_tensor *all[] = {x32, x64, y, ix, a, an};
+    for (int i = 0; i < 6; i++) cg_tensor_release(all[i]);
+}
+
 TEST(pool_empty_batch) {
     cg_tensor *x = cg_zeros(4, SH(0, 2, 4, 4), CG_DTYPE_F64, cg_cpu()), *y = NULL, *ix = NULL;
     cg_tensor_set_requires_grad(x, true);

@@ -241,3 +241,121 @@ def test_exports():
                  "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
                  "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Embedding"]:
         assert getattr(nn, name) is getattr(mods, name) and name in mods.__all__
+
+
+# ---------------------------------------------------------------- integer dtypes (exact, as PyTorch's CPU build)
+
+import torch.nn.functional as TF  # noqa: E402
+
+import cgrad.nn.functional as CF  # noqa: E402
+
+_INTS = ["int8", "uint8", "int16", "int32", "int64"]
+
+
+def _cg(t: torch.Tensor) -> "cgrad.Tensor":
+    return cgrad.tensor(t.tolist(), dtype=getattr(cgrad, str(t.dtype).split(".")[1]))
+
+
+def _rand_int(shape, dt: str, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    lo = 0 if dt == "uint8" else -60
+    return torch.randint(lo, 120, shape, generator=g).to(getattr(torch, dt))
+
+
+def _same_int(got, ref: torch.Tensor) -> None:
+    assert str(got.dtype).split(".")[1] == str(ref.dtype).split(".")[1]
+    assert tuple(got.shape) == tuple(ref.shape)
+    assert got.tolist() == ref.tolist()
+
+
+CONV_INT_KW = [{}, dict(stride=2, padding=1), dict(dilation=2, padding=2), dict(groups=2), dict(padding="same")]
+
+
+@pytest.mark.parametrize("dt", _INTS)
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+@pytest.mark.parametrize("kw", CONV_INT_KW, ids=str)
+def test_conv_integer_dtypes(dt, nsp, kw):
+    x = _rand_int([2, 4] + [6, 5, 4][:nsp], dt, 1)
+    w = _rand_int([6, 4 // kw.get("groups", 1)] + [3, 2, 3][:nsp], dt, 2)
+    b = _rand_int([6], dt, 3)
+    f, cf = getattr(TF, f"conv{nsp}d"), getattr(CF, f"conv{nsp}d")
+    try:
+        ref = f(x, w, b, **kw)
+    except NotImplementedError:  # PyTorch's dilated int32 conv; cgrad computes it
+        ref = None
+    got = cf(_cg(x), _cg(w), _cg(b), **kw)
+    if ref is not None:
+        _same_int(got, ref)  # int8 / uint8 overflow wraps exactly as PyTorch's
+    # unbatched and non-contiguous inputs
+    _same_int(cf(_cg(x)[0], _cg(w), None, **kw), f(x[0].long(), w.long(), None, **kw).to(x.dtype))
+    xt = _cg(x.transpose(0, 1).contiguous()).transpose(0, 1)
+    _same_int(cf(xt, _cg(w), None, **kw), f(x.long(), w.long(), None, **kw).to(x.dtype))
+
+
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+@pytest.mark.parametrize("kw", [{}, dict(stride=2, padding=1, output_padding=1), dict(dilation=2), dict(groups=2)],
+                         ids=str)
+def test_conv_transpose_int64(nsp, kw):
+    x = _rand_int([2, 4] + [6, 5, 4][:nsp], "int64", 4)
+    w = _rand_int([4, 6 // kw.get("groups", 1)] + [3, 2, 3][:nsp], "int64", 5)
+    b = _rand_int([6], "int64", 6)
+    f, cf = getattr(TF, f"conv_transpose{nsp}d"), getattr(CF, f"conv_transpose{nsp}d")
+    _same_int(cf(_cg(x), _cg(w), _cg(b), **kw), f(x, w, b, **kw))
+    _same_int(cf(_cg(x)[0], _cg(w), None, **kw), f(x[0], w, None, **kw))
+
+
+def test_conv_integer_empty_and_refusals():
+    x = cgrad.zeros(0, 4, 5, 5, dtype=cgrad.int64)
+    w = cgrad.ones(2, 4, 3, 3, dtype=cgrad.int64)
+    y = CF.conv2d(x, w)
+    assert tuple(y.shape) == (0, 2, 3, 3) and y.dtype == cgrad.int64
+    with pytest.raises(NotImplementedError, match="conv_transpose2d"):  # PyTorch: int64 alone
+        CF.conv_transpose2d(cgrad.ones(1, 2, 5, 5, dtype=cgrad.int32), cgrad.ones(2, 1, 2, 2, dtype=cgrad.int32))
+    with pytest.raises(NotImplementedError, match="conv2d"):
+        CF.conv2d(cgrad.ones(1, 2, 5, 5, dtype=cgrad.bool), cgrad.ones(1, 2, 2, 2, dtype=cgrad.bool))
+
+
+MAX_INT_KW = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=2, dilation=2),
+              dict(kernel_size=3, stride=2, ceil_mode=True)]
+
+
+@pytest.mark.parametrize("dt", _INTS)
+@pytest.mark.parametrize("kw", MAX_INT_KW, ids=str)
+def test_max_pool_integer_dtypes(dt, kw):
+    x = _rand_int([2, 3, 7, 6], dt, 7)
+    x[0, 0, :2, :2] = 5  # ties: the first maximum
+    _same_int(CF.max_pool2d(_cg(x), **kw), TF.max_pool2d(x, **kw))
+    gv, gi = CF.max_pool2d(_cg(x), return_indices=True, **kw)
+    rv, ri = TF.max_pool2d(x, return_indices=True, **kw)
+    _same_int(gv, rv)
+    _same_int(gi, ri)
+    _same_int(CF.max_pool2d(_cg(x)[0], **kw), TF.max_pool2d(x[0], **kw))
+    # PyTorch has no integer max_pool1d without indices; its values are the float ones
+    _same_int(CF.max_pool1d(_cg(x[0]), **kw), TF.max_pool1d(x[0].double(), **kw).to(x.dtype))
+
+
+AVG_INT_KW = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+              dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+              dict(kernel_size=3, stride=2, ceil_mode=True),
+              dict(kernel_size=3, stride=2, ceil_mode=True, padding=1, count_include_pad=False)]
+
+
+@pytest.mark.parametrize("kw", AVG_INT_KW, ids=str)
+def test_avg_pool_int64_truncates(kw):
+    x = _rand_int([2, 3, 7, 6], "int64", 8)
+    _same_int(CF.avg_pool2d(_cg(x), **kw), TF.avg_pool2d(x, **kw))
+    _same_int(CF.avg_pool2d(_cg(x), divisor_override=3, **kw), TF.avg_pool2d(x, divisor_override=3, **kw))
+    _same_int(CF.avg_pool1d(_cg(x[0]), **kw), TF.avg_pool1d(x[0], **kw))
+    xt = _cg(x.transpose(2, 3).contiguous()).transpose(2, 3)  # non-contiguous
+    _same_int(CF.avg_pool2d(xt, **kw), TF.avg_pool2d(x, **kw))
+
+
+def test_pool_integer_refusals_and_empty():
+    y = CF.max_pool2d(cgrad.zeros(0, 3, 4, 4, dtype=cgrad.int32), 2)
+    assert tuple(y.shape) == (0, 3, 2, 2) and y.dtype == cgrad.int32
+    for f in [lambda: CF.avg_pool2d(cgrad.ones(1, 2, 5, 5, dtype=cgrad.int32), 2),
+              lambda: CF.adaptive_avg_pool2d(cgrad.ones(1, 2, 5, 5, dtype=cgrad.int64), 2),
+              lambda: CF.adaptive_max_pool2d(cgrad.ones(1, 2, 5, 5, dtype=cgrad.int64), 2),
+              lambda: CF.max_pool2d(cgrad.ones(1, 2, 5, 5, dtype=cgrad.bool), 2)]:
+        with pytest.raises(NotImplementedError, match="not supported for dtype"):
+            f()

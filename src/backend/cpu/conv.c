@@ -1,7 +1,7 @@
 /* conv.c — the CPU's convolution entries (Note [Kernel entries]): the three
  * linear maps of one conv geometry (forward, transpose, weight gradient;
  * Note [Conv geometry]) through the im2col + GEMM kernels of conv_gemm.c,
- * and the bias gradient. */
+ * the integer kernels of conv_int.c, and the bias gradient. */
 #include "conv_internal.h"
 #include "cpu_kernels.h"
 
@@ -9,6 +9,11 @@ cg_status cg_cpu_conv(cg_conv_kind kind, const cg_conv_geom *g, cg_tensor *out, 
                       const cg_tensor *bias) {
     cg_dtype cdt = out->dtype, adt = a->dtype, bdt = b->dtype;
     const void *bp = bias ? cg_tensor_ptr(bias) : NULL;
+    if (cdt == CG_DTYPE_I64) { /* Note [Integer conv] */
+        cg_conv_cpu_int(kind, g, (const int64_t *)cg_tensor_ptr(a), (const int64_t *)cg_tensor_ptr(b),
+                        (const int64_t *)bp, (int64_t *)cg_tensor_ptr(out));
+        return CG_OK;
+    }
     if (kind == CG_CONV_FORWARD)
         return cg_conv_cpu_forward(cdt, adt, g, cg_tensor_ptr(a), cg_tensor_ptr(b), bp, cg_tensor_ptr(out));
     if (kind == CG_CONV_TRANSPOSE)

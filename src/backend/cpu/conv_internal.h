@@ -50,4 +50,10 @@ cg_status cg_conv_cpu_weight_grad(cg_dtype dt, cg_dtype xdt, cg_dtype ydt, const
 /* The bias gradient: out (C) = sums of g (N, C, L) over N and L (float32 / float64). */
 void cg_conv_cpu_bias_grad(cg_dtype dt, int64_t N, int64_t C, int64_t L, const void *g, void *out);
 
+/* The integer kernels (Note [Integer conv], conv_int.c): the map `kind` over
+ * contiguous int64 operands in the roles above (a, b, bias as cg_cpu_conv's),
+ * arithmetic modulo 2^64. */
+void cg_conv_cpu_int(cg_conv_kind kind, const cg_conv_geom *g, const int64_t *a, const int64_t *b,
+                     const int64_t *bias, int64_t *out);
+
 #endif

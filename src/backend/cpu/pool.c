@@ -276,6 +276,46 @@ typedef struct max_back_job {
 MAX_BACK_KERNEL(max_back_f32, float)
 MAX_BACK_KERNEL(max_back_f64, double)
 
+/* Note [Integer pool]: integer max pool (every integer dtype but bool) and
+ * avg pool (int64, as PyTorch's CPU build) run on int64 operands (the op
+ * widens and narrows them exactly): max takes the first maximum, avg sums in
+ * int64 and divides with C's truncation toward zero, as PyTorch does. */
+static void max_pool_i64(int64_t b, int64_t e, void *p) {
+    const pool_job *jb = p;
+    const pool_geom *g = jb->g;
+    int64_t P = vol(g->in), L = vol(g->out);
+    for (int64_t pl = b; pl < e; pl++) {
+        const int64_t *x = (const int64_t *)jb->src + pl * P;
+        int64_t *y = (int64_t *)jb->dst + pl * L, *ix = jb->idx ? jb->idx + pl * L : NULL;
+        int64_t mv = 0, mi;
+        POOL_LOOP(mi = -1, {
+            if (mi < 0 || x[f] > mv) {
+                mv = x[f];
+                mi = f;
+            }
+        }, {
+            y[ol] = mi < 0 ? 0 : mv;
+            if (ix) ix[ol] = mi < 0 ? 0 : mi;
+        })
+    }
+}
+
+static void avg_pool_i64(int64_t b, int64_t e, void *p) {
+    const pool_job *jb = p;
+    const pool_geom *g = jb->g;
+    int64_t P = vol(g->in), L = vol(g->out);
+    for (int64_t pl = b; pl < e; pl++) {
+        const int64_t *x = (const int64_t *)jb->src + pl * P;
+        int64_t *y = (int64_t *)jb->dst + pl * L;
+        uint64_t acc;
+        int64_t n;
+        POOL_LOOP((acc = 0, n = 0), (acc += (uint64_t)x[f], n++), {
+            int64_t div = g->divisor ? g->divisor : fac;
+            y[ol] = n && div ? (int64_t)acc / div : 0;
+        })
+    }
+}
+
 /* avg: src (planes, in...) -> dst (planes, out...) */
 #define AVG_KERNEL(name, T)                                                                    \
     static void name(int64_t b, int64_t e, void *p) {                                          \
@@ -334,7 +374,7 @@ static int64_t window_work(const pool_geom *g) {
 }
 
 
-/* The variants of a pool kernel: float32 and float64. */
+/* The variants of a pool kernel: float32 (or the int64 one, Note [Integer pool]) and float64. */
 static cg_status pool_launch(cg_range_fn f32, cg_range_fn f64, const pool_geom *g, cg_tensor *dst, cg_tensor *idx,
                              const cg_tensor *src) {
     bool codes = idx && idx->dtype == CG_DTYPE_I32;
@@ -342,11 +382,16 @@ static cg_status pool_launch(cg_range_fn f32, cg_range_fn f64, const pool_geom *
                    codes ? (int32_t *)cg_tensor_ptr(idx) : NULL};
     int64_t planes = planes_of(dst, g->nsp), work_per_plane = window_work(g);
     cg_parallel_for(planes, CG_GRAIN / (work_per_plane > 0 ? work_per_plane : 1) + 1,
-                    dst->dtype == CG_DTYPE_F32 ? f32 : f64, &jb);
+                    dst->dtype == CG_DTYPE_F64 ? f64 : f32, &jb);
     return CG_OK;
 }
 
 cg_status cg_cpu_pool(cg_pool_kind kind, const cg_pool_geom *g, cg_tensor *dst, cg_tensor *idx, const cg_tensor *src) {
+    if (dst->dtype == CG_DTYPE_I64) { /* Note [Integer pool] */
+        CG_CHECK_S(kind != CG_POOL_AVG_BACKWARD && (!idx || idx->dtype == CG_DTYPE_I64), CG_ERR_NOT_IMPLEMENTED,
+                   "[pool] integer pooling has no backward");
+        return pool_launch(kind == CG_POOL_AVG ? avg_pool_i64 : max_pool_i64, NULL, g, dst, idx, src);
+    }
     if (kind == CG_POOL_AVG) return pool_launch(avg_pool_f32, avg_pool_f64, g, dst, NULL, src);
     if (kind == CG_POOL_AVG_BACKWARD) return pool_launch(avg_back_f32, avg_back_f64, g, dst, NULL, src);
     cg_range_fn f32 = max_pool_f32, f64 = max_pool_f64;
