@@ -104,6 +104,9 @@ static cg_tensor *copy_out(const char *name, const char *node_name, cg_tensor *t
     return copy_out_strided(name, node_name, t, dt, NULL);
 }
 
+static cg_tensor *copy_out_profiled(const char *op, const char *node, cg_tensor *t, cg_dtype dt,
+                                    const int64_t *strides);
+
 /* Note [Memory formats] (cgrad.h): the strides a copy of t in format f gets; false (an error set) when f
  * does not apply to t's rank. */
 static bool format_strides(const char *op, const cg_tensor *t, cg_memory_format f, int64_t *strides) {
@@ -129,6 +132,7 @@ cg_tensor *cg_clone_as(cg_tensor *t, cg_memory_format f) {
     CG_CHECK(t, CG_ERR_VALUE, "[clone] argument is NULL");
     int64_t strides[CG_MAX_DIMS];
     if (!format_strides("clone", t, f, strides)) return NULL;
+    if (cg_prof_active()) return copy_out_profiled("clone", "CloneBackward0", t, t->dtype, strides);
     return copy_out_strided("clone", "CloneBackward0", t, t->dtype, strides);
 }
 
