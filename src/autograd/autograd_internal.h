@@ -118,6 +118,9 @@ void cg_tensor_set_history(cg_tensor *t, cg_node *node, int nr);
  * mode, and on self with internal overlap (a stride-0 dim; Note [Memory
  * overlap] in src/core/overlap.c). */
 cg_status cg_check_inplace(const char *op, cg_tensor *self);
+/* The history half of cg_check_inplace (grad mode on: not a leaf that requires grad, nor a view of
+ * one), for in-place ops that write no data (Note [In-place views]); errors name op followed by suffix. */
+cg_status cg_check_inplace_history(const char *op, const char *suffix, const cg_tensor *self);
 /* Note [Memory overlap]: CG_ERR_RUNTIME "[op_] unsupported operation: some
  * elements of the input tensor and the written-to tensor refer to a single
  * memory location..." when `in` overlaps `out` partially (any overlap:

@@ -173,17 +173,24 @@ void cg_tensor_set_history(cg_tensor *t, cg_node *node, int nr) {
     if (node) t->requires_grad = true;
 }
 
+cg_status cg_check_inplace_history(const char *op, const char *suffix, const cg_tensor *self) {
+    if (!cg_is_grad_enabled()) return CG_OK;
+    if (self->requires_grad && !self->grad_fn)
+        return cg_set_error(CG_ERR_RUNTIME, "[%s%s] a leaf Variable that requires grad is being used in an in-place "
+                            "operation.", op, suffix);
+    if (self->base && self->base->requires_grad && !self->base->grad_fn)
+        return cg_set_error(CG_ERR_RUNTIME, "[%s%s] a view of a leaf Variable that requires grad is being used in an "
+                            "in-place operation.", op, suffix);
+    return CG_OK;
+}
+
 cg_status cg_check_inplace(const char *op, cg_tensor *self) {
     if (self->storage->readonly) {
         char name[64];
         snprintf(name, sizeof name, "%s_", op);
         return cg_check_writable(name, self);
     }
-    if (cg_is_grad_enabled() && self->requires_grad && !self->grad_fn)
-        return cg_set_error(CG_ERR_RUNTIME, "[%s_] a leaf Variable that requires grad is being used in an in-place operation.", op);
-    if (cg_is_grad_enabled() && self->base && self->base->requires_grad && !self->base->grad_fn)
-        return cg_set_error(CG_ERR_RUNTIME,
-                            "[%s_] a view of a leaf Variable that requires grad is being used in an in-place operation.", op);
+    if (cg_check_inplace_history(op, "_", self)) return cg_last_error();
     for (int d = 0; d < self->ndim; d++) /* cg_tensor_has_internal_overlap, inline on the per-op path */
         if (self->strides[d] == 0 && self->shape[d] > 1)
             return cg_set_error(CG_ERR_RUNTIME,

@@ -168,11 +168,9 @@ static void output_strides(int n, cg_tensor *const *in, int ondim, const int64_t
             }
         }
     }
-    int64_t s = 1;
-    for (int i = 0; i < ondim; i++) {
-        strides[perm[i]] = s;
-        s *= oshape[perm[i]]; /* raw sizes, as TensorIterator's compatible_stride */
-    }
+    int outer_first[CG_MAX_DIMS];
+    for (int i = 0; i < ondim; i++) outer_first[i] = perm[ondim - 1 - i];
+    cg_permuted_strides(ondim, oshape, outer_first, strides); /* raw sizes, as TensorIterator's */
 }
 
 static cg_tensor *elementwise_forward(const cg_elementwise_op *op, int n, cg_tensor *const *inputs,

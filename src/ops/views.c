@@ -330,14 +330,7 @@ CG_PROF_FN(cg_tensor *, cg_unflatten, "unflatten", (cg_tensor *t, int64_t dim, i
  * internal overlap are accepted. */
 static cg_status view_inplace_check(const char *op, const cg_tensor *t) {
     if (!t) return cg_set_error(CG_ERR_VALUE, "[%s] argument is NULL", op);
-    if (!cg_is_grad_enabled()) return CG_OK;
-    if (t->requires_grad && !t->grad_fn)
-        return cg_set_error(CG_ERR_RUNTIME, "[%s] a leaf Variable that requires grad is being used in an in-place "
-                            "operation.", op);
-    if (t->base && t->base->requires_grad && !t->base->grad_fn)
-        return cg_set_error(CG_ERR_RUNTIME, "[%s] a view of a leaf Variable that requires grad is being used in an "
-                            "in-place operation.", op);
-    return CG_OK;
+    return cg_check_inplace_history(op, "", t);
 }
 
 /* t takes the geometry and history of its view v (released here; NULL: the view failed) */

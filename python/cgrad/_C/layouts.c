@@ -24,24 +24,18 @@ static PyObject *enum_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
     return NULL;
 }
-PyTypeObject CgMemoryFormat_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cgrad.memory_format",
-    .tp_basicsize = sizeof(CgEnumObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_new = enum_new,
-    .tp_repr = enum_repr,
-    .tp_methods = enum_methods,
-};
-PyTypeObject CgLayout_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cgrad.layout",
-    .tp_basicsize = sizeof(CgEnumObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_new = enum_new,
-    .tp_repr = enum_repr,
-    .tp_methods = enum_methods,
-};
+/* cgrad.memory_format and cgrad.layout: one shape, their instances made by cgpy_init_layouts only */
+#define ENUM_TYPE(var, tpname)                                                                                \
+    PyTypeObject var = {                                                                                      \
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = tpname,                                                      \
+        .tp_basicsize = sizeof(CgEnumObject),                                                                 \
+        .tp_flags = Py_TPFLAGS_DEFAULT,                                                                       \
+        .tp_new = enum_new,                                                                                   \
+        .tp_repr = enum_repr,                                                                                 \
+        .tp_methods = enum_methods,                                                                           \
+    };
+ENUM_TYPE(CgMemoryFormat_Type, "cgrad.memory_format")
+ENUM_TYPE(CgLayout_Type, "cgrad.layout")
 
 static const struct {
     const char *name;

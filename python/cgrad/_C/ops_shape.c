@@ -139,17 +139,19 @@ SHAPE_OP(py_flip, "flip", "dims", flip_fn)
 
 /* ---------------------------------------------------------------- transposes */
 
-/* op(input, dim0, dim1) with the argument names of transpose / swapaxes / swapdims */
-#define TRANSPOSE_OP(pyname, name, d0, d1)                                                                     \
+/* op(input, dim0, dim1) with the argument names of transpose / swapaxes / swapdims; RESULT is the
+ * return expression over the parsed v (the view, or the in-place form's result) */
+#define TRANSPOSE_OP(pyname, name, d0, d1, RESULT)                                                             \
     static PyObject *pyname(CGPY_FASTKW_ARGS) {                                                                \
         static cgpy_spec spec = CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG(d0, CGPY_A_INT, CGPY_REQ), CGPY_ARG(d1, CGPY_A_INT, CGPY_REQ)); \
         cgpy_val v[3];                                                                                         \
         if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;                                \
-        return cgpy_result(cg_transpose(v[0].t, v[1].i, v[2].i));                                              \
+        return RESULT;                                                                                         \
     }
-TRANSPOSE_OP(py_transpose, "transpose", "dim0", "dim1")
-TRANSPOSE_OP(py_swapdims, "swapdims", "dim0", "dim1")
-TRANSPOSE_OP(py_swapaxes, "swapaxes", "axis0", "axis1")
+#define TRANSPOSE_VIEW cgpy_result(cg_transpose(v[0].t, v[1].i, v[2].i))
+TRANSPOSE_OP(py_transpose, "transpose", "dim0", "dim1", TRANSPOSE_VIEW)
+TRANSPOSE_OP(py_swapdims, "swapdims", "dim0", "dim1", TRANSPOSE_VIEW)
+TRANSPOSE_OP(py_swapaxes, "swapaxes", "axis0", "axis1", TRANSPOSE_VIEW)
 
 /* t(input): 0-d and 1-d unchanged, 2-d transposed */
 static PyObject *py_t(CGPY_FASTKW_ARGS) {
@@ -705,16 +707,10 @@ static PyObject *py_triu_(CGPY_FASTKW_ARGS) { return tri_op(self, args, nargs, k
 
 /* x.transpose_(dim0, dim1) / swapdims_ / swapaxes_, x.t_(), x.squeeze_(dim=None), x.unsqueeze_(dim),
  * x.as_strided_(size, stride, storage_offset=None): x's own geometry changes (Note [In-place views]) */
-#define TRANSPOSE_INPLACE_OP(pyname, name, d0, d1)                                                             \
-    static PyObject *pyname(CGPY_FASTKW_ARGS) {                                                                \
-        static cgpy_spec spec = CGPY_SPEC(name, CGPY_INPUT_ARG, CGPY_ARG(d0, CGPY_A_INT, CGPY_REQ), CGPY_ARG(d1, CGPY_A_INT, CGPY_REQ)); \
-        cgpy_val v[3];                                                                                         \
-        if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;                                \
-        return cgpy_inplace_result(v[0].o, cg_transpose_(v[0].t, v[1].i, v[2].i));                             \
-    }
-TRANSPOSE_INPLACE_OP(py_transpose_, "transpose_", "dim0", "dim1")
-TRANSPOSE_INPLACE_OP(py_swapdims_, "swapdims_", "dim0", "dim1")
-TRANSPOSE_INPLACE_OP(py_swapaxes_, "swapaxes_", "axis0", "axis1")
+#define TRANSPOSE_INPLACE cgpy_inplace_result(v[0].o, cg_transpose_(v[0].t, v[1].i, v[2].i))
+TRANSPOSE_OP(py_transpose_, "transpose_", "dim0", "dim1", TRANSPOSE_INPLACE)
+TRANSPOSE_OP(py_swapdims_, "swapdims_", "dim0", "dim1", TRANSPOSE_INPLACE)
+TRANSPOSE_OP(py_swapaxes_, "swapaxes_", "axis0", "axis1", TRANSPOSE_INPLACE)
 
 static PyObject *py_t_(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("t_", CGPY_INPUT_ARG);

@@ -69,35 +69,32 @@ static PyObject *m_element_size(PyObject *self, PyObject *u) {
     (void)u;
     return PyLong_FromSize_t(cg_dtype_size(cg_tensor_dtype(T_OF(self))));
 }
-/* is_contiguous / contiguous / clone (memory_format=; Note [Memory formats] in cgrad.h) */
+/* is_contiguous / contiguous / clone (memory_format=; Note [Memory formats] in cgrad.h): the one
+ * argument of spec as a format (dflt when absent); -1 with the error set */
+static int format_arg(cgpy_spec *spec, CGPY_FASTKW_ARGS, cg_memory_format dflt, cg_memory_format *f) {
+    cgpy_val v[1];
+    if (cgpy_args_parse(spec, self, args, nargs, kwnames, v)) return -1;
+    return cgpy_memory_format(v[0].o, dflt, spec->fname, f);
+}
 static PyObject *m_is_contiguous(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("is_contiguous", CGPY_ARG("memory_format", CGPY_A_OBJ));
-    cgpy_val v[1];
     cg_memory_format f;
-    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v) ||
-        cgpy_memory_format(v[0].o, CG_MEMORY_CONTIGUOUS, "is_contiguous", &f))
-        return NULL;
+    if (format_arg(&spec, self, args, nargs, kwnames, CG_MEMORY_CONTIGUOUS, &f)) return NULL;
     if (f == CG_MEMORY_PRESERVE) f = CG_MEMORY_CONTIGUOUS; /* as PyTorch's */
     return PyBool_FromLong(cg_tensor_is_contiguous_as(T_OF(self), f));
 }
 static PyObject *m_contiguous(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("contiguous", CGPY_ARG("memory_format", CGPY_A_OBJ));
-    cgpy_val v[1];
     cg_memory_format f;
-    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v) ||
-        cgpy_memory_format(v[0].o, CG_MEMORY_CONTIGUOUS, "contiguous", &f))
-        return NULL;
+    if (format_arg(&spec, self, args, nargs, kwnames, CG_MEMORY_CONTIGUOUS, &f)) return NULL;
     cg_tensor *t = T_OF(self);
     if (f == CG_MEMORY_PRESERVE && cg_tensor_is_contiguous(t)) return cgpy_wrap(cg_contiguous(t));
     return cgpy_wrap(cg_contiguous_as(t, f));
 }
 static PyObject *m_clone(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("clone", CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY));
-    cgpy_val v[1];
     cg_memory_format f;
-    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v) ||
-        cgpy_memory_format(v[0].o, CG_MEMORY_PRESERVE, "clone", &f))
-        return NULL;
+    if (format_arg(&spec, self, args, nargs, kwnames, CG_MEMORY_PRESERVE, &f)) return NULL;
     return cgpy_wrap(cg_clone_as(T_OF(self), f));
 }
 static PyObject *m_detach(PyObject *self, PyObject *u) {
@@ -539,10 +536,8 @@ static PyObject *m_to(CGPY_FASTKW_ARGS) {
 static PyObject *cast_method(CGPY_FASTKW_ARGS, const char *name, cg_dtype dt) {
     if (!nargs && !kwnames) return cgpy_wrap(cg_to_dtype_as(T_OF(self), dt, CG_MEMORY_PRESERVE));
     cgpy_spec spec = CGPY_SPEC(name, CGPY_ARG("memory_format", CGPY_A_OBJ, CGPY_KWONLY)); /* per call: named */
-    cgpy_val v[1] = {{0}};
     cg_memory_format f;
-    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v) || cgpy_memory_format(v[0].o, CG_MEMORY_PRESERVE, name, &f))
-        return NULL;
+    if (format_arg(&spec, self, args, nargs, kwnames, CG_MEMORY_PRESERVE, &f)) return NULL;
     cg_tensor *t = T_OF(self), *c = cg_to_dtype_as(t, dt, f);
     if (c && f != CG_MEMORY_PRESERVE && cg_tensor_suggest_memory_format(c) != f) {
         cg_tensor *r = cg_clone_as(c, f);
