@@ -161,7 +161,8 @@ typedef struct cg_tensor_block {
  * (invalid dtype / device, bad shape, out of memory). */
 cg_tensor *cg_tensor_new(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev);
 /* A new dense tensor with fresh storage of numel elements and the given strides, which must be a
- * permutation's dense strides (cg_memory_strides, cg_dense_strides_like); strides NULL = contiguous. */
+ * permutation's dense strides (cg_memory_strides, cg_permuted_strides, or a non-overlapping dense
+ * tensor's); strides NULL = contiguous. */
 cg_tensor *cg_tensor_new_strided(const char *op, int ndim, const int64_t *shape, const int64_t *strides, cg_dtype dt,
                                  cg_device dev);
 /* The dense strides of format f (CONTIGUOUS, CHANNELS_LAST for ndim 4, CHANNELS_LAST_3D for 5) for shape.

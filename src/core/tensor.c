@@ -301,6 +301,9 @@ bool cg_tensor_is_contiguous(const cg_tensor *t) {
     return true;
 }
 
+/* The channels-last dim orders, innermost first: C, W, H (D), N */
+static const int cl2d_inner[] = {1, 3, 2, 0}, cl3d_inner[] = {1, 4, 3, 2, 0};
+
 /* PyTorch's is_contiguous(memory_format=channels_last(_3d)): the dims in memory order, innermost
  * first, skipping size-1 dims, have strides 1, C, ... (`order` innermost first). */
 static bool strides_follow(const cg_tensor *t, const int *order) {
@@ -315,11 +318,10 @@ static bool strides_follow(const cg_tensor *t, const int *order) {
 }
 
 bool cg_tensor_is_contiguous_as(const cg_tensor *t, cg_memory_format f) {
-    static const int cl2d[] = {1, 3, 2, 0}, cl3d[] = {1, 4, 3, 2, 0};
     switch (f) {
     case CG_MEMORY_CONTIGUOUS: return cg_tensor_is_contiguous(t);
-    case CG_MEMORY_CHANNELS_LAST: return t->ndim == 4 && strides_follow(t, cl2d);
-    case CG_MEMORY_CHANNELS_LAST_3D: return t->ndim == 5 && strides_follow(t, cl3d);
+    case CG_MEMORY_CHANNELS_LAST: return t->ndim == 4 && strides_follow(t, cl2d_inner);
+    case CG_MEMORY_CHANNELS_LAST_3D: return t->ndim == 5 && strides_follow(t, cl3d_inner);
     default: return false;
     }
 }
@@ -341,9 +343,8 @@ static bool channels_last_strided(const cg_tensor *t, const int *order) {
 }
 
 cg_memory_format cg_tensor_suggest_memory_format(const cg_tensor *t) {
-    static const int cl2d[] = {1, 3, 2, 0}, cl3d[] = {1, 4, 3, 2, 0};
-    if (t->ndim == 4 && channels_last_strided(t, cl2d)) return CG_MEMORY_CHANNELS_LAST;
-    if (t->ndim == 5 && channels_last_strided(t, cl3d)) return CG_MEMORY_CHANNELS_LAST_3D;
+    if (t->ndim == 4 && channels_last_strided(t, cl2d_inner)) return CG_MEMORY_CHANNELS_LAST;
+    if (t->ndim == 5 && channels_last_strided(t, cl3d_inner)) return CG_MEMORY_CHANNELS_LAST_3D;
     return CG_MEMORY_CONTIGUOUS;
 }
 

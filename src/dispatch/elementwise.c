@@ -139,10 +139,8 @@ static int should_swap(int n, cg_tensor *const *in, int ondim, const int64_t *os
         const cg_tensor *t = in[k];
         if (!t) continue;
         int lead = ondim - t->ndim, a = d0 - lead, b = d1 - lead;
-        int64_t s0 = a >= 0 && t->shape[a] == oshape[d0] ? t->strides[a] : 0;
+        int64_t s0 = a >= 0 && t->shape[a] == oshape[d0] ? t->strides[a] : 0; /* 0: broadcast */
         int64_t s1 = b >= 0 && t->shape[b] == oshape[d1] ? t->strides[b] : 0;
-        if (a >= 0 && t->shape[a] == 1 && oshape[d0] != 1) s0 = 0;
-        if (b >= 0 && t->shape[b] == 1 && oshape[d1] != 1) s1 = 0;
         if (s0 == 0 || s1 == 0) continue;
         if (s0 < s1) return -1;
         if (s0 > s1) return 1;

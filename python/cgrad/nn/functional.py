@@ -295,12 +295,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, 
         input = input.contiguous()
         _C.embedding_renorm_(weight.detach(), input, max_norm, norm_type)
     if scale_grad_by_freq and weight.requires_grad and _C.is_grad_enabled():
-        # PyTorch: each row's gradient divided by how often its index occurs in this input
+        # PyTorch: each row's gradient divided by how often its index occurs in this input; dividing each
+        # position's output gradient by its index's count does that without copying the table
         counts = input.reshape(-1).bincount(minlength=weight.shape[0]).clamp(min=1)
-        scale = counts.to(weight.dtype).reshape(-1, *([1] * (weight.dim() - 1)))
-        w = weight * 1
-        w.register_hook(lambda g: g / scale)
-        return _C.embedding(w, input, padding_idx)
+        scale = counts[input].to(weight.dtype).unsqueeze(-1)
+        out = _C.embedding(weight, input, padding_idx)
+        out.register_hook(lambda g: g / scale)
+        return out
     return _C.embedding(weight, input, padding_idx)
 
 
