@@ -505,8 +505,9 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Number = 1, alpha: 
         prod = _C.logical_and(vec1.unsqueeze(1), vec2.unsqueeze(0))
         r = _C.logical_and(prod, _C.tensor(bool(alpha)))
         return _out(_C.logical_or(r, _C.logical_and(input, _C.tensor(bool(beta)))) if beta else r, out)
-    if isinstance(alpha, bool) or isinstance(beta, bool):
-        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    for value, nm in ((beta, "beta"), (alpha, "alpha")):  # torch checks beta first
+        if isinstance(value, bool):
+            raise RuntimeError(f"Boolean {nm} only supported for Boolean results.")
     return _out(_axpby("addr", input, _C.outer(vec1, vec2), beta, alpha), out)
 
 

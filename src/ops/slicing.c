@@ -376,9 +376,7 @@ CG_PROF_FN(cg_tensor *, cg_as_strided, "as_strided", (cg_tensor *t, int ndim, co
              "[as_strided] setStorage: sizes %s, strides %s and storage offset %lld are out of bounds for a storage "
              "of %lld elements", cg_shape_str(sb, ndim, shape), cg_shape_str(tb, ndim, strides),
              (long long)storage_offset, (long long)cap);
-    CG_CHECK(numel != 0 || storage_offset <= cap, CG_ERR_INDEX,
-             "[as_strided] setStorage: storage offset %lld is out of bounds for a storage of %lld elements",
-             (long long)storage_offset, (long long)cap);
+    /* an empty view may start anywhere, past the storage's end included, as in PyTorch: it reads nothing */
     geom rel = {ndim, {0}, {0}, storage_offset - t->offset};
     memcpy(rel.shape, shape, sizeof(int64_t) * (size_t)ndim);
     memcpy(rel.strides, strides, sizeof(int64_t) * (size_t)ndim);

@@ -6,6 +6,7 @@ bounds, and every signature of Tensor.to. torch==2.13.0 is the oracle."""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable, List, Tuple
 
 import numpy as np
@@ -305,6 +306,39 @@ def test_arange_requested_examples() -> None:
     with pytest.raises(RuntimeError, match="cannot be converted to type int64"):
         cgrad.arange(-1e19, 0, 1e18, dtype=cgrad.int64)
 
+
+
+@pytest.mark.parametrize("out_dtype", ["int64", "float32", "float64"])
+@pytest.mark.parametrize("bounds", [(5,), (0, 1, 0.5), (1, 4)], ids=str)
+def test_arange_out_takes_its_dtype_and_resizes(bounds: Tuple[Any, ...], out_dtype: str) -> None:
+    """out= decides arange's dtype (a fractional step truncating to 0 for an
+    integer out is torch's ValueError); an out of the wrong size is resized
+    with a UserWarning, and out itself is returned."""
+    outs = [lib.empty(4, dtype=getattr(lib, out_dtype)) for lib in (torch, cgrad)]
+    results, warned = [], []
+    for lib, out in zip((torch, cgrad), outs):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                results.append(lib.arange(*bounds, out=out))
+            except Exception as e:  # noqa: BLE001 - compared with torch's
+                results.append(e)
+        warned.append(any(issubclass(w.category, UserWarning) for w in caught))
+    rt, rc = results
+    if isinstance(rt, Exception):
+        assert isinstance(rc, type(rt)), (rc, rt)
+        return
+    assert rc is outs[1] and warned == [True, True]
+    assert_same(rc, rt)
+
+
+def test_arange_out_errors_as_torch() -> None:
+    with pytest.raises(RuntimeError, match="does not match dtype of out"):
+        cgrad.arange(3, out=cgrad.empty(3, dtype=cgrad.int32), dtype=cgrad.int64)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        cgrad.arange(3, out=cgrad.empty(3, requires_grad=True))
+    with pytest.raises(NotImplementedError, match="pin_memory"):
+        cgrad.arange(3, pin_memory=True)
 
 # ---------------------------------------------------------------- 4. Tensor.to signatures
 
@@ -685,3 +719,61 @@ def test_embedding_scale_grad_by_freq(padding_idx: Any, max_norm: Any) -> None:
 def test_embedding_sparse_is_not_implemented() -> None:
     with pytest.raises(NotImplementedError, match="sparse"):
         CF.embedding(cgrad.tensor([0]), cgrad.ones(2, 2), sparse=True)
+
+
+# ---------------------------------------------------------------- addr with a bool alpha / beta on integers
+
+@pytest.mark.parametrize("kw", [dict(beta=True), dict(alpha=True), dict(alpha=True, beta=True)], ids=str)
+def test_addr_boolean_scalars_on_integers_name_the_argument(kw: dict) -> None:
+    """A bool alpha / beta on an integer addr is torch's RuntimeError, naming
+    the argument (beta is checked first)."""
+    msgs = []
+    for lib in (torch, cgrad):
+        a, v = lib.ones(2, 2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)
+        with pytest.raises(RuntimeError) as e:
+            lib.addr(a, v, v, **kw)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+# ---------------------------------------------------------------- found by the reference inputs
+
+TWO_NUMBERS = [(3, 2), (3, 2.5), (-8.5, -1.75), (True, 2), (True, False), (7, -2)]
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "floor_divide", "subtract", "multiply", "divide",
+                                "true_divide", "remainder", "fmod", "atan2", "eq"])
+@pytest.mark.parametrize("a,b", TWO_NUMBERS, ids=str)
+def test_binary_ops_on_two_python_numbers(op: str, a: Any, b: Any) -> None:
+    """torch.add(3, 2.5) is a tensor: add, sub, mul, div and floor_divide take
+    two Python numbers (input a 0-d tensor of its own dtype); the other binary
+    ops raise torch's exception type."""
+    got = []
+    for lib in (torch, cgrad):
+        try:
+            got.append(getattr(lib, op)(a, b))
+        except Exception as e:  # noqa: BLE001 - compared with torch's
+            got.append(e)
+    rt, rc = got
+    if isinstance(rt, Exception):
+        assert isinstance(rc, type(rt)) or isinstance(rt, NotImplementedError) and isinstance(rc, RuntimeError), \
+            (rc, rt)
+        return
+    assert_same(rc, rt)
+
+
+@pytest.mark.parametrize("size", [(0,), (0, 3), (2, 0, 1)], ids=str)
+@pytest.mark.parametrize("offset", [2, 3, 100])
+def test_empty_as_strided_may_start_past_the_storage(size: Tuple[int, ...], offset: int) -> None:
+    """An empty view reads nothing, so PyTorch lets it start at any offset,
+    past the storage's end included; it works as any empty tensor, gradient
+    included."""
+    base = cgrad.zeros(2, requires_grad=True)
+    v = base.as_strided(size, (1,) * len(size), offset)
+    assert v.shape == size and v.storage_offset() == offset == torch.zeros(2).as_strided(
+        size, (1,) * len(size), offset).storage_offset()
+    assert (v + 1).shape == size and float(v.sum()) == 0.0
+    v.sum().backward()
+    assert base.grad.tolist() == [0.0, 0.0]
+    with pytest.raises(IndexError, match="out of bounds"):
+        base.as_strided((1,), (1,), 2)  # one element past the end still raises

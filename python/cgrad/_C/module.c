@@ -167,35 +167,6 @@ static PyObject *f_ones_like(CGPY_FASTKW_ARGS) { return like(self, args, nargs, 
 static PyObject *f_empty_like(CGPY_FASTKW_ARGS) { return like(self, args, nargs, kwnames, 2); }
 static PyObject *f_full_like(CGPY_FASTKW_ARGS) { return like(self, args, nargs, kwnames, 3); }
 
-/* arange(end) / arange(start, end, step=1) */
-static PyObject *f_arange(CGPY_FASTKW_ARGS) {
-    static cgpy_spec spec = CGPY_SPEC("arange", CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("end", CGPY_A_OBJ),
-                                      CGPY_ARG("step", CGPY_A_OBJ), CGPY_ARG("dtype", CGPY_A_DTYPE, CGPY_KWONLY),
-                                      CGPY_ARG("device", CGPY_A_DEVICE, CGPY_KWONLY | CGPY_DEFAULT_DEV),
-                                      CGPY_ARG("requires_grad", CGPY_A_BOOL, CGPY_KWONLY));
-    cgpy_val a6[6];
-    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, a6)) return NULL;
-    PyObject *a = a6[0].o, *b = a6[1].o, *c = a6[2].o;
-    int dt = (int)a6[3].dtype, rg = a6[5].b;
-    cg_device dev = a6[4].dev;
-    PyObject *vals[3] = {b ? a : NULL, b ? b : a, c};
-    double v[3] = {0, 0, 1};
-    bool all_int = true;
-    for (int i = 0; i < 3; i++) {
-        if (!vals[i]) continue;
-        if (cgpy_is_tensor(vals[i])) {
-            if (cgpy_check(cg_tensor_item(cgpy_t(vals[i]), &v[i]))) return NULL;
-            all_int &= !cg_dtype_is_floating(cg_tensor_dtype(cgpy_t(vals[i])));
-            continue;
-        }
-        v[i] = PyFloat_AsDouble(vals[i]);
-        if (v[i] == -1.0 && PyErr_Occurred()) return NULL;
-        all_int &= PyLong_Check(vals[i]) != 0;
-    }
-    cg_dtype d = dt >= 0 ? (cg_dtype)dt : all_int ? CG_DTYPE_I64 : cgpy_default_dtype;
-    return finish(cg_arange(v[0], v[1], v[2], d, dev), rg);
-}
-
 static PyObject *f_manual_seed(PyObject *m, PyObject *arg) {
     (void)m;
     uint64_t s;
@@ -364,7 +335,6 @@ static PyMethodDef module_functions[] = {
     CGPY_FASTKW("ones_like", f_ones_like),
     CGPY_FASTKW("empty_like", f_empty_like),
     CGPY_FASTKW("full_like", f_full_like),
-    CGPY_FASTKW("arange", f_arange),
     CGPY_FASTKW("grad", cgpy_autograd_grad),
     {"manual_seed", f_manual_seed, METH_O, NULL},
     {"initial_seed", f_initial_seed, METH_NOARGS, NULL},

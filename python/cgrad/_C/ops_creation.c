@@ -1,4 +1,4 @@
-/* ops_creation.c — bindings of creation and random sampling: linspace,
+/* ops_creation.c — bindings of creation and random sampling: arange, linspace,
  * logspace, eye, rand, randn, randint, randperm, the *_like samplers,
  * normal, bernoulli, multinomial, the in-place samplers (uniform_, normal_,
  * bernoulli_, random_), seed / get_rng_state / set_rng_state, and the
@@ -351,6 +351,39 @@ static PyObject *space_common(CGPY_FASTKW_ARGS, bool log) {
 }
 static PyObject *py_linspace(CGPY_FASTKW_ARGS) { return space_common(self, args, nargs, kwnames, false); }
 static PyObject *py_logspace(CGPY_FASTKW_ARGS) { return space_common(self, args, nargs, kwnames, true); }
+
+/* arange(end) / arange(start, end, step=1): int64 when every bound is an
+ * integer, else the default dtype; out= picks the dtype, as in PyTorch */
+static PyObject *py_arange(CGPY_FASTKW_ARGS) {
+    static cgpy_spec spec = CGPY_SPEC("arange", CGPY_ARG("start", CGPY_A_OBJ, CGPY_REQ), CGPY_ARG("end", CGPY_A_OBJ),
+                                      CGPY_ARG("step", CGPY_A_OBJ), FKW_PARAMS);
+    cgpy_val v[3 + FKW_N];
+    if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
+    fkw f = fkw_from(v + 3);
+    if (fkw_check(&f, "arange")) return NULL;
+    PyObject *vals[3] = {v[1].o ? v[0].o : NULL, v[1].o ? v[1].o : v[0].o, v[2].o};
+    double b[3] = {0, 0, 1};
+    bool all_int = true;
+    for (int i = 0; i < 3; i++) {
+        if (!vals[i]) continue;
+        if (cgpy_is_tensor(vals[i])) {
+            if (cgpy_check(cg_tensor_item(cgpy_t(vals[i]), &b[i]))) return NULL;
+            all_int &= !cg_dtype_is_floating(cg_tensor_dtype(cgpy_t(vals[i])));
+            continue;
+        }
+        b[i] = PyFloat_AsDouble(vals[i]);
+        if (b[i] == -1.0 && PyErr_Occurred()) return NULL;
+        all_int &= PyLong_Check(vals[i]) != 0;
+    }
+    cg_dtype dt = fkw_dtype(&f, all_int ? CG_DTYPE_I64 : cgpy_default_dtype);
+    cg_tensor *t = cg_arange(b[0], b[1], b[2], dt, f.dev);
+    if (!t) return cgpy_raise(); /* InvalidArgument: PyTorch raises ValueError or RuntimeError by case */
+    if (f.out && f.out != Py_None) { /* PyTorch warns when it resizes out here */
+        cgpy_out_rule rule = {"arange", CGPY_OUT_EXACT, CGPY_OUT_ALIAS_OK, 0};
+        return cgpy_out_finish(f.out, t, &rule, 0, NULL);
+    }
+    return fkw_finish(t, &f);
+}
 
 static PyObject *py_eye(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("eye", CGPY_ARG("n", CGPY_A_INT, CGPY_REQ), CGPY_ARG("m", CGPY_A_OBJ),
@@ -826,6 +859,7 @@ PyMethodDef cgpy_creation_methods[] = {
     CGPY_TABLE_END,
 };
 PyMethodDef cgpy_creation_functions[] = {
+    CGPY_FASTKW("arange", py_arange),
     CGPY_FASTKW("linspace", py_linspace),
     CGPY_FASTKW("logspace", py_logspace),
     CGPY_FASTKW("eye", py_eye),

@@ -297,10 +297,34 @@ static const char *const k_binary_names[] = {"input", "other", "out", NULL};
  * which is also the RuntimeError PyTorch raises (Note [Exception classes]). */
 static void raise_arith(void) { cgpy_raise(); }
 
+/* Note [Two numbers]: PyTorch's parser takes Python numbers for both
+ * operands of add, sub, mul, div and floor_divide (torch.add(2, 3.5) is
+ * tensor(5.5)), with `input` made a 0-d tensor of the number's own dtype
+ * (bool, int64, the default float dtype) on the default device; every other
+ * binary op wants a Tensor there. A new 0-d tensor for a, NULL when the op or
+ * the operands do not qualify (nothing raised), or NULL raised. */
+static PyObject *two_numbers_input(const char *op, PyObject *a, PyObject *b) {
+    static const char *const ops[] = {"add", "sub", "mul", "div", "floor_divide"};
+    bool listed = false;
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) listed |= !strcmp(op, ops[i]);
+    if (!listed || !cgpy_is_scalar(a) || !cgpy_is_scalar(b)) return NULL;
+    cg_device dev;
+    if (cgpy_default_device(&dev)) return NULL;
+    cg_dtype dt = PyBool_Check(a) ? CG_DTYPE_BOOL : PyLong_Check(a) ? CG_DTYPE_I64 : cgpy_default_dtype;
+    cg_tensor *t = cgpy_as_tensor(a, dt, dev);
+    return t ? cgpy_wrap(t) : NULL;
+}
+
 /* promote (input, other) for d and apply it; new reference or NULL (raised) */
 static cg_tensor *binary_apply(const binary_def *d, PyObject *a, PyObject *b) {
     if (!cgpy_is_tensor(a) && !cgpy_is_tensor(b)) {
-        cgpy_need_tensor(a, d->name, "input");
+        PyObject *ta = two_numbers_input(d->name, a, b);
+        if (ta) {
+            cg_tensor *r = binary_apply(d, ta, b);
+            Py_DECREF(ta);
+            return r;
+        }
+        if (!PyErr_Occurred()) cgpy_need_tensor(a, d->name, "input");
         return NULL;
     }
     if (d->operands != OPND_ANY && cgpy_need_tensor(a, d->name, "input")) return NULL;
@@ -435,6 +459,8 @@ static PyObject *sub_bool_error(void) {
     return NULL;
 }
 
+static PyObject *add_sub_tensors(PyObject *const *v, binary_fn fn, const char *fname);
+/* add / sub (input, other, *, alpha, out) */
 static PyObject *add_sub(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw, binary_fn fn,
                          const char *fname) {
     static const char *const names[] = {"input", "other", "alpha", "out", NULL};
@@ -446,7 +472,17 @@ static PyObject *add_sub(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     } else if (cgpy_parse_fastkw(self, args, nargs, kw, fname, names, 2, 2, v)) {
         return NULL;
     }
-    if (!cgpy_is_tensor(v[0]) && !cgpy_is_tensor(v[1])) return cgpy_need_tensor(v[0], fname, "input"), NULL;
+    PyObject *number_input = NULL; /* Note [Two numbers] */
+    if (!cgpy_is_tensor(v[0]) && !cgpy_is_tensor(v[1])) {
+        if (!(number_input = two_numbers_input(fname, v[0], v[1])))
+            return PyErr_Occurred() ? NULL : (cgpy_need_tensor(v[0], fname, "input"), NULL);
+        v[0] = number_input;
+    }
+    PyObject *res = add_sub_tensors(v, fn, fname);
+    Py_XDECREF(number_input);
+    return res;
+}
+static PyObject *add_sub_tensors(PyObject *const *v, binary_fn fn, const char *fname) {
     if (fn == cg_sub && (is_bool(v[0]) || is_bool(v[1]))) return sub_bool_error();
     PyObject *ops[2] = {v[0], v[1]};
     cg_tensor *t[2];

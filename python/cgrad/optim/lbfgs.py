@@ -161,7 +161,9 @@ class LBFGS(Optimizer):
         ro = [_to_scalar(r) for r in state["ro"]] if "ro" in state else None
         h_diag = _to_scalar(state["H_diag"]) if "H_diag" in state else None
         prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
-        al: List[float] = [0.0] * history_size
+        # al: the two-loop coefficients, kept in the state as PyTorch keeps them (None: never set)
+        al: Optional[List[Optional[float]]] = (
+            [None if a is None else _to_scalar(a) for a in state["al"]] if "al" in state else None)
         n_iter = 0
         while n_iter < max_iter:
             n_iter += 1
@@ -180,6 +182,8 @@ class LBFGS(Optimizer):
                     ro.append(1.0 / ys)
                     h_diag = ys / y.dot(y).item()
                 # the two-loop recursion: d = -H grad
+                if al is None:
+                    al = [None] * history_size
                 q = flat_grad.neg()
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = old_stps[i].dot(q).item() * ro[i]
@@ -187,7 +191,7 @@ class LBFGS(Optimizer):
                 d = r = q.mul(h_diag)
                 for i in range(len(old_dirs)):
                     be_i = old_dirs[i].dot(r).item() * ro[i]
-                    r.add_(old_stps[i], alpha=al[i] - be_i)
+                    r.add_(old_stps[i], alpha=al[i] - be_i)  # type: ignore[operator]
             prev_flat_grad = flat_grad.clone()
             prev_loss = loss
             t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr if state["n_iter"] == 1 else lr
@@ -219,8 +223,13 @@ class LBFGS(Optimizer):
                 break
             if d.mul(t).abs().max().item() <= tolerance_change or abs(loss - prev_loss) < tolerance_change:
                 break
+        # the state has PyTorch's keys; ro / H_diag / al are 0-d tensors in the parameters' dtype, and so is t
+        # (PyTorch's t is a number or a 0-d tensor by path; rounding it to the dtype keeps float32 runs on
+        # PyTorch's trajectory)
         dtype = d.dtype
         state.update(d=d, t=_C.tensor(t, dtype=dtype), old_dirs=old_dirs, old_stps=old_stps,
                      ro=[_C.tensor(r, dtype=dtype) for r in ro], H_diag=_C.tensor(h_diag, dtype=dtype),
                      prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
+        if al is not None:
+            state["al"] = [None if a is None else _C.tensor(a, dtype=dtype) for a in al]
         return orig_loss

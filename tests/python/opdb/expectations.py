@@ -9,7 +9,6 @@ MISSING = {
 }
 
 KNOWN_FAILURES = {
-    "arange": "out= with an integer out tensor and a fractional step raises TypeError; PyTorch raises ValueError",
     "nn.functional.embedding": "sparse=True is NotImplementedError (cgrad has no sparse tensors)",
     "norm.nuc": "the nuclear norm needs an SVD (issue 17)",
 }
