@@ -386,6 +386,45 @@ CG_API int cg_node_num_inputs(const cg_node *n);  /* number of next functions */
 CG_API cg_node *cg_node_next(const cg_node *n, int i, int *input_nr);
 /* For AccumulateGrad nodes: the leaf tensor (borrowed), else NULL. */
 CG_API cg_tensor *cg_node_variable(const cg_node *n);
+/* Creation order of n: a node created later has a larger number; backward runs larger first. */
+CG_API uint64_t cg_node_sequence_nr(const cg_node *n);
+CG_API int cg_node_num_outputs(const cg_node *n);
+
+/* Note [Node hooks]: PyTorch's Node.register_prehook / register_hook. While
+ * backward runs the node, a pre-hook sees the gradients of the node's outputs
+ * (after the tensor hooks of those outputs), a post-hook the gradients the
+ * node computed for its inputs (grad_inputs; NULL where an input needs none)
+ * beside the grad_outputs it was given. The arrays hold references the engine
+ * owns: a hook replaces entry i by releasing it and storing a new reference
+ * (or NULL: no gradient). A replacement must have the shape and device of the
+ * entry it replaces (else backward fails naming the node). Hooks run in
+ * registration order with grad mode = create_graph; a non-OK return aborts
+ * backward with that error. An AccumulateGrad node has one output (the leaf's
+ * gradient) and no inputs; its post-hooks run after the accumulation. Hooks
+ * run only when the node runs (not for nodes backward skips). Handles are
+ * > 0 (-1 on error); ctx_free(ctx) runs when the hook is removed or the node
+ * dies. */
+typedef cg_status (*cg_node_pre_hook_fn)(void *ctx, cg_node *node, int num_grad_outputs, cg_tensor **grad_outputs);
+typedef cg_status (*cg_node_post_hook_fn)(void *ctx, cg_node *node, int num_grad_inputs, cg_tensor **grad_inputs,
+                                          int num_grad_outputs, cg_tensor *const *grad_outputs);
+CG_API int64_t cg_node_register_pre_hook(cg_node *n, cg_node_pre_hook_fn fn, void *ctx, void (*ctx_free)(void *));
+CG_API int64_t cg_node_register_post_hook(cg_node *n, cg_node_post_hook_fn fn, void *ctx, void (*ctx_free)(void *));
+CG_API cg_status cg_node_remove_hook(cg_node *n, int64_t handle); /* idempotent */
+/* Python back-pointer slot (weak, not refcounted; the binding manages it), and
+ * one owned slot of binding data, freed with user_free when the node dies or
+ * the slot is set again. */
+CG_API void *cg_node_pyobj(const cg_node *n);
+CG_API void cg_node_set_pyobj(cg_node *n, void *obj);
+CG_API void *cg_node_user_data(const cg_node *n);
+CG_API void cg_node_set_user_data(cg_node *n, void *data, void (*user_free)(void *));
+
+/* PyTorch's Tensor.register_post_accumulate_grad_hook: on a leaf that requires
+ * grad (else CG_ERR_RUNTIME), fn(ctx, leaf) runs after backward accumulated
+ * into leaf->grad (backward only: cg_autograd_grad accumulates nothing).
+ * Removed with cg_tensor_remove_hook. */
+typedef cg_status (*cg_post_accumulate_hook_fn)(void *ctx, cg_tensor *leaf);
+CG_API int64_t cg_tensor_register_post_accumulate_grad_hook(cg_tensor *t, cg_post_accumulate_hook_fn fn, void *ctx,
+                                                            void (*ctx_free)(void *));
 
 /* Backward from `root`. grad NULL means ones (root must have one element).
  * inputs (optional, n_inputs > 0) restricts accumulation to those leaves. */

@@ -15,9 +15,10 @@ from .autograd.grad_mode import no_grad
 
 
 class _HookHandle:
-    """Handle returned by Tensor.register_hook; remove() unregisters the hook."""
+    """Handle returned by Tensor.register_hook / register_post_accumulate_grad_hook and Node.register_hook /
+    register_prehook (the owner is the tensor or the node); remove() unregisters the hook."""
 
-    def __init__(self, tensor: "Tensor", hook_id: int) -> None:
+    def __init__(self, tensor: Any, hook_id: int) -> None:
         self._tensor = tensor
         self.id = hook_id
 
@@ -142,6 +143,10 @@ class Tensor(_C._TensorBase, ShapeMethods, ReduceMethods, MathMethods):
     def register_hook(self, hook: Callable[["Tensor"], Optional["Tensor"]]) -> _HookHandle:
         """Register a hook run with this tensor's gradient; it may return a replacement."""
         return super().register_hook(hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> _HookHandle:
+        """Register hook(tensor) on a leaf, run by backward() after the gradient was accumulated into .grad."""
+        return super().register_post_accumulate_grad_hook(hook)
 
 
 def _rebuild_tensor(data: bytes, dtype: Any, shape: Tuple[int, ...], requires_grad: bool, device: Any = "cpu",

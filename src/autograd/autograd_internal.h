@@ -47,6 +47,17 @@ typedef struct cg_node_hook {
     struct cg_node_hook *next;
 } cg_node_hook;
 
+/* Note [Node hooks]: hooks on the node itself (PyTorch's Node.register_prehook /
+ * register_hook), run by the engine around the node's backward. */
+typedef struct cg_node_fn_hook {
+    int64_t id;
+    cg_node_pre_hook_fn pre;   /* exactly one of pre / post is set */
+    cg_node_post_hook_fn post;
+    void *ctx;
+    void (*ctx_free)(void *);
+    struct cg_node_fn_hook *next;
+} cg_node_fn_hook;
+
 #define CG_NODE_IATTRS (CG_MAX_DIMS * 2 + 8)
 #define CG_NODE_DATTRS 8
 
@@ -64,6 +75,10 @@ struct cg_node {
     bool saved_released;   /* saved tensors freed after a backward without retain_graph */
     bool lazy_grads;       /* custom nodes: outputs without a gradient reach backward as NULL */
     cg_node_hook *hooks;   /* tensor hooks and retain_grad of this node's outputs */
+    cg_node_fn_hook *fn_hooks; /* Note [Node hooks], in registration order */
+    void *pyobj;           /* weak back-pointer for the binding */
+    void *user;            /* the binding's data (Python: Node.metadata), freed with user_free */
+    void (*user_free)(void *);
     cg_tensor *variable;   /* AccumulateGrad: the leaf (owned) */
     /* op attributes: small integers and doubles (dims, scalars, ...) */
     int64_t iattr[CG_NODE_IATTRS];

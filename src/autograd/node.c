@@ -226,6 +226,13 @@ static void node_destroy(cg_node *n) {
         free(h);
         h = next;
     }
+    for (cg_node_fn_hook *h = n->fn_hooks; h;) {
+        cg_node_fn_hook *next = h->next;
+        if (h->ctx_free) h->ctx_free(h->ctx);
+        free(h);
+        h = next;
+    }
+    if (n->user_free) n->user_free(n->user);
     if (n->extra_free) n->extra_free(n->extra);
     if (n->variable) {
         pthread_mutex_lock(&g_acc_lock);
@@ -274,6 +281,18 @@ cg_node *cg_node_next(const cg_node *n, int i, int *input_nr) {
     return n->edges[i].fn;
 }
 cg_tensor *cg_node_variable(const cg_node *n) { return n->variable; }
+uint64_t cg_node_sequence_nr(const cg_node *n) { return n->seq; }
+int cg_node_num_outputs(const cg_node *n) { return n->num_outputs; }
+void *cg_node_pyobj(const cg_node *n) { return n->pyobj; }
+void cg_node_set_pyobj(cg_node *n, void *obj) { n->pyobj = obj; }
+void *cg_node_user_data(const cg_node *n) { return n->user; }
+void cg_node_set_user_data(cg_node *n, void *data, void (*user_free)(void *)) {
+    void *old = n->user;
+    void (*old_free)(void *) = n->user_free;
+    n->user = data;
+    n->user_free = user_free;
+    if (old_free && old != data) old_free(old);
+}
 
 cg_node *cg_wire_unary_output(const char *name, cg_backward_fn backward, const void *op,
                               int num_inputs, cg_tensor *const *inputs, cg_tensor *out,
@@ -308,13 +327,14 @@ static cg_tensor *clone_obeying_layout(cg_tensor *g, cg_tensor *leaf) {
     return c;
 }
 
-/* AccumulateGrad: run the leaf's hooks, then add into leaf->grad. */
+/* AccumulateGrad: run the leaf's gradient hooks, add into leaf->grad, then run its post-accumulate-grad hooks. */
 static cg_status accumulate_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin) {
     (void)gin;
     cg_tensor *leaf = node->variable;
     cg_tensor *g = gout[0];
     cg_tensor_retain(g);
     for (cg_hook *h = leaf->hooks; h; h = h->next) {
+        if (!h->fn) continue; /* a post-accumulate-grad hook */
         cg_tensor *rep = NULL;
         cg_status st = h->fn(h->ctx, g, &rep);
         if (st) {
@@ -369,5 +389,7 @@ static cg_status accumulate_backward(cg_node *node, cg_tensor *const *gout, cg_t
     cg_tensor_release(g);
     cg_tensor_release(drop[0]);
     cg_tensor_release(drop[1]);
+    for (cg_hook *h = leaf->hooks; !st && h; h = h->next)
+        if (h->post_fn) st = h->post_fn(h->ctx, leaf);
     return st;
 }

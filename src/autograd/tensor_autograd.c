@@ -77,6 +77,14 @@ cg_status cg_tensor_retain_grad(cg_tensor *t) {
     return CG_OK;
 }
 
+/* append h to the singly linked list at *pp: hooks run in registration order */
+#define APPEND_HOOK(type, head, h)            \
+    do {                                      \
+        type **pp_ = &(head);                 \
+        while (*pp_) pp_ = &(*pp_)->next;     \
+        *pp_ = (h);                           \
+    } while (0)
+
 int64_t cg_tensor_register_hook(cg_tensor *t, cg_hook_fn fn, void *ctx, void (*ctx_free)(void *)) {
     if (!t->requires_grad) {
         cg_set_error(CG_ERR_RUNTIME, "[register_hook] cannot register a hook on a tensor that doesn't require gradient");
@@ -90,10 +98,7 @@ int64_t cg_tensor_register_hook(cg_tensor *t, cg_hook_fn fn, void *ctx, void (*c
             return -1;
         }
         *h = (cg_node_hook){id, t->output_nr, fn, ctx, ctx_free, NULL, NULL};
-        /* append: hooks run in registration order */
-        cg_node_hook **pp = &t->grad_fn->hooks;
-        while (*pp) pp = &(*pp)->next;
-        *pp = h;
+        APPEND_HOOK(cg_node_hook, t->grad_fn->hooks, h);
         return id;
     }
     cg_hook *h = calloc(1, sizeof *h);
@@ -101,11 +106,65 @@ int64_t cg_tensor_register_hook(cg_tensor *t, cg_hook_fn fn, void *ctx, void (*c
         cg_set_error(CG_ERR_OOM, "[register_hook] out of memory");
         return -1;
     }
-    *h = (cg_hook){id, fn, ctx, ctx_free, NULL};
-    cg_hook **pp = &t->hooks;
-    while (*pp) pp = &(*pp)->next;
-    *pp = h;
+    *h = (cg_hook){id, fn, NULL, ctx, ctx_free, NULL};
+    APPEND_HOOK(cg_hook, t->hooks, h);
     return id;
+}
+
+int64_t cg_tensor_register_post_accumulate_grad_hook(cg_tensor *t, cg_post_accumulate_hook_fn fn, void *ctx,
+                                                     void (*ctx_free)(void *)) {
+    const char *why = !t->requires_grad ? "cannot register a hook on a tensor that doesn't require gradient"
+                      : t->grad_fn      ? "post accumulate grad hooks cannot be registered on non-leaf tensors"
+                                        : NULL;
+    if (why || !fn) {
+        cg_set_error(why ? CG_ERR_RUNTIME : CG_ERR_VALUE, "[register_post_accumulate_grad_hook] %s",
+                     why ? why : "the hook is NULL");
+        return -1;
+    }
+    cg_hook *h = calloc(1, sizeof *h);
+    if (!h) {
+        cg_set_error(CG_ERR_OOM, "[register_post_accumulate_grad_hook] out of memory");
+        return -1;
+    }
+    int64_t id = atomic_fetch_add(&g_hook_id, 1);
+    *h = (cg_hook){id, NULL, fn, ctx, ctx_free, NULL};
+    APPEND_HOOK(cg_hook, t->hooks, h);
+    return id;
+}
+
+/* Note [Node hooks] */
+static int64_t node_register(cg_node *n, cg_node_pre_hook_fn pre, cg_node_post_hook_fn post, void *ctx,
+                             void (*ctx_free)(void *)) {
+    const char *op = pre ? "register_prehook" : "register_hook";
+    if (!n || (!pre && !post)) {
+        cg_set_error(CG_ERR_VALUE, "[Node.%s] the node or the hook is NULL", op);
+        return -1;
+    }
+    cg_node_fn_hook *h = calloc(1, sizeof *h);
+    if (!h) {
+        cg_set_error(CG_ERR_OOM, "[Node.%s] out of memory", op);
+        return -1;
+    }
+    *h = (cg_node_fn_hook){atomic_fetch_add(&g_hook_id, 1), pre, post, ctx, ctx_free, NULL};
+    APPEND_HOOK(cg_node_fn_hook, n->fn_hooks, h);
+    return h->id;
+}
+int64_t cg_node_register_pre_hook(cg_node *n, cg_node_pre_hook_fn fn, void *ctx, void (*ctx_free)(void *)) {
+    return node_register(n, fn, NULL, ctx, ctx_free);
+}
+int64_t cg_node_register_post_hook(cg_node *n, cg_node_post_hook_fn fn, void *ctx, void (*ctx_free)(void *)) {
+    return node_register(n, NULL, fn, ctx, ctx_free);
+}
+cg_status cg_node_remove_hook(cg_node *n, int64_t handle) {
+    for (cg_node_fn_hook **pp = &n->fn_hooks; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id != handle) continue;
+        cg_node_fn_hook *h = *pp;
+        *pp = h->next;
+        if (h->ctx_free) h->ctx_free(h->ctx);
+        free(h);
+        break;
+    }
+    return CG_OK;
 }
 
 cg_status cg_tensor_remove_hook(cg_tensor *t, int64_t handle) {

@@ -95,7 +95,8 @@ cg_status cg_check_writable(const char *op, const cg_tensor *t);
 
 typedef struct cg_hook {
     int64_t id;
-    cg_hook_fn fn;
+    cg_hook_fn fn;                      /* a gradient hook, or */
+    cg_post_accumulate_hook_fn post_fn; /* a post-accumulate-grad hook (leaves only) */
     void *ctx;
     void (*ctx_free)(void *);
     struct cg_hook *next;
@@ -118,7 +119,7 @@ struct cg_tensor {
     cg_tensor *grad;   /* owned */
     cg_node *grad_fn;  /* owned */
     cg_node *grad_acc; /* weak: the leaf's AccumulateGrad node, cleared when it dies */
-    cg_hook *hooks;    /* leaf hooks (non-leaf hooks live on grad_fn) */
+    cg_hook *hooks;    /* leaf hooks and post-accumulate-grad hooks (non-leaf hooks live on grad_fn) */
     void *pyobj;       /* weak back-pointer for the binding */
     cg_storage *home;  /* Note [Data assignment]: the embedded storage of t's own block, kept after
                         * `.data =` moved t to another storage (owned; NULL otherwise) */

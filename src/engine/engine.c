@@ -120,12 +120,61 @@ static cg_status buf_add(node_info *ni, int nr, cg_tensor *grad) {
 /* ready queue: max-heap on node seq */
 typedef struct heap { int64_t *a; int64_t n, cap; const node_info *infos; } heap;
 /* a node's backward, recorded as a profiler event named after the node */
+/* A hook's replacement for gradient i of node n (Note [Node hooks]) must look like the slot it fills. */
+static cg_status check_hook_grad(const cg_node *n, const char *which, int i, const cg_tensor_meta *m,
+                                 const cg_tensor *g) {
+    if (!g || (cg_shape_eq(g->ndim, g->shape, m->ndim, m->shape) && cg_device_eq(g->device, m->device)))
+        return CG_OK;
+    char want[CG_SHAPE_STR], got[CG_SHAPE_STR];
+    return cg_set_error(CG_ERR_SHAPE, "[backward] a hook of %s returned a gradient for %s %d of shape %s on %s, "
+                        "expected shape %s on %s", n->name, which, i, cg_shape_str(got, g->ndim, g->shape),
+                        cg_device_name(g->device), cg_shape_str(want, m->ndim, m->shape), cg_device_name(m->device));
+}
+
+/* Runs n's pre-hooks on grads; *skip: a hook took every gradient away, so the node computes
+ * nothing (its inputs get no gradient, as in PyTorch, whose formulas pass an undefined gradient
+ * on); a gradient taken from some outputs only is zeros again, as the engine gives outputs
+ * without one. */
+static cg_status run_pre_hooks(cg_node *n, cg_tensor **grads, bool *skip) {
+    for (cg_node_fn_hook *h = n->fn_hooks; h; h = h->next) {
+        if (!h->pre) continue;
+        cg_status st = h->pre(h->ctx, n, n->num_outputs, grads);
+        for (int o = 0; !st && o < n->num_outputs; o++) st = check_hook_grad(n, "output", o, &n->output_meta[o], grads[o]);
+        if (st) return st;
+    }
+    *skip = true;
+    for (int o = 0; o < n->num_outputs; o++) *skip &= grads[o] == NULL;
+    for (int o = 0; o < n->num_outputs && !*skip && !n->lazy_grads; o++) {
+        if (grads[o]) continue;
+        const cg_tensor_meta *m = &n->output_meta[o];
+        if (!(grads[o] = cg_zeros(m->ndim, m->shape, m->dtype, m->device))) return cg_last_error();
+    }
+    return CG_OK;
+}
+
+static cg_status run_post_hooks(cg_node *n, cg_tensor **grads, cg_tensor **gin) {
+    for (cg_node_fn_hook *h = n->fn_hooks; h; h = h->next) {
+        if (!h->post) continue;
+        cg_status st = h->post(h->ctx, n, n->num_inputs, gin, n->num_outputs, grads);
+        for (int i = 0; !st && i < n->num_inputs; i++) st = check_hook_grad(n, "input", i, &n->input_meta[i], gin[i]);
+        if (st) return st;
+    }
+    return CG_OK;
+}
+
+/* A node's backward, between its pre- and post-hooks (Note [Node hooks]). */
 static cg_status run_node(cg_node *n, cg_tensor **grads, cg_tensor **gin) {
-    if (!cg_prof_active()) return n->backward(n, grads, gin);
-    int64_t ev = cg_prof_begin(n->name, CG_PROF_BACKWARD, n->num_outputs, grads);
-    cg_status st = n->backward(n, grads, gin);
-    cg_prof_end(ev, NULL);
-    return st;
+    bool skip = false;
+    cg_status st = n->fn_hooks ? run_pre_hooks(n, grads, &skip) : CG_OK;
+    if (st) return st;
+    if (!skip && !cg_prof_active()) {
+        st = n->backward(n, grads, gin);
+    } else if (!skip) {
+        int64_t ev = cg_prof_begin(n->name, CG_PROF_BACKWARD, n->num_outputs, grads);
+        st = n->backward(n, grads, gin);
+        cg_prof_end(ev, NULL);
+    }
+    return !st && n->fn_hooks ? run_post_hooks(n, grads, gin) : st;
 }
 
 static bool heap_less(const heap *h, int64_t x, int64_t y) { return h->infos[x].node->seq < h->infos[y].node->seq; }

@@ -412,3 +412,124 @@ TEST(autograd_custom_node) {
     CHECK(c.freed == 1); /* the node died with its outputs and freed its context */
     cg_tensor_release(x);
 }
+
+/* ---------------------------------------------------------------- Note [Node hooks] */
+
+typedef struct node_hook_log {
+    int pre, post, post_acc, freed;
+    double seen_out, seen_in; /* the gradients the hooks saw */
+    int nin, nout;
+    bool drop;      /* the pre-hook takes the gradient away */
+    bool bad_shape; /* the post-hook returns a gradient of the wrong shape */
+} node_hook_log;
+
+static void log_free(void *ctx) { ((node_hook_log *)ctx)->freed++; }
+
+/* doubles the node's incoming gradient (or drops it) */
+static cg_status pre_double(void *ctx, cg_node *node, int n, cg_tensor **gout) {
+    node_hook_log *l = ctx;
+    (void)node;
+    l->pre++;
+    l->nout = n;
+    l->seen_out = tt_get(gout[0], 0);
+    cg_tensor *two = cg_scalar(2.0, CG_DTYPE_F64), *r = l->drop ? NULL : cg_mul(gout[0], two);
+    cg_tensor_release(two);
+    cg_tensor_release(gout[0]);
+    gout[0] = r;
+    return r || l->drop ? CG_OK : cg_last_error();
+}
+
+/* adds 1 to the gradient of input 0 */
+static cg_status post_add_one(void *ctx, cg_node *node, int nin, cg_tensor **gin, int nout, cg_tensor *const *gout) {
+    node_hook_log *l = ctx;
+    (void)node;
+    (void)gout;
+    l->post++;
+    l->nin = nin;
+    l->nout = nout;
+    if (nin == 0 || !gin[0]) return CG_OK; /* AccumulateGrad, or a node a pre-hook emptied */
+    l->seen_in = tt_get(gin[0], 0);
+    int64_t two[1] = {2};
+    cg_tensor *one = l->bad_shape ? cg_ones(1, two, CG_DTYPE_F64, cg_cpu()) : cg_scalar(1.0, CG_DTYPE_F64);
+    cg_tensor *r = l->bad_shape ? one : cg_add(gin[0], one);
+    if (!l->bad_shape) cg_tensor_release(one);
+    cg_tensor_release(gin[0]);
+    gin[0] = r;
+    return r ? CG_OK : cg_last_error();
+}
+
+static cg_status post_acc(void *ctx, cg_tensor *leaf_) {
+    node_hook_log *l = ctx;
+    l->post_acc++;
+    l->seen_in = tt_get(cg_tensor_grad(leaf_), 0);
+    return CG_OK;
+}
+
+TEST(autograd_node_hooks) {
+    node_hook_log l = {0};
+    cg_tensor *x = leaf(3.0);
+    cg_tensor *y = cg_exp(x); /* dy/dx = e^3 */
+    cg_node *n = cg_tensor_grad_fn(y);
+    cg_tensor *later = cg_exp(y);
+    CHECK(cg_node_num_outputs(n) == 1 && cg_node_sequence_nr(n) < cg_node_sequence_nr(cg_tensor_grad_fn(later)));
+    cg_tensor_release(later);
+    int64_t hp = cg_node_register_pre_hook(n, pre_double, &l, log_free);
+    int64_t hq = cg_node_register_post_hook(n, post_add_one, &l, log_free);
+    CHECK(hp > 0 && hq > hp);
+    CHECK_OK(cg_backward(y, NULL, true, false));
+    CHECK(l.pre == 1 && l.post == 1 && l.nin == 1 && l.nout == 1);
+    CHECK_NEAR(l.seen_out, 1.0, 0);
+    CHECK_NEAR(l.seen_in, 2 * exp(3.0), 1e-12);
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 0), 2 * exp(3.0) + 1, 1e-12);
+    /* removing: the ctx is freed once; removing again is a no-op */
+    CHECK_OK(cg_node_remove_hook(n, hp));
+    CHECK_OK(cg_node_remove_hook(n, hp));
+    CHECK(l.freed == 1);
+    CHECK_OK(cg_tensor_set_grad(x, NULL));
+    CHECK_OK(cg_backward(y, NULL, true, false));
+    CHECK(l.pre == 1 && l.post == 2);
+    CHECK_NEAR(tt_get(cg_tensor_grad(x), 0), exp(3.0) + 1, 1e-12);
+    /* a replacement of the wrong shape fails naming the node, and nothing accumulates */
+    l.bad_shape = true;
+    CHECK_OK(cg_tensor_set_grad(x, NULL));
+    CHECK_ERR(cg_backward(y, NULL, true, false) != CG_OK, CG_ERR_SHAPE, "a hook of ExpBackward0");
+    CHECK(cg_tensor_grad(x) == NULL);
+    l.bad_shape = false;
+    /* a pre-hook taking the only gradient away: the node computes nothing, x gets no gradient */
+    l.drop = true;
+    CHECK(cg_node_register_pre_hook(n, pre_double, &l, log_free) > 0);
+    CHECK_OK(cg_backward(y, NULL, true, false));
+    CHECK(cg_tensor_grad(x) == NULL && l.post == 4);
+    /* the node frees the remaining hooks' contexts when it dies */
+    cg_tensor_release(y);
+    CHECK(l.freed == 3);
+
+    /* AccumulateGrad: one output (the leaf's gradient), no inputs; post-hooks after accumulating */
+    node_hook_log a = {0};
+    y = cg_mul(x, x);
+    cg_node *acc = cg_node_next(cg_tensor_grad_fn(y), 0, NULL);
+    CHECK(acc && cg_node_variable(acc) == x && cg_node_num_outputs(acc) == 1 && cg_node_num_inputs(acc) == 0);
+    CHECK(cg_node_register_post_hook(acc, post_add_one, &a, NULL) > 0);
+    int64_t hacc = cg_tensor_register_post_accumulate_grad_hook(x, post_acc, &a, log_free);
+    CHECK(hacc > 0);
+    CHECK_OK(cg_backward(y, NULL, true, false));
+    CHECK(a.post == 1 && a.nin == 0 && a.nout == 1 && a.post_acc == 1);
+    CHECK_NEAR(a.seen_in, 6.0, 0);
+    /* autograd.grad accumulates nothing: no post-accumulate hook */
+    cg_tensor *res = NULL;
+    CHECK_OK(cg_autograd_grad(1, &y, NULL, 1, &x, true, false, false, &res));
+    cg_tensor_release(res);
+    CHECK(a.post_acc == 1);
+    CHECK_OK(cg_tensor_remove_hook(x, hacc));
+    CHECK(a.freed == 1);
+    CHECK_OK(cg_backward(y, NULL, false, false));
+    CHECK(a.post_acc == 1);
+    /* leaves only, and only those that require grad */
+    CHECK_ERR(cg_tensor_register_post_accumulate_grad_hook(y, post_acc, &a, NULL) < 0, CG_ERR_RUNTIME, "non-leaf");
+    cg_tensor *z = cg_scalar(1.0, CG_DTYPE_F64);
+    CHECK_ERR(cg_tensor_register_post_accumulate_grad_hook(z, post_acc, &a, NULL) < 0, CG_ERR_RUNTIME,
+              "doesn't require gradient");
+    cg_tensor_release(z);
+    cg_tensor_release(y);
+    cg_tensor_release(x);
+}

@@ -31,8 +31,19 @@ extern PyTypeObject *cgpy_tensor_class;
 PyObject *cgpy_wrap(cg_tensor *t);
 /* Wrap into a specific (sub)class, e.g. nn.Parameter. */
 PyObject *cgpy_wrap_as(PyTypeObject *cls, cg_tensor *t);
+/* t's Python object, whatever its class (a Parameter stays a Parameter), else a new cgrad.Tensor; t is borrowed. */
+PyObject *cgpy_pyobj_of(cg_tensor *t);
 static inline int cgpy_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &CgTensorBase_Type); }
 static inline cg_tensor *cgpy_t(PyObject *o) { return ((CgTensorObject *)o)->t; }
+
+/* ------------------------------------------------------------- hooks (hooks.c) */
+
+/* Py_DECREF for a C callback's ctx_free: takes the GIL. */
+void cgpy_decref_gil(void *o);
+/* Tensor.register_hook (post_accumulate false) / register_post_accumulate_grad_hook: the handle. */
+PyObject *cgpy_register_tensor_hook(PyObject *self, PyObject *fn, bool post_accumulate);
+/* Node.register_prehook (pre) / register_hook on node n of Python object self: the handle. */
+PyObject *cgpy_register_node_hook(PyObject *self, cg_node *n, PyObject *fn, bool pre);
 
 /* ------------------------------------------------------------- errors */
 

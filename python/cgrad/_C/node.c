@@ -1,5 +1,7 @@
 /* node.c — Python view of autograd graph nodes (Tensor.grad_fn): name(),
- * next_functions, variable (for AccumulateGrad) and metadata. */
+ * next_functions, variable (for AccumulateGrad), metadata, register_hook /
+ * register_prehook (Note [Node hooks] in include/cgrad.h). A node has one
+ * Python object at a time (its pyobj slot), so `y.grad_fn is y.grad_fn`. */
 #include "cgpy.h"
 
 typedef struct {
@@ -8,7 +10,9 @@ typedef struct {
 } CgNodeObject;
 
 static void node_dealloc(PyObject *self) {
-    cg_node_release(((CgNodeObject *)self)->n);
+    cg_node *n = ((CgNodeObject *)self)->n;
+    if (cg_node_pyobj(n) == self) cg_node_set_pyobj(n, NULL);
+    cg_node_release(n);
     Py_TYPE(self)->tp_free(self);
 }
 static PyObject *node_name(PyObject *self, PyObject *u) {
@@ -45,17 +49,55 @@ static PyObject *node_variable(PyObject *self, void *c) {
 static PyObject *node_richcompare(PyObject *a, PyObject *b, int op);
 static Py_hash_t node_hash(PyObject *self) { return (Py_hash_t)(uintptr_t)((CgNodeObject *)self)->n >> 4; }
 
-static PyMethodDef node_methods[] = {{"name", node_name, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+static PyObject *node_register_hook(PyObject *self, PyObject *fn) {
+    return cgpy_register_node_hook(self, ((CgNodeObject *)self)->n, fn, false);
+}
+static PyObject *node_register_prehook(PyObject *self, PyObject *fn) {
+    return cgpy_register_node_hook(self, ((CgNodeObject *)self)->n, fn, true);
+}
+static PyObject *node_remove_hook(PyObject *self, PyObject *arg) {
+    long long id = PyLong_AsLongLong(arg);
+    if (id == -1 && PyErr_Occurred()) return NULL;
+    if (cgpy_check(cg_node_remove_hook(((CgNodeObject *)self)->n, id))) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Node.metadata: one dict per node, kept with the node (not with this Python object). */
+static PyObject *node_metadata(PyObject *self, void *c) {
+    (void)c;
+    cg_node *n = ((CgNodeObject *)self)->n;
+    PyObject *d = cg_node_user_data(n);
+    if (!d) {
+        if (!(d = PyDict_New())) return NULL;
+        cg_node_set_user_data(n, d, cgpy_decref_gil);
+    }
+    Py_INCREF(d);
+    return d;
+}
+static PyObject *node_sequence_nr(PyObject *self, PyObject *u) {
+    (void)u;
+    return PyLong_FromUnsignedLongLong(cg_node_sequence_nr(((CgNodeObject *)self)->n));
+}
+
+static PyMethodDef node_methods[] = {
+    {"name", node_name, METH_NOARGS, NULL},
+    {"register_hook", node_register_hook, METH_O, NULL},
+    {"register_prehook", node_register_prehook, METH_O, NULL},
+    {"_remove_hook", node_remove_hook, METH_O, NULL},
+    {"_sequence_nr", node_sequence_nr, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
 static PyGetSetDef node_getset[] = {
     {"next_functions", node_next, NULL, NULL, NULL},
     {"variable", node_variable, NULL, NULL, NULL},
+    {"metadata", node_metadata, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 PyTypeObject CgNode_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "cgrad.autograd.graph.Node",
     .tp_basicsize = sizeof(CgNodeObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_dealloc = node_dealloc,
     .tp_repr = node_repr,
     .tp_methods = node_methods,
@@ -69,10 +111,32 @@ static PyObject *node_richcompare(PyObject *a, PyObject *b, int op) {
     return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
+/* The class of a node named `name`: one subclass of Node per name, made on first use, so that
+ * type(y.grad_fn).__name__ is "MulBackward0" as in PyTorch (borrowed). */
+static PyTypeObject *node_class(const char *name) {
+    static PyObject *classes; /* name -> class */
+    if (!classes && !(classes = PyDict_New())) return NULL;
+    PyObject *cls = PyDict_GetItemString(classes, name);
+    if (cls) return (PyTypeObject *)cls;
+    cls = PyObject_CallFunction((PyObject *)&PyType_Type, "s(O){s:(),s:s}", name, (PyObject *)&CgNode_Type,
+                                "__slots__", "__module__", "cgrad.autograd.graph");
+    if (!cls) return NULL;
+    int bad = PyDict_SetItemString(classes, name, cls);
+    Py_DECREF(cls); /* the dict holds it */
+    return bad ? NULL : (PyTypeObject *)cls;
+}
+
 PyObject *cgpy_node_wrap(cg_node *n) {
-    CgNodeObject *o = PyObject_New(CgNodeObject, &CgNode_Type);
+    PyObject *cached = cg_node_pyobj(n);
+    if (cached) {
+        Py_INCREF(cached);
+        return cached;
+    }
+    PyTypeObject *cls = node_class(cg_node_name(n));
+    CgNodeObject *o = cls ? (CgNodeObject *)cls->tp_alloc(cls, 0) : NULL;
     if (!o) return NULL;
     cg_node_retain(n);
     o->n = n;
+    cg_node_set_pyobj(n, o);
     return (PyObject *)o;
 }

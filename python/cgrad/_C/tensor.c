@@ -80,6 +80,16 @@ PyObject *cgpy_wrap_as(PyTypeObject *cls, cg_tensor *t) {
 
 PyObject *cgpy_wrap(cg_tensor *t) { return cgpy_wrap_as(cgpy_tensor_class, t); }
 
+PyObject *cgpy_pyobj_of(cg_tensor *t) {
+    PyObject *existing = cg_tensor_pyobj(t);
+    if (existing) {
+        Py_INCREF(existing);
+        return existing;
+    }
+    cg_tensor_retain(t);
+    return cgpy_wrap(t);
+}
+
 static void tensor_dealloc(PyObject *self) {
     CgTensorObject *o = (CgTensorObject *)self;
     PyObject_GC_UnTrack(self);

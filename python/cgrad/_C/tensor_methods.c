@@ -187,94 +187,9 @@ static PyObject *m_retain_grad(PyObject *self, PyObject *u) {
     Py_RETURN_NONE;
 }
 
-static void format_shape(char *buf, size_t cap, int nd, const int64_t *shape) {
-    size_t n = (size_t)snprintf(buf, cap, "(");
-    for (int i = 0; i < nd && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%lld%s", (long long)shape[i], nd == 1 || i + 1 < nd ? "," : "");
-    if (n < cap) snprintf(buf + n, cap - n, ")");
-}
-
-/* A hook's replacement must keep the gradient's shape, dtype and device, as
- * PyTorch requires; otherwise raises a RuntimeError naming the hook and returns 1. */
-static int hook_changed(void *fn, cg_tensor *grad, cg_tensor *rep) {
-    const char *what = NULL;
-    char was[160], got[160];
-    if (cg_tensor_ndim(rep) != cg_tensor_ndim(grad) ||
-        memcmp(cg_tensor_shape(rep), cg_tensor_shape(grad), sizeof(int64_t) * (size_t)cg_tensor_ndim(grad))) {
-        what = "size";
-        format_shape(was, sizeof was, cg_tensor_ndim(grad), cg_tensor_shape(grad));
-        format_shape(got, sizeof got, cg_tensor_ndim(rep), cg_tensor_shape(rep));
-    } else if (cg_tensor_dtype(rep) != cg_tensor_dtype(grad)) {
-        what = "type";
-        snprintf(was, sizeof was, "%s", cg_dtype_name(cg_tensor_dtype(grad)));
-        snprintf(got, sizeof got, "%s", cg_dtype_name(cg_tensor_dtype(rep)));
-    } else if (!cg_device_eq(cg_tensor_device(rep), cg_tensor_device(grad))) {
-        what = "device";
-        snprintf(was, sizeof was, "%s", cg_device_name(cg_tensor_device(grad)));
-        snprintf(got, sizeof got, "%s", cg_device_name(cg_tensor_device(rep)));
-    }
-    if (!what) return 0;
-    PyObject *name = PyObject_GetAttrString((PyObject *)fn, "__name__");
-    const char *nm = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-    if (!nm) {
-        PyErr_Clear();
-        nm = "hook";
-    }
-    PyErr_Format(PyExc_RuntimeError, "hook '%s' has changed the %s of value (was %s got %s)", nm, what, was, got);
-    Py_XDECREF(name);
-    return 1;
-}
-
-/* Tensor hooks: the Python callable runs with the gradient; a non-None
- * return replaces it. Exceptions propagate out of backward(). */
-static cg_status py_hook(void *ctx, cg_tensor *grad, cg_tensor **rep) {
-    PyGILState_STATE g = PyGILState_Ensure();
-    cg_tensor_retain(grad);
-    PyObject *arg = cgpy_wrap(grad);
-    PyObject *r = arg ? PyObject_CallOneArg((PyObject *)ctx, arg) : NULL;
-    Py_XDECREF(arg);
-    cg_status st = CG_OK;
-    if (!r) {
-        st = CG_ERR_RUNTIME;
-        /* keep the Python exception: the binding re-raises it after backward */
-        cg_set_error(CG_ERR_RUNTIME, "[hook] a tensor hook raised an exception");
-    } else if (r != Py_None) {
-        if (!cgpy_is_tensor(r)) {
-            PyErr_Format(PyExc_TypeError, "a tensor hook must return None or a Tensor, not %.100s", Py_TYPE(r)->tp_name);
-            cg_set_error(CG_ERR_RUNTIME, "[hook] a tensor hook returned a non-Tensor");
-            st = CG_ERR_RUNTIME;
-        } else if (hook_changed(ctx, grad, cgpy_t(r))) {
-            cg_set_error(CG_ERR_RUNTIME, "[hook] a tensor hook changed the gradient's shape, dtype or device");
-            st = CG_ERR_RUNTIME;
-        } else {
-            *rep = cgpy_t(r);
-            cg_tensor_retain(*rep);
-        }
-    }
-    Py_XDECREF(r);
-    PyGILState_Release(g);
-    return st;
-}
-static void py_hook_free(void *ctx) {
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_DECREF((PyObject *)ctx);
-    PyGILState_Release(g);
-}
-
-extern PyObject *cgpy_make_hook_handle(PyObject *tensor, int64_t id); /* module.c (Python-level RemovableHandle) */
-
-static PyObject *m_register_hook(PyObject *self, PyObject *fn) {
-    if (!PyCallable_Check(fn)) {
-        PyErr_SetString(PyExc_TypeError, "register_hook expects a callable");
-        return NULL;
-    }
-    Py_INCREF(fn);
-    int64_t id = cg_tensor_register_hook(T_OF(self), py_hook, fn, py_hook_free);
-    if (id < 0) {
-        Py_DECREF(fn);
-        return cgpy_raise();
-    }
-    return cgpy_make_hook_handle(self, id);
+static PyObject *m_register_hook(PyObject *self, PyObject *fn) { return cgpy_register_tensor_hook(self, fn, false); }
+static PyObject *m_register_post_accumulate_grad_hook(PyObject *self, PyObject *fn) {
+    return cgpy_register_tensor_hook(self, fn, true);
 }
 
 static PyObject *m_remove_hook(PyObject *self, PyObject *arg) {
@@ -811,6 +726,7 @@ PyMethodDef cgpy_tensor_core_methods[] = {
     CGPY_FASTKW("requires_grad_", m_requires_grad_),
     {"retain_grad", m_retain_grad, METH_NOARGS, NULL},
     {"register_hook", m_register_hook, METH_O, NULL},
+    {"register_post_accumulate_grad_hook", m_register_post_accumulate_grad_hook, METH_O, NULL},
     {"_remove_hook", m_remove_hook, METH_O, NULL},
     CGPY_FASTKW("backward", m_backward),
     {"zero_", m_zero_, METH_NOARGS, NULL},
