@@ -71,6 +71,8 @@ CG_API cg_tensor *cg_hypot(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_logaddexp(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_logaddexp2(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_copysign(cg_tensor *a, cg_tensor *b); /* |a| with the sign of b */
+CG_API cg_tensor *cg_igamma(cg_tensor *a, cg_tensor *b); /* the regularized lower incomplete gamma function P(a, b) (Note [Incomplete gamma]) */
+CG_API cg_tensor *cg_igammac(cg_tensor *a, cg_tensor *b); /* the regularized upper incomplete gamma function Q(a, b) = 1 - P(a, b) */
 CG_API cg_tensor *cg_eq(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_ne(cg_tensor *a, cg_tensor *b);
 CG_API cg_tensor *cg_lt(cg_tensor *a, cg_tensor *b);

@@ -152,6 +152,8 @@ from ._C import group_norm as group_norm
 from ._C import gt as gt
 from ._C import hstack as hstack
 from ._C import hypot as hypot
+from ._C import igamma as igamma
+from ._C import igammac as igammac
 from ._C import index_add as index_add
 from ._C import index_copy as index_copy
 from ._C import index_fill as index_fill
@@ -396,8 +398,6 @@ from ._ops_reduce import histogram as histogram
 from ._ops_reduce import histogramdd as histogramdd
 from ._ops_shape import hsplit as hsplit
 from ._ops_math import i0 as i0
-from ._ops_math import igamma as igamma
-from ._ops_math import igammac as igammac
 from ._type_info import iinfo as iinfo
 from ._ops_shape import index_reduce as index_reduce
 from .autograd.grad_mode import inference_mode as inference_mode

@@ -806,27 +806,7 @@ def _functions() -> dict:
         def backward(ctx: Any, grad: Tensor) -> Any:
             return None, grad, grad * 0
 
-    class IGamma(Function):
-        """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) (minus that for Q); no derivative in a, as in PyTorch."""
-
-        @staticmethod
-        def forward(ctx: Any, res: Tensor, a: Tensor, x: Tensor, upper: bool) -> Tensor:
-            ctx.save_for_backward(a, x)
-            ctx.upper = upper
-            return res.clone()
-
-        @staticmethod
-        def backward(ctx: Any, grad: Tensor) -> Any:
-            a, x = ctx.saved_tensors
-            name = "igammac" if ctx.upper else "igamma"
-            if ctx.needs_input_grad[1]:
-                raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
-            ad = a.detach()
-            d = _C.exp((ad - 1) * _C.log(x) - x - lgamma(ad))
-            return None, None, grad * (-d if ctx.upper else d), None
-
     _FUNCTIONS["nodiff"] = NotDifferentiable
-    _FUNCTIONS["igamma"] = IGamma
     _FUNCTIONS["nextafter"] = NextAfter
     _FUNCTIONS.update(_special_functions(Function))
     return _FUNCTIONS
@@ -1035,61 +1015,6 @@ def _bessel_i_values(nu: int, x: Tensor) -> Tensor:
     return _C.where(_C.isnan(x), x, res)
 
 
-def _igamma_values(a: Tensor, x: Tensor, upper: bool) -> Tensor:
-    """The regularized incomplete gamma P(a, x) (or Q = 1 - P when upper): series below a + 1, Lentz's
-    continued fraction above."""
-    eps, tiny = 1e-17, 1e-300
-    ok = _C.logical_and(_C.logical_and(_C.gt(a, 0), _C.gt(x, 0)),
-                        _C.logical_and(_C.isfinite(a), _C.isfinite(x)))
-    aa = _C.where(ok, a, _C.ones_like(a))
-    xx = _C.where(ok, x, _C.ones_like(x))
-    use_ser = _C.lt(xx, aa + 1)
-    logpre = aa * _C.log(xx) - xx - _lgamma_values(aa)
-    # series: P = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1) ... (a + n))
-    xs = _C.where(use_ser, xx, _C.zeros_like(xx))
-    ap, d = aa.clone(), 1.0 / aa
-    tot = d
-    for _ in range(100000):
-        ap = ap + 1
-        d = d * xs / ap
-        tot = tot + d
-        if not bool(_C.gt(_C.abs(d), _C.abs(tot) * eps).any()):
-            break
-    p_ser = _C.exp(logpre) * tot
-    # continued fraction for Q
-    xc = _C.where(use_ser, aa + 2, xx)
-    b = xc + 1 - aa
-    c = _C.full_like(b, 1 / tiny)
-    d = 1.0 / b
-    h = d
-    for i in range(1, 100000):
-        an = -i * (i - aa)
-        b = b + 2
-        d = an * d + b
-        d = _C.where(_C.lt(_C.abs(d), tiny), _C.full_like(d, tiny), d)
-        c = b + an / c
-        c = _C.where(_C.lt(_C.abs(c), tiny), _C.full_like(c, tiny), c)
-        d = 1.0 / d
-        delta = d * c
-        h = h * delta
-        if not bool(_C.gt(_C.abs(delta - 1), eps * 4).any()):
-            break
-    q_cf = _C.exp(aa * _C.log(xc) - xc - _lgamma_values(aa)) * h
-    if upper:
-        res = _C.where(use_ser, 1 - p_ser, q_cf)
-    else:
-        res = _C.where(use_ser, p_ser, 1 - q_cf)
-    nan = _C.full_like(res, float("nan"))
-    one, zero = _C.ones_like(res), _C.zeros_like(res)
-    lo, hi = (one, zero) if upper else (zero, one)  # the values at x == 0 and x == inf
-    res = _C.where(_C.isposinf(x), hi, res)
-    res = _C.where(_C.isposinf(a), _C.where(_C.isposinf(x), nan, lo), res)
-    res = _C.where(_C.eq(x, 0), lo, res)
-    res = _C.where(_C.eq(a, 0), _C.where(_C.gt(x, 0), hi, nan), res)
-    res = _C.where(_C.logical_or(_C.lt(x, 0), _C.lt(a, 0)), nan, res)
-    return _C.where(_C.logical_or(_C.isnan(a), _C.isnan(x)), nan, res)
-
-
 def _special_values(kind: str, n: int, x: Tensor) -> Tensor:
     x64 = x.detach().to(_C.float64)
     if kind == "lgamma":
@@ -1186,33 +1111,6 @@ def i0(input: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
     return _out(_special_apply("bessel_i", 0, _to_float(input)), out)
 
 
-def _igamma_common(name: str, input: Tensor, other: Tensor, upper: bool, out: Optional[Tensor]) -> Tensor:
-    _check_t(name, input)
-    _check_t(name, other, "other")
-    dt = _C.result_type(input, other)
-    if not dt.is_floating_point:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_dtname(dt)}'")
-    shape = _C.broadcast_shapes(input.shape, other.shape)
-    a = input.detach().to(_C.float64).expand(*shape)
-    x = other.detach().to(_C.float64).expand(*shape)
-    res = _igamma_values(a, x, upper).to(dt)
-    if input.requires_grad or other.requires_grad:
-        res = _functions()["igamma"].apply(res, input.to(dt).expand(*shape), other.to(dt).expand(*shape), upper)
-    return _out(res, out)
-
-
-@_public
-def igamma(input: Tensor, other: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
-    """The regularized lower incomplete gamma function P(input, other) (torch.igamma)."""
-    return _igamma_common("igamma", input, other, False, out)
-
-
-@_public
-def igammac(input: Tensor, other: Tensor, *, out: Optional[Tensor] = None) -> Tensor:
-    """The regularized upper incomplete gamma function Q(input, other) (torch.igammac)."""
-    return _igamma_common("igammac", input, other, True, out)
-
-
 # ------------------------------------------------------------------------------------------------ Tensor methods
 
 def _method(name: str) -> Any:
@@ -1241,11 +1139,9 @@ def _inplace(name: str) -> Any:
 
 _METHODS = ("deg2rad", "rad2deg", "sgn", "conj", "conj_physical", "angle", "isreal", "signbit", "heaviside", "sinc",
             "xlogy", "logit", "diff", "dist", "cross", "addmv", "addr", "addbmm", "cov", "corrcoef", "frexp", "ldexp",
-            "nextafter", "gcd", "lcm", "lgamma", "digamma", "mvlgamma", "i0", "igamma", "igammac", "renorm",
-            "hash_tensor")
+            "nextafter", "gcd", "lcm", "lgamma", "digamma", "mvlgamma", "i0", "renorm", "hash_tensor")
 _INPLACE = ("deg2rad", "rad2deg", "sgn", "heaviside", "sinc", "xlogy", "logit", "addmv", "addr", "addbmm",
-            "ldexp", "nextafter", "gcd", "lcm", "lgamma", "digamma", "mvlgamma", "i0", "igamma", "igammac",
-            "renorm")
+            "ldexp", "nextafter", "gcd", "lcm", "lgamma", "digamma", "mvlgamma", "i0", "renorm")
 
 
 @_public

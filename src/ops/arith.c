@@ -323,3 +323,32 @@ cg_status cg_bw_copysign(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor_release(out);
     return st;
 }
+
+/* ---------------------------------------------------------------- igamma, igammac
+ * Note [Incomplete gamma] (src/backend/cpu/special_kernels.h). d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)
+ * = -d/dx Q(a, x), written with cg ops so it differentiates again in x; a takes no gradient, as in
+ * PyTorch (NotImplementedError naming the op at backward). */
+static cg_status igamma_backward(cg_node *node, cg_tensor *const *g, cg_tensor **gin, const char *name, bool upper) {
+    if (cg_node_needs_grad(node, 0))
+        return cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] the derivative for '%s: input' is not implemented.", name,
+                            name);
+    if (!cg_node_needs_grad(node, 1)) return CG_OK;
+    cg_tensor *a = cg_node_saved(node, 0), *x = cg_node_saved(node, 1);
+    cg_tensor *t[10] = {0};
+    /* t: a (detached), lgamma(a), 1, a - 1, log x, (a - 1) log x, - x, - lgamma(a), the density, its sign */
+    bool ok = a && x && (t[0] = cg_detach(a)) && (t[1] = cg_unary_forward(&cg_op_lgamma, t[0], NULL, 0)) &&
+              (t[2] = scalar_like(1.0, a)) && (t[3] = cg_sub(t[0], t[2])) && (t[4] = cg_log(x)) &&
+              (t[5] = cg_mul(t[3], t[4])) && (t[6] = cg_sub(t[5], x)) && (t[7] = cg_sub(t[6], t[1])) &&
+              (t[8] = cg_exp(t[7])) && (!upper || (t[9] = cg_neg(t[8]))) && (gin[1] = cg_mul(g[0], t[upper ? 9 : 8]));
+    cg_status st = ok ? CG_OK : cg_last_error();
+    cg_release_all(10, t);
+    cg_tensor_release(a);
+    cg_tensor_release(x);
+    return st;
+}
+cg_status cg_bw_igamma(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    return igamma_backward(node, g, gin, "igamma", false);
+}
+cg_status cg_bw_igammac(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
+    return igamma_backward(node, g, gin, "igammac", true);
+}

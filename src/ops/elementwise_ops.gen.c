@@ -325,6 +325,16 @@ const cg_elementwise_op cg_op_erfinv = {
 };
 cg_tensor *cg_erfinv(cg_tensor *x) { return cg_unary_forward(&cg_op_erfinv, x, NULL, 0); }
 
+/* lgamma: f16 bf16 f32 f64 */
+const cg_elementwise_op cg_op_lgamma = {
+    .id = CG_OP_LGAMMA,
+    .schema = {"lgamma", "LgammaBackward0", 1, CG_AMP_KEEP, false, false, false},
+    .arity = 1,
+    .out_dtype = CG_SAME_DTYPE,
+    .dtypes = CG_OP_DTYPES_LGAMMA,
+    .backward = NULL,
+};
+
 /* floor: u8 i8 i16 i32 i64 f16 bf16 f32 f64 u16 u32 u64 */
 const cg_elementwise_op cg_op_floor = {
     .id = CG_OP_FLOOR,
@@ -743,6 +753,28 @@ const cg_elementwise_op cg_op_copysign = {
 };
 cg_tensor *cg_copysign(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_copysign, a, b, NULL, 0); }
 
+/* igamma: f16 bf16 f32 f64 */
+const cg_elementwise_op cg_op_igamma = {
+    .id = CG_OP_IGAMMA,
+    .schema = {"igamma", "IgammaBackward0", 1, CG_AMP_KEEP, false, true, false},
+    .arity = 2,
+    .out_dtype = CG_SAME_DTYPE,
+    .dtypes = CG_OP_DTYPES_IGAMMA,
+    .backward = cg_bw_igamma,
+};
+cg_tensor *cg_igamma(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_igamma, a, b, NULL, 0); }
+
+/* igammac: f16 bf16 f32 f64 */
+const cg_elementwise_op cg_op_igammac = {
+    .id = CG_OP_IGAMMAC,
+    .schema = {"igammac", "IgammacBackward0", 1, CG_AMP_KEEP, false, true, false},
+    .arity = 2,
+    .out_dtype = CG_SAME_DTYPE,
+    .dtypes = CG_OP_DTYPES_IGAMMAC,
+    .backward = cg_bw_igammac,
+};
+cg_tensor *cg_igammac(cg_tensor *a, cg_tensor *b) { return cg_binary_forward(&cg_op_igammac, a, b, NULL, 0); }
+
 /* eq: b u8 i8 i16 i32 i64 f16 bf16 f32 f64 u16 u32 u64 */
 const cg_elementwise_op cg_op_eq = {
     .id = CG_OP_EQ,
@@ -927,6 +959,7 @@ const cg_elementwise_op *const cg_elementwise_ops[CG_OP_COUNT] = {
     [CG_OP_ERF] = &cg_op_erf,
     [CG_OP_ERFC] = &cg_op_erfc,
     [CG_OP_ERFINV] = &cg_op_erfinv,
+    [CG_OP_LGAMMA] = &cg_op_lgamma,
     [CG_OP_FLOOR] = &cg_op_floor,
     [CG_OP_CEIL] = &cg_op_ceil,
     [CG_OP_ROUND] = &cg_op_round,
@@ -963,6 +996,8 @@ const cg_elementwise_op *const cg_elementwise_ops[CG_OP_COUNT] = {
     [CG_OP_LOGADDEXP] = &cg_op_logaddexp,
     [CG_OP_LOGADDEXP2] = &cg_op_logaddexp2,
     [CG_OP_COPYSIGN] = &cg_op_copysign,
+    [CG_OP_IGAMMA] = &cg_op_igamma,
+    [CG_OP_IGAMMAC] = &cg_op_igammac,
     [CG_OP_EQ] = &cg_op_eq,
     [CG_OP_NE] = &cg_op_ne,
     [CG_OP_LT] = &cg_op_lt,
@@ -1021,10 +1056,13 @@ static const struct {
     {"hardsigmoid", CG_OP_HARDSIGMOID},
     {"hardswish", CG_OP_HARDSWISH},
     {"hypot", CG_OP_HYPOT},
+    {"igamma", CG_OP_IGAMMA},
+    {"igammac", CG_OP_IGAMMAC},
     {"isfinite", CG_OP_ISFINITE},
     {"isinf", CG_OP_ISINF},
     {"isnan", CG_OP_ISNAN},
     {"le", CG_OP_LE},
+    {"lgamma", CG_OP_LGAMMA},
     {"log", CG_OP_LOG},
     {"log10", CG_OP_LOG10},
     {"log1p", CG_OP_LOG1P},

@@ -35,6 +35,7 @@ extern const cg_elementwise_op cg_op_atanh;
 extern const cg_elementwise_op cg_op_erf;
 extern const cg_elementwise_op cg_op_erfc;
 extern const cg_elementwise_op cg_op_erfinv;
+extern const cg_elementwise_op cg_op_lgamma;
 extern const cg_elementwise_op cg_op_floor;
 extern const cg_elementwise_op cg_op_ceil;
 extern const cg_elementwise_op cg_op_round;
@@ -71,6 +72,8 @@ extern const cg_elementwise_op cg_op_hypot;
 extern const cg_elementwise_op cg_op_logaddexp;
 extern const cg_elementwise_op cg_op_logaddexp2;
 extern const cg_elementwise_op cg_op_copysign;
+extern const cg_elementwise_op cg_op_igamma;
+extern const cg_elementwise_op cg_op_igammac;
 extern const cg_elementwise_op cg_op_eq;
 extern const cg_elementwise_op cg_op_ne;
 extern const cg_elementwise_op cg_op_lt;
@@ -116,6 +119,7 @@ extern const cg_elementwise_op cg_op_bitwise_right_shift;
 #define CG_OP_DTYPES_ERF (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
 #define CG_OP_DTYPES_ERFC (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
 #define CG_OP_DTYPES_ERFINV (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
+#define CG_OP_DTYPES_LGAMMA (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
 #define CG_OP_DTYPES_FLOOR (CG_DTYPE_BIT(CG_DTYPE_U8) | CG_DTYPE_BIT(CG_DTYPE_I8) | CG_DTYPE_BIT(CG_DTYPE_I16) | CG_DTYPE_BIT(CG_DTYPE_I32) | CG_DTYPE_BIT(CG_DTYPE_I64) | CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64) | CG_DTYPE_BIT(CG_DTYPE_U16) | CG_DTYPE_BIT(CG_DTYPE_U32) | CG_DTYPE_BIT(CG_DTYPE_U64))
 #define CG_OP_DTYPES_CEIL (CG_DTYPE_BIT(CG_DTYPE_U8) | CG_DTYPE_BIT(CG_DTYPE_I8) | CG_DTYPE_BIT(CG_DTYPE_I16) | CG_DTYPE_BIT(CG_DTYPE_I32) | CG_DTYPE_BIT(CG_DTYPE_I64) | CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64) | CG_DTYPE_BIT(CG_DTYPE_U16) | CG_DTYPE_BIT(CG_DTYPE_U32) | CG_DTYPE_BIT(CG_DTYPE_U64))
 #define CG_OP_DTYPES_ROUND (CG_DTYPE_BIT(CG_DTYPE_U8) | CG_DTYPE_BIT(CG_DTYPE_I8) | CG_DTYPE_BIT(CG_DTYPE_I16) | CG_DTYPE_BIT(CG_DTYPE_I32) | CG_DTYPE_BIT(CG_DTYPE_I64) | CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64) | CG_DTYPE_BIT(CG_DTYPE_U16) | CG_DTYPE_BIT(CG_DTYPE_U32) | CG_DTYPE_BIT(CG_DTYPE_U64))
@@ -152,6 +156,8 @@ extern const cg_elementwise_op cg_op_bitwise_right_shift;
 #define CG_OP_DTYPES_LOGADDEXP (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
 #define CG_OP_DTYPES_LOGADDEXP2 (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
 #define CG_OP_DTYPES_COPYSIGN (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
+#define CG_OP_DTYPES_IGAMMA (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
+#define CG_OP_DTYPES_IGAMMAC (CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
 #define CG_OP_DTYPES_EQ (CG_DTYPE_BIT(CG_DTYPE_BOOL) | CG_DTYPE_BIT(CG_DTYPE_U8) | CG_DTYPE_BIT(CG_DTYPE_I8) | CG_DTYPE_BIT(CG_DTYPE_I16) | CG_DTYPE_BIT(CG_DTYPE_I32) | CG_DTYPE_BIT(CG_DTYPE_I64) | CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64) | CG_DTYPE_BIT(CG_DTYPE_U16) | CG_DTYPE_BIT(CG_DTYPE_U32) | CG_DTYPE_BIT(CG_DTYPE_U64))
 #define CG_OP_DTYPES_NE (CG_DTYPE_BIT(CG_DTYPE_BOOL) | CG_DTYPE_BIT(CG_DTYPE_U8) | CG_DTYPE_BIT(CG_DTYPE_I8) | CG_DTYPE_BIT(CG_DTYPE_I16) | CG_DTYPE_BIT(CG_DTYPE_I32) | CG_DTYPE_BIT(CG_DTYPE_I64) | CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64) | CG_DTYPE_BIT(CG_DTYPE_U16) | CG_DTYPE_BIT(CG_DTYPE_U32) | CG_DTYPE_BIT(CG_DTYPE_U64))
 #define CG_OP_DTYPES_LT (CG_DTYPE_BIT(CG_DTYPE_BOOL) | CG_DTYPE_BIT(CG_DTYPE_U8) | CG_DTYPE_BIT(CG_DTYPE_I8) | CG_DTYPE_BIT(CG_DTYPE_I16) | CG_DTYPE_BIT(CG_DTYPE_I32) | CG_DTYPE_BIT(CG_DTYPE_I64) | CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) | CG_DTYPE_BIT(CG_DTYPE_F64))
@@ -252,6 +258,8 @@ cg_status cg_bw_hypot(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 cg_status cg_bw_logaddexp(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 cg_status cg_bw_logaddexp2(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 cg_status cg_bw_copysign(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
+cg_status cg_bw_igamma(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
+cg_status cg_bw_igammac(cg_node *node, cg_tensor *const *g, cg_tensor **gin);
 
 /* the descriptor of each generated row's id (NULL for CG_OP_NONE and the hand rows) */
 extern const cg_elementwise_op *const cg_elementwise_ops[CG_OP_COUNT];

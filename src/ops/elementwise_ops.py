@@ -122,6 +122,12 @@ OPS = [
     {"name": "erfinv", "arity": 1, "family": "unary_math",
      "loops": {"float": ("(float)cg_erfinv_d(x)", "cg_erfinv_d(x)")},
      "promote": "float", "node": "ErfinvBackward0", "saves": "out", "backward": "cg_bw_erfinv"},
+    # internal: lgamma(a) in igamma's backward (a takes no gradient there); torch.lgamma itself is
+    # composed in Python (_ops_math.py), differentiable through digamma
+    {"name": "lgamma", "arity": 1, "family": "unary_math",
+     "loops": {"float": ("(float)cg_lgamma_d(x)", "cg_lgamma_d(x)")},
+     "promote": "float", "py": "custom", "public": False, "py_inplace": "", "node": "LgammaBackward0",
+     "backward": None},
     {"name": "floor", "arity": 1, "family": "unary_math",
      "loops": {"float": ("floorf(x)", "floor(x)"), "int": ("own", "x"), "uint_copy": ""},
      "promote": "same", "node": "FloorBackward0", "backward": "cg_zero_backward"},
@@ -256,6 +262,14 @@ OPS = [
     {"name": "copysign", "arity": 2, "family": "arith", "loops": {"float": ("copysignf(a, b)", "copysign(a, b)")},
      "promote": "float", "operands": "input", "node": "CopysignBackward0", "saves": "in out",
      "backward": "cg_bw_copysign", "doc": "|a| with the sign of b"},
+    {"name": "igamma", "arity": 2, "family": "arith",
+     "loops": {"float": ("(float)cg_igamma_d(a, b, false)", "cg_igamma_d(a, b, false)")},
+     "promote": "arith", "operands": "both", "node": "IgammaBackward0", "saves": "in", "backward": "cg_bw_igamma",
+     "doc": "the regularized lower incomplete gamma function P(a, b) (Note [Incomplete gamma])"},
+    {"name": "igammac", "arity": 2, "family": "arith",
+     "loops": {"float": ("(float)cg_igamma_d(a, b, true)", "cg_igamma_d(a, b, true)")},
+     "promote": "arith", "operands": "both", "node": "IgammacBackward0", "saves": "in", "backward": "cg_bw_igammac",
+     "doc": "the regularized upper incomplete gamma function Q(a, b) = 1 - P(a, b)"},
 
     # ------------------------------------------------------------ comparisons (compare.c): not differentiable
     {"name": "eq", "arity": 2, "family": "compare", "out": "bool", "loops": {"all_pred": "(a == b)", "uint_pred": "a == b"},

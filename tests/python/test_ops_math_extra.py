@@ -86,6 +86,61 @@ def test_igamma_values():
     close(cgrad.igammac(c(a2), c(x2)), t(refc), rtol=1e-11)
 
 
+def test_igamma_large_a_and_special_values():
+    """Note [Incomplete gamma]: every regime (series, continued fraction, Temme's expansion above a = 1e5)
+    against mpmath where it converges and the normal limit P(a, a + k sqrt(a)) -> Phi(k) at a = 1e20 (PyTorch's
+    own tail values there are off by orders of magnitude, so they are not the reference); PyTorch's special
+    cases in its order (P(inf, nan) = 0, P(nan, inf) = 1)."""
+    mpmath = pytest.importorskip("mpmath")
+    a, x = [], []
+    for av in (3.0, 300.0, 2e3, 5e4, 1e5, 1.5e5):
+        for k in (-8, -1, -0.01, 0, 0.01, 1, 8):
+            if av + k * math.sqrt(av) <= 0:
+                continue
+            a.append(av)
+            x.append(av + k * math.sqrt(av))
+    ref = [float(mpmath.gammainc(u, 0, v, regularized=True)) for u, v in zip(a, x)]
+    refc = [float(mpmath.gammainc(u, v, mpmath.inf, regularized=True)) for u, v in zip(a, x)]
+    close(cgrad.igamma(c(a), c(x)), t(ref), rtol=1e-9, atol=1e-15)
+    close(cgrad.igammac(c(a), c(x)), t(refc), rtol=1e-9, atol=1e-15)
+    xs = [1e20 + k * 1e10 for k in (-8.0, -2.0, 0.5, 3.0)]
+    phi = [0.5 * math.erfc(-(v - 1e20) / 1e10 / math.sqrt(2)) for v in xs]  # x - a of the rounded x (exact)
+    close(cgrad.igamma(c([1e20] * 4), c(xs)), t(phi), rtol=1e-7)  # the limit's error: ~k^3 / (3 sqrt(a))
+    # a subnormal a: P is 1 - a E1(x) ~ 1 (torch's float32 igamma says 0, its igammac 9e-39)
+    close(cgrad.igamma(c([1e-40], cgrad.float32), c([1e-40], cgrad.float32)), t([1.0], torch.float32))
+    inf, nan = float("inf"), float("nan")
+    sa = [inf, inf, inf, -inf, nan, nan, 0.0, 0.0, 2.0]
+    sx = [inf, -inf, nan, inf, inf, -inf, 0.0, 1.0, 0.0]
+    for f, tf in ((cgrad.igamma, torch.igamma), (cgrad.igammac, torch.igammac)):
+        close(f(c(sa), c(sx)), tf(t(sa), t(sx)))
+        close(f(c(sa, cgrad.float32), c(sx, cgrad.float32)), tf(t(sa, torch.float32), t(sx, torch.float32)))
+
+
+def test_igamma_gradients_forms_and_errors():
+    a = c([0.5, 3.0, 40.0])
+    x = c([0.7, 2.0, 38.0], requires_grad=True)
+    for f in (cgrad.igamma, cgrad.igammac):
+        assert gradcheck(lambda v: f(a, v), (x,))
+        assert gradgradcheck(lambda v: f(a, v), (x,))
+    with pytest.raises(NotImplementedError, match="the derivative for 'igamma: input' is not implemented"):
+        cgrad.igamma(c([2.0], requires_grad=True), c([1.0])).backward()
+    # broadcast, non-contiguous, 0-d, empty, in-place and out=
+    ab = c(np.linspace(0.5, 6, 12).reshape(3, 4)).t()
+    xb = c([1.0, 2.0, 3.0])
+    close(cgrad.igamma(ab, xb), torch.igamma(t(np.linspace(0.5, 6, 12).reshape(3, 4)).t(), t([1.0, 2.0, 3.0])))
+    assert cgrad.igammac(c(2.0), c(1.0)).shape == () and cgrad.igamma(c([]), c([])).shape == (0,)
+    y = c([1.0, 2.0])
+    y.igamma_(c([1.0, 1.0]))
+    close(y, torch.igamma(t([1.0, 2.0]), t([1.0, 1.0])))
+    out = cgrad.empty(2, dtype=cgrad.float64)
+    cgrad.igammac(c([1.0, 2.0]), c([1.0, 1.0]), out=out)
+    close(out, torch.igammac(t([1.0, 2.0]), t([1.0, 1.0])))
+    with pytest.raises(TypeError, match="must be Tensor"):
+        cgrad.igamma(c([1.0]), 2.0)
+    with pytest.raises(RuntimeError):
+        cgrad.igamma(c([1.0], cgrad.int64), c([1.0], cgrad.int64))
+
+
 def test_special_gradients():
     x = c([0.7, 2.3, -1.4, 5.5], requires_grad=True)
     for fn in (cgrad.lgamma, cgrad.digamma, lambda v: cgrad.polygamma(2, v), cgrad.i0, cgrad.sinc,

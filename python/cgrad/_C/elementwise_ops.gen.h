@@ -28,6 +28,8 @@ static inline cg_dtype cgpy_promoted_dtype(int kind, cg_dtype dt) {
 #define CGPY_PROMOTE_logaddexp CGPY_PROMOTE_ARITH
 #define CGPY_PROMOTE_logaddexp2 CGPY_PROMOTE_ARITH
 #define CGPY_PROMOTE_copysign CGPY_PROMOTE_FLOAT
+#define CGPY_PROMOTE_igamma CGPY_PROMOTE_ARITH
+#define CGPY_PROMOTE_igammac CGPY_PROMOTE_ARITH
 #define CGPY_PROMOTE_eq CGPY_PROMOTE_BOOL
 #define CGPY_PROMOTE_ne CGPY_PROMOTE_BOOL
 #define CGPY_PROMOTE_lt CGPY_PROMOTE_BOOL
@@ -102,6 +104,8 @@ static inline cg_dtype cgpy_promoted_dtype(int kind, cg_dtype dt) {
     X(atan2, CGPY_PROMOTE_FLOAT, OPND_BOTH) \
     X(hypot, CGPY_PROMOTE_ARITH, OPND_BOTH) \
     X(copysign, CGPY_PROMOTE_FLOAT, OPND_INPUT) \
+    X(igamma, CGPY_PROMOTE_ARITH, OPND_BOTH) \
+    X(igammac, CGPY_PROMOTE_ARITH, OPND_BOTH) \
     X(eq, CGPY_PROMOTE_BOOL, OPND_INPUT) \
     X(ne, CGPY_PROMOTE_BOOL, OPND_INPUT) \
     X(lt, CGPY_PROMOTE_BOOL, OPND_INPUT) \

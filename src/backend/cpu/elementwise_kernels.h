@@ -9,6 +9,7 @@
 #define CG_CPU_ELEMENTWISE_KERNELS_H
 
 #include "loops.h"
+#include "special_kernels.h"
 #include "vmath.h"
 
 /* ---------------------------------------------------------------- integer division

@@ -108,6 +108,9 @@ CG_UNARY_FLOAT_LOOPS(cg_cpu_erfc, cg_vm_erfcf(x), erfc(x))
 /* erfinv */
 CG_UNARY_FLOAT_LOOPS(cg_cpu_erfinv, (float)cg_erfinv_d(x), cg_erfinv_d(x))
 
+/* lgamma */
+CG_UNARY_FLOAT_LOOPS(cg_cpu_lgamma, (float)cg_lgamma_d(x), cg_lgamma_d(x))
+
 /* floor */
 CG_UNARY_FLOAT_LOOPS(cg_cpu_floor, floorf(x), floor(x))
 CG_UNARY_INT_LOOPS(cg_cpu_floor, x)
@@ -296,6 +299,12 @@ CG_BINARY_FLOAT_LOOPS(cg_cpu_logaddexp2, cg_logaddexp2_f(a, b), cg_logaddexp2_d(
 /* copysign */
 CG_BINARY_FLOAT_LOOPS(cg_cpu_copysign, copysignf(a, b), copysign(a, b))
 
+/* igamma */
+CG_BINARY_FLOAT_LOOPS(cg_cpu_igamma, (float)cg_igamma_d(a, b, false), cg_igamma_d(a, b, false))
+
+/* igammac */
+CG_BINARY_FLOAT_LOOPS(cg_cpu_igammac, (float)cg_igamma_d(a, b, true), cg_igamma_d(a, b, true))
+
 /* eq */
 CG_BINARY_PRED_LOOPS(cg_cpu_eq, (a == b))
 CG_BINARY_UINT_PRED_LOOPS(cg_cpu_eq, a == b)
@@ -385,6 +394,7 @@ const cg_loop_fn cg_cpu_elementwise_loops[CG_OP_COUNT][CG_DTYPE_COUNT] = {
     [CG_OP_ERF] = {[CG_DTYPE_F16] = cg_cpu_erf_f16, [CG_DTYPE_BF16] = cg_cpu_erf_bf16, [CG_DTYPE_F32] = cg_cpu_erf_f32, [CG_DTYPE_F64] = cg_cpu_erf_f64},
     [CG_OP_ERFC] = {[CG_DTYPE_F16] = cg_cpu_erfc_f16, [CG_DTYPE_BF16] = cg_cpu_erfc_bf16, [CG_DTYPE_F32] = cg_cpu_erfc_f32, [CG_DTYPE_F64] = cg_cpu_erfc_f64},
     [CG_OP_ERFINV] = {[CG_DTYPE_F16] = cg_cpu_erfinv_f16, [CG_DTYPE_BF16] = cg_cpu_erfinv_bf16, [CG_DTYPE_F32] = cg_cpu_erfinv_f32, [CG_DTYPE_F64] = cg_cpu_erfinv_f64},
+    [CG_OP_LGAMMA] = {[CG_DTYPE_F16] = cg_cpu_lgamma_f16, [CG_DTYPE_BF16] = cg_cpu_lgamma_bf16, [CG_DTYPE_F32] = cg_cpu_lgamma_f32, [CG_DTYPE_F64] = cg_cpu_lgamma_f64},
     [CG_OP_FLOOR] = {[CG_DTYPE_U8] = cg_cpu_floor_u8, [CG_DTYPE_I8] = cg_cpu_floor_i8, [CG_DTYPE_I16] = cg_cpu_floor_i16, [CG_DTYPE_I32] = cg_cpu_floor_i32, [CG_DTYPE_I64] = cg_cpu_floor_i64, [CG_DTYPE_F16] = cg_cpu_floor_f16, [CG_DTYPE_BF16] = cg_cpu_floor_bf16, [CG_DTYPE_F32] = cg_cpu_floor_f32, [CG_DTYPE_F64] = cg_cpu_floor_f64, [CG_DTYPE_U16] = cg_cpu_floor_u16, [CG_DTYPE_U32] = cg_cpu_floor_u32, [CG_DTYPE_U64] = cg_cpu_floor_u64},
     [CG_OP_CEIL] = {[CG_DTYPE_U8] = cg_cpu_ceil_u8, [CG_DTYPE_I8] = cg_cpu_ceil_i8, [CG_DTYPE_I16] = cg_cpu_ceil_i16, [CG_DTYPE_I32] = cg_cpu_ceil_i32, [CG_DTYPE_I64] = cg_cpu_ceil_i64, [CG_DTYPE_F16] = cg_cpu_ceil_f16, [CG_DTYPE_BF16] = cg_cpu_ceil_bf16, [CG_DTYPE_F32] = cg_cpu_ceil_f32, [CG_DTYPE_F64] = cg_cpu_ceil_f64, [CG_DTYPE_U16] = cg_cpu_ceil_u16, [CG_DTYPE_U32] = cg_cpu_ceil_u32, [CG_DTYPE_U64] = cg_cpu_ceil_u64},
     [CG_OP_ROUND] = {[CG_DTYPE_U8] = cg_cpu_round_u8, [CG_DTYPE_I8] = cg_cpu_round_i8, [CG_DTYPE_I16] = cg_cpu_round_i16, [CG_DTYPE_I32] = cg_cpu_round_i32, [CG_DTYPE_I64] = cg_cpu_round_i64, [CG_DTYPE_F16] = cg_cpu_round_f16, [CG_DTYPE_BF16] = cg_cpu_round_bf16, [CG_DTYPE_F32] = cg_cpu_round_f32, [CG_DTYPE_F64] = cg_cpu_round_f64, [CG_DTYPE_U16] = cg_cpu_round_u16, [CG_DTYPE_U32] = cg_cpu_round_u32, [CG_DTYPE_U64] = cg_cpu_round_u64},
@@ -421,6 +431,8 @@ const cg_loop_fn cg_cpu_elementwise_loops[CG_OP_COUNT][CG_DTYPE_COUNT] = {
     [CG_OP_LOGADDEXP] = {[CG_DTYPE_F16] = cg_cpu_logaddexp_f16, [CG_DTYPE_BF16] = cg_cpu_logaddexp_bf16, [CG_DTYPE_F32] = cg_cpu_logaddexp_f32, [CG_DTYPE_F64] = cg_cpu_logaddexp_f64},
     [CG_OP_LOGADDEXP2] = {[CG_DTYPE_F16] = cg_cpu_logaddexp2_f16, [CG_DTYPE_BF16] = cg_cpu_logaddexp2_bf16, [CG_DTYPE_F32] = cg_cpu_logaddexp2_f32, [CG_DTYPE_F64] = cg_cpu_logaddexp2_f64},
     [CG_OP_COPYSIGN] = {[CG_DTYPE_F16] = cg_cpu_copysign_f16, [CG_DTYPE_BF16] = cg_cpu_copysign_bf16, [CG_DTYPE_F32] = cg_cpu_copysign_f32, [CG_DTYPE_F64] = cg_cpu_copysign_f64},
+    [CG_OP_IGAMMA] = {[CG_DTYPE_F16] = cg_cpu_igamma_f16, [CG_DTYPE_BF16] = cg_cpu_igamma_bf16, [CG_DTYPE_F32] = cg_cpu_igamma_f32, [CG_DTYPE_F64] = cg_cpu_igamma_f64},
+    [CG_OP_IGAMMAC] = {[CG_DTYPE_F16] = cg_cpu_igammac_f16, [CG_DTYPE_BF16] = cg_cpu_igammac_bf16, [CG_DTYPE_F32] = cg_cpu_igammac_f32, [CG_DTYPE_F64] = cg_cpu_igammac_f64},
     [CG_OP_EQ] = {[CG_DTYPE_BOOL] = cg_cpu_eq_b, [CG_DTYPE_U8] = cg_cpu_eq_u8, [CG_DTYPE_I8] = cg_cpu_eq_i8, [CG_DTYPE_I16] = cg_cpu_eq_i16, [CG_DTYPE_I32] = cg_cpu_eq_i32, [CG_DTYPE_I64] = cg_cpu_eq_i64, [CG_DTYPE_F16] = cg_cpu_eq_f16, [CG_DTYPE_BF16] = cg_cpu_eq_bf16, [CG_DTYPE_F32] = cg_cpu_eq_f32, [CG_DTYPE_F64] = cg_cpu_eq_f64, [CG_DTYPE_U16] = cg_cpu_eq_u16, [CG_DTYPE_U32] = cg_cpu_eq_u32, [CG_DTYPE_U64] = cg_cpu_eq_u64},
     [CG_OP_NE] = {[CG_DTYPE_BOOL] = cg_cpu_ne_b, [CG_DTYPE_U8] = cg_cpu_ne_u8, [CG_DTYPE_I8] = cg_cpu_ne_i8, [CG_DTYPE_I16] = cg_cpu_ne_i16, [CG_DTYPE_I32] = cg_cpu_ne_i32, [CG_DTYPE_I64] = cg_cpu_ne_i64, [CG_DTYPE_F16] = cg_cpu_ne_f16, [CG_DTYPE_BF16] = cg_cpu_ne_bf16, [CG_DTYPE_F32] = cg_cpu_ne_f32, [CG_DTYPE_F64] = cg_cpu_ne_f64, [CG_DTYPE_U16] = cg_cpu_ne_u16, [CG_DTYPE_U32] = cg_cpu_ne_u32, [CG_DTYPE_U64] = cg_cpu_ne_u64},
     [CG_OP_LT] = {[CG_DTYPE_BOOL] = cg_cpu_lt_b, [CG_DTYPE_U8] = cg_cpu_lt_u8, [CG_DTYPE_I8] = cg_cpu_lt_i8, [CG_DTYPE_I16] = cg_cpu_lt_i16, [CG_DTYPE_I32] = cg_cpu_lt_i32, [CG_DTYPE_I64] = cg_cpu_lt_i64, [CG_DTYPE_F16] = cg_cpu_lt_f16, [CG_DTYPE_BF16] = cg_cpu_lt_bf16, [CG_DTYPE_F32] = cg_cpu_lt_f32, [CG_DTYPE_F64] = cg_cpu_lt_f64},

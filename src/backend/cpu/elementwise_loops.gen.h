@@ -145,6 +145,10 @@ void cg_cpu_erfinv_f16(char **args, const int64_t *steps, int64_t n, const void 
 void cg_cpu_erfinv_bf16(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_erfinv_f32(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_erfinv_f64(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_lgamma_f16(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_lgamma_bf16(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_lgamma_f32(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_lgamma_f64(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_floor_u8(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_floor_i8(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_floor_i16(char **args, const int64_t *steps, int64_t n, const void *params);
@@ -408,6 +412,14 @@ void cg_cpu_copysign_f16(char **args, const int64_t *steps, int64_t n, const voi
 void cg_cpu_copysign_bf16(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_copysign_f32(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_copysign_f64(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_igamma_f16(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_igamma_bf16(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_igamma_f32(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_igamma_f64(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_igammac_f16(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_igammac_bf16(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_igammac_f32(char **args, const int64_t *steps, int64_t n, const void *params);
+void cg_cpu_igammac_f64(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_eq_b(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_eq_u8(char **args, const int64_t *steps, int64_t n, const void *params);
 void cg_cpu_eq_i8(char **args, const int64_t *steps, int64_t n, const void *params);
