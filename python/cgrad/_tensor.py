@@ -10,6 +10,7 @@ from . import _C, _legacy
 from ._ops_math import MathMethods
 from ._ops_reduce import ReduceMethods
 from ._ops_shape import ShapeMethods
+from ._tensor_misc import MiscMethods
 from ._tensor_str import tensor_repr
 from .autograd.grad_mode import no_grad
 
@@ -34,7 +35,7 @@ class _HookHandle:
         self.remove()
 
 
-class Tensor(_C._TensorBase, ShapeMethods, ReduceMethods, MathMethods):
+class Tensor(_C._TensorBase, ShapeMethods, ReduceMethods, MathMethods, MiscMethods):
     """An N-dimensional array with autograd, backed by the cgrad C engine."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":

@@ -297,6 +297,20 @@ static PyObject *f_make_subclass(PyObject *m, PyObject *args) {
     }
     return cgpy_wrap_as((PyTypeObject *)cls, t);
 }
+/* _as_subclass(cls, data): Tensor.as_subclass: data's elements as an instance of cls, staying in
+ * data's graph (an expand to its own shape: a view whatever its strides) */
+static PyObject *f_as_subclass(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *cls, *data;
+    if (!PyArg_ParseTuple(args, "OO!:_as_subclass", &cls, &CgTensorBase_Type, &data)) return NULL;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &CgTensorBase_Type)) {
+        PyErr_SetString(PyExc_TypeError, "Creating a Tensor subclass from a class that does not inherit from Tensor "
+                                         "is not possible. Make sure your class inherits from Tensor.");
+        return NULL;
+    }
+    cg_tensor *d = cgpy_t(data);
+    return cgpy_wrap_as((PyTypeObject *)cls, cg_expand(d, cg_tensor_ndim(d), cg_tensor_shape(d)));
+}
 static PyObject *f_memory_stats(PyObject *m, PyObject *u) {
     (void)m, (void)u;
     cg_alloc_stats s = cg_allocator_stats(cg_cpu());
@@ -354,6 +368,7 @@ static PyMethodDef module_functions[] = {
     CGPY_FASTKW("can_cast", cgpy_f_can_cast),
     {"_set_tensor_class", f_set_tensor_class, METH_VARARGS, NULL},
     {"_make_subclass", f_make_subclass, METH_VARARGS, NULL},
+    {"_as_subclass", f_as_subclass, METH_VARARGS, NULL},
     {"_memory_stats", f_memory_stats, METH_NOARGS, NULL},
     {"_memory_reset_peak", f_memory_reset_peak, METH_NOARGS, NULL},
     {"_memory_empty_cache", f_memory_empty_cache, METH_NOARGS, NULL},
