@@ -191,18 +191,21 @@ done:
 /* ga = g * b / (a^2 + b^2) ; gb = -g * a / (a^2 + b^2) */
 cg_status cg_bw_atan2(cg_node *node, cg_tensor *const *g, cg_tensor **gin) {
     cg_tensor *a = cg_node_saved(node, 0), *b = cg_node_saved(node, 1);
-    cg_tensor *t[6] = {0};
+    cg_tensor *t[9] = {0};
     cg_status st = CG_OK;
+    /* r = 1 / (a^2 + b^2), 0 where the sum is 0 (the origin, or underflow), as PyTorch: a zero gradient there
+     * with the signs of g * b and -g * a */
     if (!a || !b || !(t[0] = cg_mul(a, a)) || !(t[1] = cg_mul(b, b)) || !(t[2] = cg_add(t[0], t[1])) ||
-        !(t[3] = cg_div(g[0], t[2])))
+        !(t[3] = cg_reciprocal(t[2])) || !(t[4] = scalar_like(0.0, t[2])) || !(t[5] = cg_eq(t[2], t[4])) ||
+        !(t[6] = cg_where(t[5], t[4], t[3])) || !(t[7] = cg_mul(g[0], t[6])))
         goto fail;
-    if (cg_node_needs_grad(node, 0) && !(gin[0] = cg_mul(t[3], b))) goto fail;
-    if (cg_node_needs_grad(node, 1) && (!(t[4] = cg_mul(t[3], a)) || !(gin[1] = cg_neg(t[4])))) goto fail;
+    if (cg_node_needs_grad(node, 0) && !(gin[0] = cg_mul(t[7], b))) goto fail;
+    if (cg_node_needs_grad(node, 1) && (!(t[8] = cg_mul(t[7], a)) || !(gin[1] = cg_neg(t[8])))) goto fail;
     goto done;
 fail:
     st = cg_last_error();
 done:
-    cg_release_all(6, t);
+    cg_release_all(9, t);
     cg_tensor_release(a);
     cg_tensor_release(b);
     return st;

@@ -777,3 +777,21 @@ def test_empty_as_strided_may_start_past_the_storage(size: Tuple[int, ...], offs
     assert base.grad.tolist() == [0.0, 0.0]
     with pytest.raises(IndexError, match="out of bounds"):
         base.as_strided((1,), (1,), 2)  # one element past the end still raises
+
+
+BINARY_SPECIALS = [0.0, -0.0, 1.0, -2.0, 1e-200, INF, -INF, NAN]
+
+
+@pytest.mark.parametrize("op", ["atan2", "fmax", "fmin"])
+def test_binary_gradients_at_special_values(op: str) -> None:
+    """op_db's reference inputs: atan2's gradient is a signed zero where a^2 + b^2 is 0 (the origin,
+    or underflow), as PyTorch's; fmax / fmin give a tie's or a NaN other's whole gradient to input."""
+    pairs = [(a, b) for a in BINARY_SPECIALS for b in BINARY_SPECIALS]
+    grads = []
+    for lib in (torch, cgrad):
+        a = lib.tensor([p[0] for p in pairs], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([p[1] for p in pairs], dtype=lib.float64, requires_grad=True)
+        ga, gb = lib.autograd.grad(getattr(lib, op)(a, b), (a, b), lib.full((len(pairs),), 1.5, dtype=lib.float64))
+        grads.append([(x, y) for x, y in zip(ga.tolist(), gb.tolist())])
+    for (a, b), t, c in zip(pairs, *grads):
+        assert str(t) == str(c), (op, a, b, t, c)  # str: signed zeros and NaN compared too

@@ -397,20 +397,20 @@ static PyObject *binary_inplace(const binary_def *d, cgpy_fastkw_fn outofplace, 
 BINARY_IP_OPS(BINARY_IP)
 CGPY_BINARY_NOIP_OPS(BINARY_DEF)
 
-/* fmax / fmin: maximum / minimum that ignore NaN (a NaN loses unless both are NaN) */
-static cg_tensor *nan_ignoring(cg_tensor *a, cg_tensor *b, binary_fn pick) {
-    cg_tensor *m = pick(a, b);
-    if (!m || !cg_dtype_is_floating(cg_tensor_dtype(a))) return m;
-    cg_tensor *na = cg_isnan(a), *nb = cg_isnan(b);
-    cg_tensor *w1 = na && nb ? cg_where(na, b, m) : NULL;
-    cg_tensor *r = w1 ? cg_where(nb, a, w1) : NULL;
-    cg_tensor *tmp[4] = {m, na, nb, w1};
-    for (int i = 0; i < 4; i++)
+/* fmax / fmin: maximum / minimum that ignore NaN (a NaN loses unless both are NaN), as
+ * where(a >= b | isnan(b), a, b) (<= for fmin): PyTorch's gradient rule comes with it (a tie or a
+ * NaN b gives the whole gradient to a) */
+static cg_tensor *nan_ignoring(cg_tensor *a, cg_tensor *b, binary_fn keep_a) {
+    cg_tensor *k = keep_a(a, b), *nb = k ? cg_isnan(b) : NULL;
+    cg_tensor *mask = nb ? cg_logical_or(k, nb) : NULL;
+    cg_tensor *r = mask ? cg_where(mask, a, b) : NULL;
+    cg_tensor *tmp[3] = {k, nb, mask};
+    for (int i = 0; i < 3; i++)
         if (tmp[i]) cg_tensor_release(tmp[i]);
     return r;
 }
-static cg_tensor *fmax_fn(cg_tensor *a, cg_tensor *b) { return nan_ignoring(a, b, cg_maximum); }
-static cg_tensor *fmin_fn(cg_tensor *a, cg_tensor *b) { return nan_ignoring(a, b, cg_minimum); }
+static cg_tensor *fmax_fn(cg_tensor *a, cg_tensor *b) { return nan_ignoring(a, b, cg_ge); }
+static cg_tensor *fmin_fn(cg_tensor *a, cg_tensor *b) { return nan_ignoring(a, b, cg_le); }
 static const binary_def B_fmax = {"fmax", fmax_fn, BK_ARITH, OPND_BOTH};
 static const binary_def B_fmin = {"fmin", fmin_fn, BK_ARITH, OPND_BOTH};
 static PyObject *py_fmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) {

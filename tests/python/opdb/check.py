@@ -196,6 +196,29 @@ def _compare_grads(tg: Sequence[Optional[torch.Tensor]], cg: Sequence[Any], what
             raise _Failure(f"{what} of input {i}: " + " ".join(lines[:3])) from None
 
 
+def _untracked_leaf_rerun(op: Any, s: Any, t_in: List[torch.Tensor], tg: Sequence[Optional[torch.Tensor]]
+                          ) -> Tuple[List[torch.Tensor], List[torch.Tensor]]:
+    """Note [Untracked leaf views]: some reference samples hand PyTorch a leaf that is a view with
+    overlapping memory (an as_strided of a tensor modified in place); PyTorch's graph has no edge to it
+    (its gradient is None), while cgrad differentiates it element by element. PyTorch's gradients for
+    such a sample are taken on contiguous copies of those inputs holding the same elements, the op run
+    again: the differentiable outputs and the inputs of that run."""
+    swap = {id(t): t.detach().clone().requires_grad_(True) for t, g in zip(t_in, tg) if g is None}
+
+    def sub(v: Any) -> Any:
+        if isinstance(v, torch.Tensor):
+            return swap.get(id(v), v)
+        if isinstance(v, (list, tuple)):
+            return type(v)(sub(x) for x in v)
+        if isinstance(v, dict):
+            return {k: sub(x) for k, x in v.items()}
+        return v
+
+    torch.manual_seed(0)
+    res = s.output_process_fn_grad(op(sub(s.input), *sub(tuple(s.args)), **sub(dict(s.kwargs))))
+    return [o for o in flatten(res) if isinstance(o, torch.Tensor) and o.requires_grad], [swap.get(id(t), t) for t in t_in]
+
+
 def _torch_grad_wrong(op: Any, test: str = "test_fn_grad") -> bool:
     """Does op_db itself mark PyTorch's backward of this entry as wrong (an expected failure of
     TestBwdGradients.test_fn_grad / test_fn_gradgrad)? Then cgrad's gradient is checked against finite
@@ -257,6 +280,9 @@ def _check_grads(op: Any, s: Any, t_res: Any, c_res: Any, leaves: List[Tuple[tor
         return
     try:
         cg = cgrad.autograd.grad(c_outs, c_in, c_go, allow_unused=True, retain_graph=True)
+        if any(g is None and c is not None for g, c in zip(tg, cg)):
+            t_outs, t_in = _untracked_leaf_rerun(op, s, t_in, tg)
+            tg = torch.autograd.grad(t_outs, t_in, t_go, allow_unused=True, retain_graph=True)
         if _torch_grad_wrong(op):
             _finite_difference_check(op, s, leaves, cg, c_go)
         else:
