@@ -791,6 +791,8 @@ def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
     if not ok:
         raise RuntimeError(f"size {{{', '.join(map(str, shape))}}} is not expandable to size "
                            f"{{{', '.join(map(str, self.shape))}}}.")
+    if not shape:  # PyTorch's sum_to: size () is the full sum (integers promoted to int64, a 0-d input too)
+        return self.sum()
     lead = self.dim() - len(shape)
     dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and self.shape[lead + i] != 1]
     res = self.sum(dims, keepdim=True) if dims else self

@@ -276,7 +276,13 @@ static cg_tensor *clamp_apply(PyObject *x, PyObject *lo, PyObject *hi, const cha
                 if (bt[0]) cg_tensor_release(bt[0]);
                 goto done;
             }
-        r = cg_clamp(xt, bt[0], bt[1]);
+        if (dt != CG_DTYPE_BOOL) {
+            r = cg_clamp(xt, bt[0], bt[1]);
+        } else { /* bool with tensor bounds, as PyTorch: min(max(x, lo), hi) (its kernels have no bool clamp) */
+            cg_tensor *m = bt[0] ? cg_maximum(xt, bt[0]) : (cg_tensor_retain(xt), xt);
+            r = m && bt[1] ? cg_minimum(m, bt[1]) : (m ? (cg_tensor_retain(m), m) : NULL);
+            cg_tensor_release(m);
+        }
         for (int i = 0; i < 2; i++)
             if (bt[i]) cg_tensor_release(bt[i]);
     }
