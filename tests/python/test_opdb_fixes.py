@@ -798,14 +798,17 @@ def test_binary_gradients_at_special_values(op: str) -> None:
 
 
 def test_bool_clamp_with_tensor_bounds_and_sum_to_size_of_a_0d_integer() -> None:
-    """Bool clamp_min / clamp_max / clamp take bool tensor bounds (max / min); sum_to_size(()) is the
+    """Bool clamp_min / clamp_max / clamp take one bool tensor bound (max / min; both: NotImplementedError); sum_to_size(()) is the
     full sum, so an integer input (0-d included) comes back int64, as PyTorch's sum_to."""
     for lib in (torch, cgrad):
         b = lib.tensor([True, False])
         assert lib.clamp_max(b, lib.tensor(False)).tolist() == [False, False]
         assert lib.clamp_min(b, lib.tensor(True)).tolist() == [True, True]
-        assert lib.clamp(b, min=lib.tensor([False, True]), max=lib.tensor(True)).tolist() == [True, True]
+        assert lib.clamp(b, min=lib.tensor([False, True])).tolist() == [True, True]
+        with pytest.raises(NotImplementedError, match="clamp_cpu"):
+            lib.clamp(b, min=lib.tensor(False), max=lib.tensor(True))
         assert lib.clamp_max(b, lib.tensor(False)).dtype == lib.bool
         s = lib.tensor(3, dtype=lib.uint8).sum_to_size(())
         assert s.dtype == lib.int64 and int(s) == 3
-        assert lib.ones(2, 3, dtype=lib.uint8).sum_to_size(1, 3).dtype == lib.uint8
+        assert lib.ones(2, 3, dtype=lib.uint8).sum_to_size(1, 3).dtype == lib.int64  # a reduction: sum's dtype
+        assert lib.ones(2, 3, dtype=lib.uint8).sum_to_size(2, 3).dtype == lib.uint8  # none: the input itself

@@ -278,7 +278,9 @@ static cg_tensor *clamp_apply(PyObject *x, PyObject *lo, PyObject *hi, const cha
             }
         if (dt != CG_DTYPE_BOOL) {
             r = cg_clamp(xt, bt[0], bt[1]);
-        } else { /* bool with tensor bounds, as PyTorch: min(max(x, lo), hi) (its kernels have no bool clamp) */
+        } else if (bt[0] && bt[1]) { /* PyTorch: clamp_min / clamp_max kernels take bool, clamp's does not */
+            PyErr_SetString(PyExc_NotImplementedError, "\"clamp_cpu\" not implemented for 'Bool'");
+        } else { /* one bool tensor bound: max(x, lo) or min(x, hi), as PyTorch */
             cg_tensor *m = bt[0] ? cg_maximum(xt, bt[0]) : (cg_tensor_retain(xt), xt);
             r = m && bt[1] ? cg_minimum(m, bt[1]) : (m ? (cg_tensor_retain(m), m) : NULL);
             cg_tensor_release(m);
@@ -286,7 +288,7 @@ static cg_tensor *clamp_apply(PyObject *x, PyObject *lo, PyObject *hi, const cha
         for (int i = 0; i < 2; i++)
             if (bt[i]) cg_tensor_release(bt[i]);
     }
-    if (!r) cgpy_raise();
+    if (!r && !PyErr_Occurred()) cgpy_raise();
 done:
     cg_tensor_release(xt);
     return r;
