@@ -812,3 +812,27 @@ def test_bool_clamp_with_tensor_bounds_and_sum_to_size_of_a_0d_integer() -> None
         assert s.dtype == lib.int64 and int(s) == 3
         assert lib.ones(2, 3, dtype=lib.uint8).sum_to_size(1, 3).dtype == lib.int64  # a reduction: sum's dtype
         assert lib.ones(2, 3, dtype=lib.uint8).sum_to_size(2, 3).dtype == lib.uint8  # none: the input itself
+
+
+def test_unfold_fold_bool_max_pool3d_integers_multi_margin_1d() -> None:
+    """unfold / fold take bool as PyTorch's im2col / col2im do (fold's sum of bools is their or), not
+    integers; 3-D max pooling works on every integer dtype (the window padding is the dtype's minimum);
+    multi_margin_loss of a 1-D input with a 1-element target keeps the target's shape."""
+    rng = np.random.default_rng(0)
+    mask = rng.random((2, 1, 5, 5)) > 0.5
+    vals = rng.integers(0, 120, (1, 2, 3, 6, 5))
+    for lib in (torch, cgrad):
+        F = lib.nn.functional
+        u = F.unfold(lib.tensor(mask), 2, padding=1)
+        f = F.fold(u, (5, 5), 2, padding=1)
+        assert u.dtype == f.dtype == lib.bool
+        with pytest.raises(NotImplementedError, match="im2col_out_cpu"):
+            F.unfold(lib.ones(1, 1, 3, 3, dtype=lib.int64), 2)
+        pools = [F.max_pool3d(lib.tensor(vals, dtype=getattr(lib, dt)), 3, 2, ceil_mode=True)
+                 for dt in ("uint8", "int8", "int16", "int32", "int64")]
+        loss = F.multi_margin_loss(lib.tensor([0.1, 0.5, -0.2, 0.3, 0.0]), lib.tensor([2]), reduction="none")
+        if lib is torch:
+            ref = (u.tolist(), f.tolist(), [p.tolist() for p in pools], loss.tolist())
+        else:
+            assert (u.tolist(), f.tolist(), [p.tolist() for p in pools]) == ref[:3]
+            assert loss.shape == (1,) and abs(loss.tolist()[0] - ref[3][0]) < 1e-6

@@ -174,7 +174,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         z = z * weight.gather(0, y.reshape(-1)).reshape(-1, 1)
     not_y = _C.arange(c).reshape(1, c) != y
     loss = _C.where(not_y, z, _C.zeros_like(z)).sum(1) / c
-    loss = loss.reshape(target.shape) if input.dim() == 2 else loss.reshape(())
+    loss = loss.reshape(target.shape) if input.dim() == 2 or target.dim() == 1 else loss.reshape(())
     return _apply_reduction(loss, reduction)
 
 

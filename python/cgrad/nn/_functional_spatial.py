@@ -118,7 +118,10 @@ def _combine(pos: Sequence[Tensor], valid: Sequence[Optional[Tensor]],
 
 def _lowest(x: Tensor) -> float:
     """The value below every element of x's dtype (for masking windows before a max)."""
-    return float("-inf") if x.is_floating_point() else -(2 ** 63)
+    if x.is_floating_point():
+        return float("-inf")
+    from .. import _type_info
+    return _type_info.iinfo(x.dtype).min
 
 
 def _first_max(vals: Tensor, mask: Optional[Tensor], dim: int, low: float) -> Tensor:
@@ -621,7 +624,8 @@ def unfold(input: Tensor, kernel_size: _Ints, dilation: _Ints = 1, padding: _Int
     if input.dim() not in (3, 4):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possibly 0 batch size and "
                            f"non-zero dimensions for input, but got: {list(input.shape)}")
-    _float_only(input, "im2col_out_cpu")
+    if input.dtype != _C.bool:  # PyTorch's im2col: floating dtypes and bool
+        _float_only(input, "im2col_out_cpu")
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
     if any(v == 0 for v in x.shape[1:]):
@@ -646,7 +650,8 @@ def fold(input: Tensor, output_size: _Ints, kernel_size: _Ints, dilation: _Ints 
     if input.dim() not in (2, 3):
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
                            f"non-zero dimensions for input, but got: {list(input.shape)}")
-    _float_only(input, "col2im_out_cpu")
+    if input.dtype != _C.bool:  # PyTorch's col2im: floating dtypes and bool (the sum of bools is their or)
+        _float_only(input, "col2im_out_cpu")
     batched = input.dim() == 3
     x = input if batched else input.unsqueeze(0)
     if any(v == 0 for v in x.shape[1:]):
@@ -667,9 +672,11 @@ def fold(input: Tensor, output_size: _Ints, kernel_size: _Ints, dilation: _Ints 
     vals = x.reshape(n, c, kk * m)
     if mask is not None:
         vals = _C.where(mask.reshape(1, 1, kk * m).expand(n, c, kk * m), vals, _C.zeros_like(vals))
-    out = _C.zeros((n, c, sizes[0] * sizes[1]), dtype=x.dtype).scatter_add(
-        2, flat.reshape(1, 1, kk * m).expand(n, c, kk * m), vals)
+    acc = _C.int64 if x.dtype == _C.bool else x.dtype
+    out = _C.zeros((n, c, sizes[0] * sizes[1]), dtype=acc).scatter_add(
+        2, flat.reshape(1, 1, kk * m).expand(n, c, kk * m), vals.to(acc))
     y = out.reshape(n, c, sizes[0], sizes[1])
+    y = y != 0 if x.dtype == _C.bool else y
     return y if batched else y.squeeze(0)
 
 
