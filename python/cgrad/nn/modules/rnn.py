@@ -1,6 +1,8 @@
 """The recurrent layers, as torch.nn: RNN (tanh / relu), LSTM, GRU and their
 single-step cells RNNCell, LSTMCell, GRUCell, with torch's constructor
-arguments, parameter names and shapes, default init and repr.
+arguments, parameter names and shapes, default init and repr; they take a
+PackedSequence (nn.utils.rnn) and LSTM takes proj_size (Note [Variable-length
+recurrence]).
 
 Speed (Note [Recurrent loop]): per layer and direction the whole input
 sequence is projected with one F.linear (T*B rows in one GEMM); the time loop
@@ -139,6 +141,57 @@ def _run_gru(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Optional[Te
     return outs, h
 
 
+class _Split0(Function):
+    """x (N, G) -> its consecutive row blocks of the given sizes; backward: one cat of the block gradients
+    (slicing block by block would give each block a full-size scatter in backward)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, sizes: Sequence[int]) -> Tuple[Tensor, ...]:
+        ctx.shape = tuple(x.shape)
+        return tuple(x.split(list(sizes), 0))
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> Tuple[Optional[Tensor], None]:
+        return _C.cat(list(grads), 0), None
+
+
+def _run_var(mode: str, data: Tensor, sizes: Sequence[int], h: Tensor, c: Optional[Tensor], w: Any,
+             reverse: bool) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+    """One layer and direction over packed data (Note [Variable-length recurrence]): the output's packed
+    data and the last h (and c). w maps weight_ih / weight_hh / bias_ih / bias_hh / weight_hr to tensors."""
+    w_ih, w_hh, w_hr = w["weight_ih"], w["weight_hh"], w.get("weight_hr")
+    b_ih, b_hh = w.get("bias_ih"), w.get("bias_hh")
+    gru = mode == "GRU"
+    b = b_ih if gru else (b_ih + b_hh if b_ih is not None else None)
+    xp = F.linear(data, w_ih, b)
+    xs = _Split0.apply(xp, list(sizes)) if xp.requires_grad else xp.split(list(sizes), 0)
+    outs: List[Optional[Tensor]] = [None] * len(sizes)
+    hsz = w_hh.shape[1]
+    for t in (range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))):
+        bs = sizes[t]
+        hp = h[:bs] if bs < h.size(0) else h
+        if mode == "LSTM":
+            cp = c[:bs] if bs < c.size(0) else c  # type: ignore[union-attr]
+            i, f, g, o = _C.addmm(xs[t], hp, w_hh.t()).chunk(4, 1)
+            cn = _C.addcmul(_C.sigmoid(f) * cp, _C.sigmoid(i), _C.tanh(g))
+            hn = _C.sigmoid(o) * _C.tanh(cn)
+            if w_hr is not None:
+                hn = F.linear(hn, w_hr)
+            c = _C.cat([cn, c[bs:]], 0) if bs < c.size(0) else cn  # type: ignore[index,union-attr]
+        elif gru:
+            x_rz, x_n = xs[t].split([2 * hsz, hsz], 1)
+            h_rz, h_n = F.linear(hp, w_hh, b_hh).split([2 * hsz, hsz], 1)
+            r, z = _C.sigmoid(x_rz + h_rz).chunk(2, 1)
+            n = _C.tanh(_C.addcmul(x_n, r, h_n))
+            hn = _C.addcmul(n, z, hp - n)
+        else:
+            pre = _C.addmm(xs[t], hp, w_hh.t())
+            hn = _C.relu(pre) if mode == "RNN_RELU" else _C.tanh(pre)
+        outs[t] = hn
+        h = _C.cat([hn, h[bs:]], 0) if bs < h.size(0) else hn
+    return (_C.cat(outs, 0) if outs else xp[:, :0]), h, c  # type: ignore[arg-type]
+
+
 class RNNBase(Module):
     """Base class of RNN, LSTM and GRU: the stacked, optionally bidirectional parameters
     weight_ih_l{k}[_reverse], weight_hh_l{k}[_reverse], bias_ih_l{k}[_reverse], bias_hh_l{k}[_reverse]."""
@@ -178,8 +231,8 @@ class RNNBase(Module):
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
-        if proj_size > 0:
-            raise NotImplementedError("LSTM: proj_size > 0 (LSTM with projections) is not supported by cgrad")
+        if proj_size > 0 and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         super().__init__()
         self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
@@ -189,15 +242,18 @@ class RNNBase(Module):
         if gate_size is None:
             raise ValueError("Unrecognized RNN mode: " + mode)
         gate_size *= hidden_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size  # the width of h (LSTM projections)
         self._flat_weights_names: List[str] = []
         self._all_weights: List[List[str]] = []
         for k in range(num_layers * num_directions):  # k = layer * num_directions + direction
             layer, direction = divmod(k, num_directions)
             tag = f"l{layer}" + ("_reverse" if direction else "")
-            width = hidden_size * num_directions if layer else input_size
-            params = [(f"weight_ih_{tag}", (gate_size, width)), (f"weight_hh_{tag}", (gate_size, hidden_size))]
+            width = real_hidden * num_directions if layer else input_size
+            params = [(f"weight_ih_{tag}", (gate_size, width)), (f"weight_hh_{tag}", (gate_size, real_hidden))]
             if bias:
                 params += [(f"bias_ih_{tag}", (gate_size,)), (f"bias_hh_{tag}", (gate_size,))]
+            if proj_size > 0:
+                params.append((f"weight_hr_{tag}", (proj_size, hidden_size)))
             for name, shape in params:
                 setattr(self, name, Parameter(_C.empty(shape, device=device, dtype=dtype)))
             self._flat_weights_names += [name for name, _ in params]
@@ -223,9 +279,13 @@ class RNNBase(Module):
     def _num_directions(self) -> int:
         return 2 if self.bidirectional else 1
 
-    def _state_shape(self, input: Tensor) -> Tuple[int, int, int]:
-        """(num_layers * num_directions, batch, hidden_size): the shape of h_0 / c_0 for a 3-D input."""
-        return (self.num_layers * self._num_directions, input.size(0 if self.batch_first else 1), self.hidden_size)
+    def _state_shape(self, input: Tensor, batch_sizes: Optional[Tensor] = None, cell: bool = False
+                     ) -> Tuple[int, int, int]:
+        """(num_layers * num_directions, batch, hidden_size): the shape of h_0 (proj_size wide for an LSTM
+        with projections; c_0 always hidden_size) for a 3-D input or a packed one (batch_sizes)."""
+        batch = int(batch_sizes[0]) if batch_sizes is not None else input.size(0 if self.batch_first else 1)
+        width = self.proj_size if self.proj_size > 0 and not cell else self.hidden_size
+        return (self.num_layers * self._num_directions, batch, width)
 
     def check_input(self, input: Tensor, batch_sizes: Optional[Tensor]) -> None:
         w = self._flat_weights[0]
@@ -240,7 +300,7 @@ class RNNBase(Module):
                                f"got {input.size(-1)}")
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes: Optional[Tensor]) -> Tuple[int, int, int]:
-        return self._state_shape(input)
+        return self._state_shape(input, batch_sizes)
 
     def check_hidden_size(self, hx: Tensor, expected_hidden_size: Tuple[int, int, int],
                           msg: str = "Expected hidden size {}, got {}") -> None:
@@ -269,19 +329,99 @@ class RNNBase(Module):
 
     # ------------------------------------------------------------------ the stacked recurrence
 
-    def _prepare(self, input: Any, hx: Any, name: str) -> Tuple[Tensor, Any, bool]:
-        """Common input handling: PackedSequence refused, 2-D / 3-D check, unbatched -> batch of one."""
-        if _is_packed(input):
-            raise NotImplementedError(f"{name}: PackedSequence input is not supported by cgrad")
-        if input.dim() not in (2, 3):
-            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D tensor instead")
-        is_batched = input.dim() == 3
+    def _forward(self, input: Any, hx: Any, name: str) -> Tuple[Any, Any]:
+        """The forward of RNN / LSTM / GRU: input (T, B, I) / (B, T, I), unbatched (T, I), or a PackedSequence;
+        hx the initial state(s) (an (h_0, c_0) pair for LSTM) or None for zeros. Returns (output, h_n) or, for
+        LSTM, (output, (h_n, c_n)); a packed input gives a packed output and states in its batch order."""
+        lstm = self.mode == "LSTM"
+        packed = input if _is_packed(input) else None
+        batch_sizes = packed.batch_sizes if packed is not None else None
+        if packed is not None:
+            input = packed.data
+            is_batched = True
+        else:
+            if input.dim() not in (2, 3):
+                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D tensor instead")
+            is_batched = input.dim() == 3
+        states = list(hx) if lstm and hx is not None else ([hx] if hx is not None else None)
+        if states is not None:
+            want = 3 if is_batched else 2
+            if any(h.dim() != want for h in states):
+                kind = "batched 3-D" if is_batched else "unbatched 2-D"
+                got = (f"({', '.join(f'{h.dim()}-D' for h in states)}) tensors" if lstm else
+                       f"{states[0].dim()}-D tensor")
+                raise RuntimeError(f"For {kind} input, {'hx and cx' if lstm else 'hx'} should also be {want}-D but "
+                                   f"got {got}")
+            if not is_batched:
+                states = [h.unsqueeze(1) for h in states]
+            if packed is not None and packed.sorted_indices is not None:
+                states = [h.index_select(1, packed.sorted_indices) for h in states]
         if not is_batched:
             input = input.unsqueeze(0 if self.batch_first else 1)
-        return input, hx, is_batched
+        if states is None:
+            states = [self._zeros(input, batch_sizes)] + ([self._zeros(input, batch_sizes, cell=True)] if lstm else [])
+        if lstm:
+            self.check_forward_args(input, (states[0], states[1]), batch_sizes)  # type: ignore[arg-type]
+        else:
+            self.check_forward_args(input, states[0], batch_sizes)
+        c0 = states[1] if lstm else None
+        if packed is not None or self.proj_size > 0:
+            output, h, c = self._run_steps(input, states[0], c0, batch_sizes)
+        else:
+            output, h, c = self._run(input, states[0], c0)
+        outs = [h, c] if lstm else [h]
+        if packed is not None:
+            output = type(packed)(output, batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+            if packed.unsorted_indices is not None:
+                outs = [o.index_select(1, packed.unsorted_indices) for o in outs]  # type: ignore[union-attr]
+        elif not is_batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            outs = [o.squeeze(1) for o in outs]  # type: ignore[union-attr]
+        return output, (tuple(outs) if lstm else outs[0])
 
-    def _zeros(self, input: Tensor) -> Tensor:
-        return _C.zeros(self._state_shape(input), dtype=input.dtype, device=input.device)
+    def _zeros(self, input: Tensor, batch_sizes: Optional[Tensor] = None, cell: bool = False) -> Tensor:
+        return _C.zeros(self._state_shape(input, batch_sizes, cell), dtype=input.dtype, device=input.device)
+
+    def _run_steps(self, input: Tensor, h0: Tensor, c0: Optional[Tensor], batch_sizes: Optional[Tensor]
+                   ) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        """Note [Variable-length recurrence]: the step loop for packed input (and LSTM projections). Packed
+        data is the concatenation of the steps, step t holding the batch_sizes[t] sequences still running
+        (longest first), so each step updates the first rows of the state and leaves the rest as they are:
+        a sequence's state stops at its last step going forward, and going backward starts from h_0 at its
+        own last step. A 3-D input is the packed form with every batch size B. Returns the output (packed
+        data, or (T, B, D*H) / batch_first), h_n and c_n."""
+        if batch_sizes is None:
+            x = input.transpose(0, 1) if self.batch_first else input
+            sizes = [x.size(1)] * x.size(0)
+            data = x.reshape(x.size(0) * x.size(1), x.size(2))
+        else:
+            sizes = [int(v) for v in batch_sizes.tolist()]
+            data = input
+        num_directions = self._num_directions
+        hs = h0.unbind(0)
+        cs = c0.unbind(0) if c0 is not None else None
+        h_n: List[Tensor] = []
+        c_n: List[Tensor] = []
+        for layer in range(self.num_layers):
+            dir_outs = []
+            for direction in range(num_directions):
+                k = layer * num_directions + direction
+                w = {n.split("_l")[0]: getattr(self, n) for n in self._all_weights[k]}
+                outs, h, c = _run_var(self.mode, data, sizes, hs[k], cs[k] if cs is not None else None, w,
+                                      direction == 1)
+                dir_outs.append(outs)
+                h_n.append(h)
+                if c is not None:
+                    c_n.append(c)
+            data = dir_outs[0] if num_directions == 1 else _C.cat(dir_outs, -1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                data = F.dropout(data, self.dropout, True)
+        output = data
+        if batch_sizes is None:
+            output = data.reshape(len(sizes), sizes[0] if sizes else 0, data.size(-1))
+            if self.batch_first:
+                output = output.transpose(0, 1)
+        return output, _C.stack(h_n, 0), (_C.stack(c_n, 0) if c0 is not None else None)
 
     def _run(self, input: Tensor, h0: Tensor, c0: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
         """input (T, B, I) or (B, T, I); h0, c0 (L*D, B, H) -> output, h_n, c_n."""
@@ -341,34 +481,19 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
         self.nonlinearity = nonlinearity
 
-    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
-        input, hx, is_batched = self._prepare(input, hx, "RNN")
-        if not is_batched:
-            if hx is not None:
-                if hx.dim() != 2:
-                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor")
-                hx = hx.unsqueeze(1)
-        elif hx is not None and hx.dim() != 3:
-            raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
-        if hx is None:
-            hx = self._zeros(input)
-        self.check_forward_args(input, hx, None)
-        output, hidden, _ = self._run(input, hx, None)
-        if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            hidden = hidden.squeeze(1)
-        return output, hidden
+    def forward(self, input: Any, hx: Optional[Tensor] = None) -> Tuple[Any, Tensor]:
+        return self._forward(input, hx, "RNN")
 
 
 class LSTM(RNNBase):
-    """Long short-term memory, stacked and optionally bidirectional (proj_size > 0 is not supported).
+    """Long short-term memory, stacked and optionally bidirectional, with projections (proj_size > 0).
     forward(input, (h_0, c_0)=None) -> (output, (h_n, c_n))."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input: Tensor, batch_sizes: Optional[Tensor]) -> Tuple[int, int, int]:
-        return self._state_shape(input)
+        return self._state_shape(input, batch_sizes, cell=True)
 
     def check_forward_args(self, input: Tensor, hidden: Tuple[Tensor, Tensor],  # type: ignore[override]
                            batch_sizes: Optional[Tensor]) -> None:
@@ -383,28 +508,9 @@ class LSTM(RNNBase):
             return hx
         return (hx[0].index_select(1, permutation), hx[1].index_select(1, permutation))
 
-    def forward(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None
-                ) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
-        input, hx, is_batched = self._prepare(input, hx, "LSTM")
-        if hx is None:
-            zeros = self._zeros(input)
-            hx = (zeros, zeros)
-        elif is_batched:
-            if hx[0].dim() != 3 or hx[1].dim() != 3:
-                raise RuntimeError("For batched 3-D input, hx and cx should also be 3-D but got "
-                                   f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
-        else:
-            if hx[0].dim() != 2 or hx[1].dim() != 2:
-                raise RuntimeError("For unbatched 2-D input, hx and cx should also be 2-D but got "
-                                   f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
-            hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
-        self.check_forward_args(input, hx, None)
-        output, h, c = self._run(input, hx[0], hx[1])
-        assert c is not None
-        if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            h, c = h.squeeze(1), c.squeeze(1)
-        return output, (h, c)
+    def forward(self, input: Any, hx: Optional[Tuple[Tensor, Tensor]] = None
+                ) -> Tuple[Any, Tuple[Tensor, Tensor]]:
+        return self._forward(input, hx, "LSTM")
 
 
 class GRU(RNNBase):
@@ -415,23 +521,8 @@ class GRU(RNNBase):
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         super().__init__("GRU", *args, **kwargs)
 
-    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
-        input, hx, is_batched = self._prepare(input, hx, "GRU")
-        if not is_batched:
-            if hx is not None:
-                if hx.dim() != 2:
-                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor")
-                hx = hx.unsqueeze(1)
-        elif hx is not None and hx.dim() != 3:
-            raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
-        if hx is None:
-            hx = self._zeros(input)
-        self.check_forward_args(input, hx, None)
-        output, hidden, _ = self._run(input, hx, None)
-        if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            hidden = hidden.squeeze(1)
-        return output, hidden
+    def forward(self, input: Any, hx: Optional[Tensor] = None) -> Tuple[Any, Tensor]:
+        return self._forward(input, hx, "GRU")
 
 
 # ---------------------------------------------------------------- cells
