@@ -764,7 +764,7 @@ def interpolate(input: Tensor, size: _Union[int, _Sequence[int], None] = None,
         if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
             raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires "
                              "a 4-D tensor as input")
-        raise NotImplementedError("interpolate: antialias=True is not supported by cgrad")
+        return _interpolate_aa(input, output_size, scale_factors, mode, bool(align_corners))
     if dim < 1 or dim > 3:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
@@ -800,6 +800,72 @@ def interpolate(input: Tensor, size: _Union[int, _Sequence[int], None] = None,
     if input.dim() != rank:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {rank}D input")
     return _C._interpolate(input, 2 if mode == "bicubic" else 1, output_size, scale_factors, align_corners)
+
+
+def _aa_weights(size_in: int, size_out: int, scale_factor: _Optional[float], align_corners: bool, cubic: bool
+                ) -> _List[_List[float]]:
+    """Note [Antialiased interpolation]: PyTorch's (and PIL's) antialiased resampling along one dim, as an
+    (out, in) matrix. scale = in / out (1 / scale_factor when given; (in - 1) / (out - 1) with
+    align_corners); the filter (triangle, or Keys' cubic with a = -0.5) is stretched by scale when
+    downsampling, so each output averages every input it covers: output i weighs the inputs j in
+    [center - support + 0.5, center + support + 0.5), center = scale (i + 0.5), by
+    filter((j - center + 0.5) / max(scale, 1)), normalised to sum 1."""
+    if align_corners:
+        scale = (size_in - 1) / (size_out - 1) if size_out > 1 else 0.0
+    elif scale_factor is not None and scale_factor > 0:
+        scale = 1.0 / scale_factor
+    else:
+        scale = size_in / size_out
+    half = 2.0 if cubic else 1.0
+    support = half * scale if scale >= 1.0 else half
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+
+    def filt(x: float) -> float:
+        x = abs(x)
+        if not cubic:
+            return 1.0 - x if x < 1.0 else 0.0
+        a = -0.5
+        if x < 1.0:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        if x < 2.0:
+            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return 0.0
+
+    rows = []
+    for i in range(size_out):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), size_in)
+        w = [filt((j - center + 0.5) * invscale) for j in range(lo, hi)]
+        total = sum(w)
+        row = [0.0] * size_in
+        for j, v in zip(range(lo, hi), w):
+            row[j] = v / total if total != 0.0 else v
+        rows.append(row)
+    return rows
+
+
+def _interpolate_aa(input: Tensor, output_size: _Optional[_List[int]], scale_factors: _Optional[_List[float]],
+                    mode: str, align_corners: bool) -> Tensor:
+    """interpolate(antialias=True) of a 4-D floating input (Note [Antialiased interpolation]): one weight matrix
+    per spatial dim, applied as two matmuls (differentiable as they are)."""
+    if not input.is_floating_point():
+        raise NotImplementedError(f"interpolate(antialias=True): {str(input.dtype).split('.')[-1]} input (cgrad "
+                                  "resamples floating dtypes with antialiasing)")
+    if mode == "lanczos":
+        raise NotImplementedError("interpolate(antialias=True): mode 'lanczos'")
+    sizes = [int(input.shape[2]), int(input.shape[3])]
+    if output_size is None:
+        output_size = [int(_math.floor(sizes[i] * scale_factors[i])) for i in range(2)]  # type: ignore[index]
+    if any(o <= 0 for o in output_size) or any(v <= 0 for v in sizes):
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input (H: {sizes[0]}, W: "
+                           f"{sizes[1]}) output (H: {output_size[0]}, W: {output_size[1]})")
+    cdt = input.dtype if input.dtype in (_C.float32, _C.float64) else _C.float32
+    mats = [_C.tensor(_aa_weights(sizes[i], output_size[i], scale_factors[i] if scale_factors else None,
+                                  align_corners, mode == "bicubic"), dtype=cdt) for i in range(2)]
+    x = input.to(cdt)
+    y = _C.matmul(_C.matmul(mats[0], x), mats[1].t())  # (out_h, in_h) @ (.., in_h, in_w) @ (in_w, out_w)
+    return y.to(input.dtype)
 
 
 def upsample(input: Tensor, size: _Union[int, _Sequence[int], None] = None,
