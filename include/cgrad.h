@@ -665,6 +665,8 @@ CG_API cg_tensor *cg_linear(cg_tensor *input, cg_tensor *weight, cg_tensor *bias
  * y = x1^T A x2 + b; float and integer dtypes (bool: CG_ERR_NOT_IMPLEMENTED). */
 CG_API cg_tensor *cg_bilinear(cg_tensor *input1, cg_tensor *input2, cg_tensor *weight, cg_tensor *bias);
 CG_API cg_tensor *cg_baddbmm(cg_tensor *self, cg_tensor *a, cg_tensor *b, double beta, double alpha);
+/* einsum with PyTorch's dtype rule for integers: a contraction keeps the dtype; a dim only one operand has
+ * is summed first as that operand's sum (small integers widen to int64), so is a one-operand einsum. */
 CG_API cg_tensor *cg_einsum(const char *equation, int n, cg_tensor *const *operands);
 
 /* ------------------------------------------------------------- indexing (all indices bounds-checked) */

@@ -899,10 +899,10 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Optional[Tensor] = None)
         sa, sb = a.shape[x], b.shape[y]
         if sa == sb:
             continue
-        if sb == 1:
-            a = a.sum(x, keepdim=True)
+        if sb == 1:  # the sums keep the dtype (PyTorch's tensordot of integers stays in their dtype)
+            a = a.sum(x, keepdim=True, dtype=a.dtype)
         elif sa == 1:
-            b = b.sum(y, keepdim=True)
+            b = b.sum(y, keepdim=True, dtype=b.dtype)
         else:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {sa} in dim {x} and "
                                f"second has size {sb} in dim {y}")

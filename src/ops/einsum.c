@@ -104,13 +104,15 @@ static cg_status parse(const char *eq, int n, plan *pl) {
     return CG_OK;
 }
 
-static cg_tensor *sum_dims(cg_tensor *t, int nd, const int64_t *dims, bool keepdim) {
+/* integer sums widen to int64 (keep_dtype false: PyTorch's operand.sum before a contraction, and a
+ * one-operand einsum); keep_dtype true casts back */
+static cg_tensor *sum_dims(cg_tensor *t, int nd, const int64_t *dims, bool keepdim, bool keep_dtype) {
     if (nd == 0) {
         cg_tensor_retain(t);
         return t;
     }
     cg_tensor *r = cg_sum(t, nd, dims, keepdim);
-    if (r && r->dtype != t->dtype) { /* integer sums widen to int64; einsum keeps the dtype */
+    if (r && keep_dtype && r->dtype != t->dtype) {
         cg_tensor *c = cg_to_dtype(r, t->dtype);
         cg_tensor_release(r);
         r = c;
@@ -313,8 +315,19 @@ CG_PROF_FNV(cg_tensor *, cg_einsum, "einsum", (const char *equation, int n, cg_t
             if (cur->shape[g] != 1 && ops[i]->shape[g] == 1) da[na++] = g;
             if (ops[i]->shape[g] != 1 && cur->shape[g] == 1) db[nb++] = g;
         }
-        cg_tensor *a = sum_dims(cur, na, da, true), *b = a ? sum_dims(ops[i], nb, db, true) : NULL;
-        cg_tensor *c = b ? contract(a, b, keep, G) : NULL;
+        /* a dim only one operand has is summed first, as PyTorch's operand.sum (integers widen to int64, and
+         * then the other operand too) */
+        cg_tensor *a = sum_dims(cur, na, da, true, false), *b = a ? sum_dims(ops[i], nb, db, true, false) : NULL;
+        if (b && a->dtype != b->dtype) {
+            cg_tensor **lo = a->dtype == CG_DTYPE_I64 ? &b : &a, *w = cg_to_dtype(*lo, CG_DTYPE_I64);
+            cg_tensor_release(*lo);
+            *lo = w;
+            if (!w) {
+                cg_tensor_release(a == w ? b : a);
+                a = b = NULL;
+            }
+        }
+        cg_tensor *c = a && b ? contract(a, b, keep, G) : NULL;
         cg_tensor_release(a);
         cg_tensor_release(b);
         cg_tensor_release(cur);
@@ -328,7 +341,7 @@ CG_PROF_FNV(cg_tensor *, cg_einsum, "einsum", (const char *equation, int n, cg_t
         if (in_out[g]) pos[g] = kept++;
         else sd[ns++] = g;
     }
-    cg_tensor *s = sum_dims(cur, ns, sd, false);
+    cg_tensor *s = sum_dims(cur, ns, sd, false, n > 1);
     if (!s) goto done;
     for (int k = 0; k < nout; k++) perm[k] = pos[out[k]];
     res = cg_permute(s, perm);

@@ -500,10 +500,10 @@ TEST(linalg_einsum_values) {
         }
     cg_tensor_release(Z);
     cg_tensor_release(r4);
-    /* integer einsum keeps its dtype */
+    /* an integer contraction keeps its dtype; a one-operand sum widens to int64, as PyTorch's */
     cg_tensor *I = cg_ones(2, SH(2, 3), CG_DTYPE_I32, cg_cpu());
     cg_tensor *isum = cg_einsum("ij->i", 1, &I), *imm = cg_einsum("ij,kj->ik", 2, (cg_tensor *[]){I, I});
-    CHECK(isum && cg_tensor_dtype(isum) == CG_DTYPE_I32 && tt_get(isum, 1) == 3);
+    CHECK(isum && cg_tensor_dtype(isum) == CG_DTYPE_I64 && tt_get(isum, 1) == 3);
     CHECK(imm && cg_tensor_dtype(imm) == CG_DTYPE_I32 && tt_get(imm, 3) == 3);
     cg_tensor *ts[] = {A, B, S, v, w, X, Y, r, ref, ri, rt, rb, refb, dg, tr, all, op, tp, up, re, refe, es, r3, I, isum, imm};
     for (int i = 0; i < 26; i++) cg_tensor_release(ts[i]);

@@ -866,3 +866,22 @@ def test_interpolate_antialias_errors() -> None:
         F.interpolate(cgrad.ones(1, 1, 4, 4, dtype=cgrad.uint8), size=2, mode="bilinear", antialias=True)
     y = F.interpolate(cgrad.ones(1, 1, 8, 8, dtype=cgrad.float32), size=3, mode="bilinear", antialias=True)
     assert y.dtype == cgrad.float32 and np.allclose(np.array(y.tolist()), 1.0)
+
+
+def test_integer_einsum_and_tensordot_dtypes() -> None:
+    """PyTorch's einsum sums a dim only one operand has with that operand's sum (small integers widen to
+    int64, and the contraction follows), a one-operand einsum is a sum; a contraction alone keeps the
+    dtype; tensordot of integers keeps theirs (size-1 contracted dims summed in place)."""
+    cases = [("i->", [(3,)]), ("ii->i", [(3, 3)]), ("ij->j", [(3, 3)]), ("ij,jk->ik", [(2, 3), (3, 2)]),
+             ("...ik,...j->ij", [(1, 2, 3), (3,)])]
+    for eq, shapes in cases:
+        for dt in ("uint8", "int8", "int32"):
+            got = []
+            for lib in (torch, cgrad):
+                ops = [lib.arange(int(np.prod(s)), dtype=getattr(lib, dt)).reshape(s) for s in shapes]
+                r = lib.einsum(eq, *ops)
+                got.append((str(r.dtype).split(".")[-1], r.tolist()))
+            assert got[0] == got[1], (eq, dt, got)
+    for lib in (torch, cgrad):
+        r = lib.tensordot(lib.ones(1, 1, 1, dtype=lib.uint8), lib.ones(2, 1, 2, dtype=lib.uint8), dims=((0, 1), (2, 0)))
+        assert str(r.dtype).endswith("uint8") and r.tolist() == [[4]]
