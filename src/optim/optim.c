@@ -325,7 +325,8 @@ CG_PROF_FNV(cg_status, cg_rmsprop_step, "rmsprop_step", (int64_t n, cg_tensor *c
             grad_avgs, steps, opt), 0, NULL) {
     CHECK_GROUP("rmsprop");
     const opt_group g = {"rmsprop", CG_OPTIM_RMSPROP, {square_avgs, momentum_buffers, grad_avgs},
-                         {"square_avg", opt->momentum > 0 ? "momentum_buffer" : NULL, opt->centered ? "grad_avg" : NULL},
+                         {"square_avg", opt->momentum > 0 ? "momentum_buffer" : NULL,
+                          opt->centered ? "grad_avg" : NULL},
                          {steps}, {"step"}, prep_count};
     return run_group(&g, n, params, grads, opt);
 }

@@ -1,10 +1,12 @@
 /* optim_steps.c — the CPU's optimizer-step entries (Note [Kernel entries]):
  * the fused element loops of SGD, Adam / AdamW, RMSprop, Adagrad, Adadelta,
- * Adamax, NAdam, RAdam, Rprop and ASGD over one parameter's flat operands, split across the thread pool, and GradScaler's
- * unscale-and-check loop. The element formulas follow PyTorch's single-tensor
- * optimizers operation by operation (same operand order, scalars rounded to
- * the compute type the way PyTorch's kernels round them), so trajectories
- * match. */
+ * Adamax, NAdam, RAdam, Rprop and ASGD over one parameter's flat operands,
+ * split across the thread pool, and GradScaler's unscale-and-check loop.
+ * The element formulas follow PyTorch's single-tensor optimizers operation by
+ * operation (same operand order, scalars rounded to the compute type the way
+ * PyTorch's kernels round them), so trajectories match to rounding: PyTorch's
+ * vectorised add(alpha=), addcmul and lerp fuse a multiply-add (FMA) that
+ * these loops (ISO C, no contraction) round twice, an ulp per operation. */
 #include "cpu_kernels.h"
 
 #include <math.h>
