@@ -525,3 +525,203 @@ TEST(optim_asgd_trajectories) {
     c[4].asgd.lr = 0.05, c[4].asgd.t0 = 3, c[4].asgd.weight_decay = 0.1, c[4].asgd.maximize = true;
     run_all(c, 5, "asgd");
 }
+
+/* ------------------------------------------------------------- hand-computed steps */
+
+static cg_tensor *vec64(int64_t n, const double *v) { return tt_tensor(CG_DTYPE_F64, 1, (int64_t[]){n}, v); }
+static cg_tensor *zeros64(int64_t n) { return cg_zeros(1, (int64_t[]){n}, CG_DTYPE_F64, cg_cpu()); }
+
+TEST(optim_adadelta_adamax_values) {
+    cg_tensor *p = vec64(2, (double[]){1, -2}), *g = vec64(2, (double[]){0.5, 1});
+    cg_tensor *sa = cg_zeros_like(p), *ad = cg_zeros_like(p), *st = cg_scalar(0, CG_DTYPE_F32);
+    cg_adadelta_options o = {.lr = 1, .rho = 0.9, .eps = 1e-6};
+    CHECK_OK(cg_adadelta_step(1, &p, &g, &sa, &ad, &st, &o));
+    /* first step: square_avg = 0.1 g^2, delta = sqrt(eps) / sqrt(square_avg + eps) * g */
+    double d0 = 1e-3 / sqrt(0.025 + 1e-6) * 0.5, d1 = 1e-3 / sqrt(0.1 + 1e-6);
+    CHECK_NEAR(tt_get(sa, 0), 0.025, 1e-15);
+    CHECK_NEAR(tt_get(p, 0), 1 - d0, 1e-15);
+    CHECK_NEAR(tt_get(p, 1), -2 - d1, 1e-15);
+    CHECK_NEAR(tt_get(ad, 1), 0.1 * d1 * d1, 1e-15);
+    CHECK(tt_get(st, 0) == 1);
+
+    cg_tensor *q = vec64(2, (double[]){1, -2}), *h = vec64(2, (double[]){0.5, -1});
+    cg_tensor *m = cg_zeros_like(q), *u = cg_zeros_like(q), *st2 = cg_scalar(0, CG_DTYPE_F32);
+    cg_adamax_options ao = {.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.1};
+    CHECK_OK(cg_adamax_step(1, &q, &h, &m, &u, &st2, &ao));
+    /* grad + 0.1 p = (0.6, -1.2); exp_avg = 0.1 grad, exp_inf = |grad| + eps; lr / (1 - beta1) = 1 */
+    CHECK_NEAR(tt_get(m, 1), -0.12, 1e-15);
+    CHECK_NEAR(tt_get(u, 0), 0.6 + 1e-8, 1e-15);
+    CHECK_NEAR(tt_get(q, 0), 1 - 0.06 / (0.6 + 1e-8), 1e-14);
+    CHECK_NEAR(tt_get(q, 1), -2 + 0.12 / (1.2 + 1e-8), 1e-14);
+    cg_tensor *all[] = {p, g, sa, ad, st, q, h, m, u, st2};
+    for (int k = 0; k < 10; k++) cg_tensor_release(all[k]);
+}
+
+TEST(optim_nadam_radam_values) {
+    cg_tensor *p = vec64(1, (double[]){1}), *g = vec64(1, (double[]){0.5});
+    cg_tensor *m = cg_zeros_like(p), *v = cg_zeros_like(p), *st = cg_scalar(0, CG_DTYPE_F32);
+    cg_tensor *mp = cg_scalar(1, CG_DTYPE_F32);
+    cg_nadam_options o = {.lr = 0.1, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .momentum_decay = 4e-3,
+                          .weight_decay = 0.1, .decoupled_weight_decay = true};
+    CHECK_OK(cg_nadam_step(1, &p, &g, &m, &v, &mp, &st, &o));
+    /* p *= 1 - lr wd; exp_avg 0.05, exp_avg_sq 0.0025, denom sqrt(0.0025 / 0.01) + eps */
+    double mu = 0.9 * (1 - 0.5 * pow(0.96, 0.004)), mu1 = 0.9 * (1 - 0.5 * pow(0.96, 0.008));
+    double mpf = (float)mu, denom = 0.5 + 1e-8;
+    double want = 0.99 - 0.1 * (1 - mu) / (1 - mpf) * 0.5 / denom - 0.1 * mu1 / (1 - mpf * mu1) * 0.05 / denom;
+    CHECK(tt_get(mp, 0) == mpf); /* mu_product keeps its float32 dtype */
+    CHECK_NEAR(tt_get(p, 0), want, 1e-14);
+    CHECK_NEAR(tt_get(v, 0), 0.0025, 1e-16);
+
+    /* RAdam's first step: rho_t = 1, no rectification: p -= lr * exp_avg / (1 - beta1) = lr * grad */
+    cg_tensor *q = vec64(2, (double[]){1, -2}), *h = vec64(2, (double[]){0.5, -1});
+    cg_tensor *m2 = cg_zeros_like(q), *v2 = cg_zeros_like(q), *st2 = cg_scalar(0, CG_DTYPE_F32);
+    cg_radam_options ro = {.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .maximize = true};
+    CHECK_OK(cg_radam_step(1, &q, &h, &m2, &v2, &st2, &ro));
+    CHECK_NEAR(tt_get(q, 0), 1.05, 1e-15);
+    CHECK_NEAR(tt_get(q, 1), -2.1, 1e-15);
+    CHECK_NEAR(tt_get(m2, 1), 0.1, 1e-15);
+    cg_tensor *all[] = {p, g, m, v, st, mp, q, h, m2, v2, st2};
+    for (int k = 0; k < 11; k++) cg_tensor_release(all[k]);
+}
+
+TEST(optim_rprop_asgd_values) {
+    cg_tensor *p = vec64(3, (double[]){1, 1, 1}), *prev = zeros64(3), *size = filled(p, 0.1);
+    cg_tensor *st = cg_scalar(0, CG_DTYPE_F32);
+    cg_rprop_options o = {.etaminus = 0.5, .etaplus = 1.2, .step_size_min = 1e-6, .step_size_max = 50};
+    cg_tensor *g = vec64(3, (double[]){0.5, -1, 0});
+    CHECK_OK(cg_rprop_step(1, &p, &g, &prev, &size, &st, &o)); /* prev 0: factor 1 */
+    cg_tensor_release(g);
+    g = vec64(3, (double[]){0.2, 0.3, 0.4}); /* same sign, flipped, after a zero */
+    CHECK_OK(cg_rprop_step(1, &p, &g, &prev, &size, &st, &o));
+    const double want_p[3] = {0.9 - 0.12, 1.1, 1 - 0.1}, want_size[3] = {0.12, 0.05, 0.1}, want_prev[3] = {0.2, 0, 0.4};
+    for (int i = 0; i < 3; i++) {
+        CHECK_NEAR(tt_get(p, i), want_p[i], 1e-15);
+        CHECK_NEAR(tt_get(size, i), want_size[i], 1e-15);
+        CHECK_NEAR(tt_get(prev, i), want_prev[i], 0);
+    }
+    CHECK(tt_get(st, 0) == 2);
+    cg_tensor_release(g);
+
+    /* ASGD with t0 = 0: mu = 1 for two steps (ax copies p), then 1/2 (ax averages) */
+    cg_tensor *q = vec64(2, (double[]){1, -2}), *h = vec64(2, (double[]){0.5, 1}), *ax = zeros64(2);
+    cg_tensor *mu = cg_scalar(1, CG_DTYPE_F32), *eta = cg_scalar(0.1, CG_DTYPE_F32), *st2 = cg_scalar(0, CG_DTYPE_F32);
+    cg_asgd_options ao = {.lr = 0.1, .lambd = 0.01, .alpha = 0.75, .t0 = 0};
+    double want[2] = {1, -2}, e = (float)0.1, prev_q[2] = {0};
+    for (int s = 1; s <= 3; s++) {
+        CHECK_OK(cg_asgd_step(1, &q, &h, &ax, &mu, &eta, &st2, &ao));
+        for (int i = 0; i < 2; i++) prev_q[i] = want[i], want[i] = want[i] * (1 - 0.01 * e) - e * (i ? 1 : 0.5);
+        e = (float)(0.1 / pow(1 + 0.001 * s, 0.75));
+        CHECK(tt_get(eta, 0) == e);
+        CHECK(tt_get(mu, 0) == (float)(1.0 / s));
+    }
+    for (int i = 0; i < 2; i++) {
+        CHECK_NEAR(tt_get(q, i), want[i], 1e-15);
+        CHECK_NEAR(tt_get(ax, i), (prev_q[i] + want[i]) / 2, 1e-15);
+    }
+    cg_tensor *all[] = {p, prev, size, st, q, h, ax, mu, eta, st2};
+    for (int k = 0; k < 10; k++) cg_tensor_release(all[k]);
+}
+
+/* ------------------------------------------------------------- errors and empty parameters
+ * One call of each optimizer added with the element-wise group (default options): its two
+ * state lists a, b and its one-element states sc1 (mu_product / mu), sc2 (eta). */
+
+static const opt_kind k_more[] = {K_ADADELTA, K_ADAMAX, K_NADAM, K_RADAM, K_RPROP, K_ASGD};
+static const char *const k_more_names[] = {"adadelta", "adamax", "nadam", "radam", "rprop", "asgd"};
+
+static cg_status step_more(opt_kind k, int64_t n, cg_tensor **p, cg_tensor **g, cg_tensor **a, cg_tensor **b,
+                           cg_tensor **sc1, cg_tensor **sc2, cg_tensor **steps) {
+    switch (k) {
+    case K_ADADELTA: return cg_adadelta_step(n, p, g, a, b, steps, &(cg_adadelta_options){1, 0.9, 1e-6, 0, false});
+    case K_ADAMAX:
+        return cg_adamax_step(n, p, g, a, b, steps, &(cg_adamax_options){.lr = 0.01, .beta1 = 0.9, .beta2 = 0.99});
+    case K_NADAM:
+        return cg_nadam_step(n, p, g, a, b, sc1, steps,
+                             &(cg_nadam_options){.lr = 0.01, .beta1 = 0.9, .beta2 = 0.99, .momentum_decay = 4e-3});
+    case K_RADAM:
+        return cg_radam_step(n, p, g, a, b, steps, &(cg_radam_options){.lr = 0.01, .beta1 = 0.9, .beta2 = 0.99});
+    case K_RPROP: return cg_rprop_step(n, p, g, a, b, steps, &(cg_rprop_options){0.5, 1.2, 1e-6, 50, false});
+    case K_ASGD:
+        return cg_asgd_step(n, p, g, a, sc1, sc2, steps, &(cg_asgd_options){.lr = 0.01, .lambd = 1e-4, .alpha = 0.75});
+    default: return CG_ERR_VALUE;
+    }
+}
+
+TEST(optim_more_errors_write_nothing) {
+    int64_t s2[1] = {2}, s3[1] = {3};
+    for (int q = 0; q < 6; q++) {
+        opt_kind k = k_more[q];
+        const char *name = k_more_names[q];
+        cg_tensor *p[2] = {tt_rand(CG_DTYPE_F32, 1, s2, -1, 1, 1), tt_rand(CG_DTYPE_F32, 1, s3, -1, 1, 2)};
+        cg_tensor *g[2] = {tt_rand(CG_DTYPE_F32, 1, s2, -1, 1, 3), tt_rand(CG_DTYPE_F32, 1, s3, -1, 1, 4)};
+        cg_tensor *a[2] = {filled(p[0], 0.5), filled(p[1], 0.5)}, *b[2] = {filled(p[0], 0.5), filled(p[0], 0.5)};
+        cg_tensor *sc1[2] = {cg_scalar(1, CG_DTYPE_F32), cg_scalar(1, CG_DTYPE_F32)};
+        cg_tensor *sc2[2] = {cg_scalar(0.01, CG_DTYPE_F32), cg_scalar(0.01, CG_DTYPE_F32)};
+        cg_tensor *steps[2] = {cg_scalar(0, CG_DTYPE_F32), cg_scalar(0, CG_DTYPE_F32)};
+        double p00 = tt_get(p[0], 0);
+        uint64_t v0 = cg_tensor_version(p[0]);
+        char msg[64];
+        bool two_states = k != K_ASGD;
+        if (two_states) {
+            /* b[1] has parameter 0's shape: the second parameter fails, the first is untouched */
+            snprintf(msg, sizeof msg, "[%s] parameter 1: ", name);
+            CHECK_ERR(step_more(k, 2, p, g, a, b, sc1, sc2, steps) != CG_OK, CG_ERR_SHAPE, msg);
+        }
+        cg_tensor *g64 = tt_rand(CG_DTYPE_F64, 1, s3, -1, 1, 5), *gd[2] = {g[0], g64};
+        CHECK_ERR(step_more(k, 2, p, gd, a, (cg_tensor *[]){b[0], a[1]}, sc1, sc2, steps) != CG_OK, CG_ERR_DTYPE,
+                  "float64");
+        CHECK_ERR(step_more(k, 2, p, g, NULL, b, sc1, sc2, steps) != CG_OK, CG_ERR_VALUE, "a state list is NULL");
+        cg_tensor *two = filled(p[0], 0), *ints = cg_scalar(1, CG_DTYPE_I64);
+        cg_tensor *fixed_b[2] = {b[0], a[1]};
+        CHECK_ERR(step_more(k, 2, p, g, a, fixed_b, sc1, sc2, (cg_tensor *[]){steps[0], two}) != CG_OK, CG_ERR_SHAPE,
+                  "step must be a one-element cpu tensor");
+        if (k == K_NADAM || k == K_ASGD) {
+            const char *what = k == K_NADAM ? "mu_product" : "mu";
+            snprintf(msg, sizeof msg, "%s must be a one-element", what);
+            CHECK_ERR(step_more(k, 2, p, g, a, fixed_b, (cg_tensor *[]){sc1[0], two}, sc2, steps) != CG_OK,
+                      CG_ERR_SHAPE, msg);
+            snprintf(msg, sizeof msg, "%s has dtype int64", what);
+            CHECK_ERR(step_more(k, 2, p, g, a, fixed_b, (cg_tensor *[]){sc1[0], ints}, sc2, steps) != CG_OK,
+                      CG_ERR_DTYPE, msg);
+        }
+        if (k == K_ASGD)
+            CHECK_ERR(step_more(k, 2, p, g, a, fixed_b, sc1, (cg_tensor *[]){sc2[0], NULL}, steps) != CG_OK,
+                      CG_ERR_VALUE, "eta of parameter 1 is NULL");
+        /* nothing was written by any failed call */
+        CHECK_MSG(tt_get(p[0], 0) == p00 && cg_tensor_version(p[0]) == v0, "%s: parameter written", name);
+        CHECK_MSG(tt_get(a[0], 0) == 0.5 && tt_get(b[0], 0) == 0.5, "%s: state written", name);
+        CHECK_MSG(tt_get(steps[0], 0) == 0 && tt_get(sc1[0], 0) == 1 && tt_get(sc2[0], 0) == (float)0.01,
+                  "%s: one-element state written", name);
+        /* and the group runs once fixed */
+        CHECK_OK(step_more(k, 2, p, g, a, fixed_b, sc1, sc2, steps));
+        CHECK(tt_get(steps[1], 0) == 1 && cg_tensor_version(p[0]) > v0);
+        cg_tensor *all[] = {p[0], p[1], g[0], g[1], a[0], a[1], b[0], b[1], sc1[0], sc1[1], sc2[0], sc2[1],
+                            steps[0], steps[1], g64, two, ints};
+        for (int i = 0; i < 17; i++) cg_tensor_release(all[i]);
+    }
+}
+
+TEST(optim_more_empty_params) {
+    /* a 0-element parameter counts its step and leaves everything else alone; n = 0 is a no-op */
+    int64_t s0[2] = {2, 0}, s4[1] = {4};
+    for (int q = 0; q < 6; q++) {
+        opt_kind k = k_more[q];
+        cg_tensor *p[2] = {cg_zeros(2, s0, CG_DTYPE_F32, cg_cpu()), tt_rand(CG_DTYPE_F32, 1, s4, -1, 1, 7)};
+        cg_tensor *g[2] = {cg_zeros(2, s0, CG_DTYPE_F32, cg_cpu()), tt_rand(CG_DTYPE_F32, 1, s4, -1, 1, 8)};
+        cg_tensor *a[2] = {cg_zeros_like(p[0]), filled(p[1], 0.01)}, *b[2] = {cg_zeros_like(p[0]), filled(p[1], 0.01)};
+        cg_tensor *sc1[2] = {cg_scalar(1, CG_DTYPE_F32), cg_scalar(1, CG_DTYPE_F32)};
+        cg_tensor *sc2[2] = {cg_scalar(0.01, CG_DTYPE_F32), cg_scalar(0.01, CG_DTYPE_F32)};
+        cg_tensor *steps[2] = {cg_scalar(0, CG_DTYPE_F32), cg_scalar(0, CG_DTYPE_F32)};
+        double before[4];
+        for (int i = 0; i < 4; i++) before[i] = tt_get(p[1], i);
+        CHECK_OK(step_more(k, 2, p, g, a, b, sc1, sc2, steps));
+        CHECK_MSG(tt_get(steps[0], 0) == 1 && tt_get(steps[1], 0) == 1, "%s: steps", k_more_names[q]);
+        int moved = 0;
+        for (int i = 0; i < 4; i++) moved += tt_get(p[1], i) != before[i];
+        CHECK_MSG(moved > 0, "%s: the non-empty parameter did not move", k_more_names[q]);
+        CHECK_OK(step_more(k, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+        cg_tensor *all[] = {p[0], p[1], g[0], g[1], a[0], a[1], b[0], b[1], sc1[0], sc1[1], sc2[0], sc2[1],
+                            steps[0], steps[1]};
+        for (int i = 0; i < 14; i++) cg_tensor_release(all[i]);
+    }
+}
