@@ -690,14 +690,14 @@ typedef struct cg_adam_options {
     bool decoupled_weight_decay; /* AdamW: p *= 1 - lr * weight_decay */
 } cg_adam_options;
 /* max_exp_avg_sqs is read only when amsgrad (may be NULL otherwise). */
-/* GradScaler's fused check: every grads[i] (floating, CPU) *= inv_scale in
- * place, and found_inf (a one-element float32 tensor) is set to 1 when any
- * element of any gradient is inf or NaN (left as is otherwise). */
-CG_API cg_status cg_amp_unscale_(int64_t n, cg_tensor *const *grads, cg_tensor *found_inf, cg_tensor *inv_scale);
 CG_API cg_status cg_adam_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
                               cg_tensor *const *exp_avgs, cg_tensor *const *exp_avg_sqs,
                               cg_tensor *const *max_exp_avg_sqs, cg_tensor *const *steps,
                               const cg_adam_options *opt);
+/* GradScaler's fused check: every grads[i] (floating, CPU) *= inv_scale in
+ * place, and found_inf (a one-element float32 tensor) is set to 1 when any
+ * element of any gradient is inf or NaN (left as is otherwise). */
+CG_API cg_status cg_amp_unscale_(int64_t n, cg_tensor *const *grads, cg_tensor *found_inf, cg_tensor *inv_scale);
 
 typedef struct cg_rmsprop_options {
     double lr, alpha, eps, weight_decay, momentum;
@@ -756,7 +756,7 @@ typedef struct cg_radam_options {
     bool maximize;
     bool decoupled_weight_decay; /* p *= 1 - lr * weight_decay */
 } cg_radam_options;
-/* The rectified update while rho_t > 5, the bias-corrected momentum alone before. */
+/* The rectified update where rho_t > 5, else the bias-corrected momentum alone. */
 CG_API cg_status cg_radam_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
                                cg_tensor *const *exp_avgs, cg_tensor *const *exp_avg_sqs, cg_tensor *const *steps,
                                const cg_radam_options *opt);
