@@ -731,14 +731,14 @@ typedef struct cg_adam_options {
     bool decoupled_weight_decay; /* AdamW: p *= 1 - lr * weight_decay */
 } cg_adam_options;
 /* max_exp_avg_sqs is read only when amsgrad (may be NULL otherwise). */
-/* GradScaler's fused check: every grads[i] (floating, CPU) *= inv_scale in
- * place, and found_inf (a one-element float32 tensor) is set to 1 when any
- * element of any gradient is inf or NaN (left as is otherwise). */
-CG_API cg_status cg_amp_unscale_(int64_t n, cg_tensor *const *grads, cg_tensor *found_inf, cg_tensor *inv_scale);
 CG_API cg_status cg_adam_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
                               cg_tensor *const *exp_avgs, cg_tensor *const *exp_avg_sqs,
                               cg_tensor *const *max_exp_avg_sqs, cg_tensor *const *steps,
                               const cg_adam_options *opt);
+/* GradScaler's fused check: every grads[i] (floating, CPU) *= inv_scale in
+ * place, and found_inf (a one-element float32 tensor) is set to 1 when any
+ * element of any gradient is inf or NaN (left as is otherwise). */
+CG_API cg_status cg_amp_unscale_(int64_t n, cg_tensor *const *grads, cg_tensor *found_inf, cg_tensor *inv_scale);
 
 typedef struct cg_rmsprop_options {
     double lr, alpha, eps, weight_decay, momentum;
@@ -759,6 +759,69 @@ typedef struct cg_adagrad_options {
 CG_API cg_status cg_adagrad_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
                                  cg_tensor *const *state_sums, cg_tensor *const *steps,
                                  const cg_adagrad_options *opt);
+
+/* Adadelta, Adamax, NAdam, RAdam, Rprop and ASGD keep, besides steps[i], some
+ * one-element state tensors of their own (NAdam's mu_products, ASGD's etas and
+ * mus; float32 in PyTorch's state, any floating dtype accepted): like steps
+ * they are checked first and updated by the call, in their own dtype, the way
+ * PyTorch updates them. */
+
+typedef struct cg_adadelta_options {
+    double lr, rho, eps, weight_decay;
+    bool maximize;
+} cg_adadelta_options;
+CG_API cg_status cg_adadelta_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+                                  cg_tensor *const *square_avgs, cg_tensor *const *acc_deltas,
+                                  cg_tensor *const *steps, const cg_adadelta_options *opt);
+
+typedef struct cg_adamax_options {
+    double lr, beta1, beta2, eps, weight_decay;
+    bool maximize;
+} cg_adamax_options;
+CG_API cg_status cg_adamax_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+                                cg_tensor *const *exp_avgs, cg_tensor *const *exp_infs, cg_tensor *const *steps,
+                                const cg_adamax_options *opt);
+
+typedef struct cg_nadam_options {
+    double lr, beta1, beta2, eps, weight_decay, momentum_decay;
+    bool maximize;
+    bool decoupled_weight_decay; /* p *= 1 - lr * weight_decay */
+} cg_nadam_options;
+/* mu_products[i] (one-element, starting at 1) *= mu_t, the step's momentum coefficient. */
+CG_API cg_status cg_nadam_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+                               cg_tensor *const *exp_avgs, cg_tensor *const *exp_avg_sqs,
+                               cg_tensor *const *mu_products, cg_tensor *const *steps, const cg_nadam_options *opt);
+
+typedef struct cg_radam_options {
+    double lr, beta1, beta2, eps, weight_decay;
+    bool maximize;
+    bool decoupled_weight_decay; /* p *= 1 - lr * weight_decay */
+} cg_radam_options;
+/* The rectified update where rho_t > 5, else the bias-corrected momentum alone. */
+CG_API cg_status cg_radam_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+                               cg_tensor *const *exp_avgs, cg_tensor *const *exp_avg_sqs, cg_tensor *const *steps,
+                               const cg_radam_options *opt);
+
+typedef struct cg_rprop_options {
+    double etaminus, etaplus, step_size_min, step_size_max;
+    bool maximize;
+} cg_rprop_options;
+/* step_sizes start at lr and prevs at 0 (the caller creates them); prevs[i]
+ * receive the step's gradient, zeroed where its sign flipped. */
+CG_API cg_status cg_rprop_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+                               cg_tensor *const *prevs, cg_tensor *const *step_sizes, cg_tensor *const *steps,
+                               const cg_rprop_options *opt);
+
+typedef struct cg_asgd_options {
+    double lr, lambd, alpha, t0, weight_decay;
+    bool maximize;
+} cg_asgd_options;
+/* etas[i] start at lr and mus[i] at 1 (one-element); after the update they
+ * hold lr / (1 + lambd lr step)^alpha and 1 / max(1, step - t0), rounded to
+ * float32 first as PyTorch's are. axs[i] is the running average of params[i]. */
+CG_API cg_status cg_asgd_step(int64_t n, cg_tensor *const *params, cg_tensor *const *grads, cg_tensor *const *axs,
+                              cg_tensor *const *mus, cg_tensor *const *etas, cg_tensor *const *steps,
+                              const cg_asgd_options *opt);
 
 /* ------------------------------------------------------------- checkpoints (safetensors)
  * The safetensors format that cgrad.utils.safetensors and the safetensors package read and write

@@ -68,7 +68,18 @@ static inline bool cg_pool_2x2(const cg_pool_geom *g) {
 typedef enum cg_pool_kind { CG_POOL_MAX = 0, CG_POOL_AVG = 1, CG_POOL_AVG_BACKWARD = 2 } cg_pool_kind;
 
 /* the optimizers of the optim_step entry; its operands: param, grad and up to four states */
-typedef enum cg_optim_kind { CG_OPTIM_SGD = 0, CG_OPTIM_ADAM, CG_OPTIM_RMSPROP, CG_OPTIM_ADAGRAD } cg_optim_kind;
+typedef enum cg_optim_kind {
+    CG_OPTIM_SGD = 0,
+    CG_OPTIM_ADAM,
+    CG_OPTIM_RMSPROP,
+    CG_OPTIM_ADAGRAD,
+    CG_OPTIM_ADADELTA,
+    CG_OPTIM_ADAMAX,
+    CG_OPTIM_NADAM,
+    CG_OPTIM_RADAM,
+    CG_OPTIM_RPROP,
+    CG_OPTIM_ASGD
+} cg_optim_kind;
 #define CG_OPTIM_OPERANDS 6
 
 /* the scans of the scan entry (src/ops/scan.c) */

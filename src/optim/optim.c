@@ -1,4 +1,5 @@
-/* optim.c — fused optimizer steps (SGD, Adam / AdamW, RMSprop, Adagrad):
+/* optim.c — fused optimizer steps (SGD, Adam / AdamW, RMSprop, Adagrad,
+ * Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD):
  * one call updates a whole parameter group in place, without autograd, each
  * parameter in one pass over its elements (Note [Fused optimizer steps] in
  * cgrad.h). This file validates the group, counts steps, computes the
@@ -54,22 +55,40 @@ static cg_status check_operands(const char *op, int64_t i, const opt_operands *x
     return CG_OK;
 }
 
-static cg_status check_step(const char *op, int64_t i, const cg_tensor *s) {
-    if (!s) return cg_set_error(CG_ERR_VALUE, "[%s] step of parameter %lld is NULL", op, (long long)i);
+/* A one-element per-parameter state (steps[i], mu_products[i], ...): on the
+ * host, writable, and floating unless it is the step count. */
+static cg_status check_scalar(const char *op, int64_t i, const char *name, const cg_tensor *s, bool floating) {
+    if (!s) return cg_set_error(CG_ERR_VALUE, "[%s] %s of parameter %lld is NULL", op, name, (long long)i);
     if (cg_shape_numel(s->ndim, s->shape) != 1 || !cg_device_host_addressable(s->device))
-        return cg_set_error(CG_ERR_SHAPE, "[%s] parameter %lld: step must be a one-element cpu tensor", op,
-                            (long long)i);
-    return CG_OK;
+        return cg_set_error(CG_ERR_SHAPE, "[%s] parameter %lld: %s must be a one-element cpu tensor", op,
+                            (long long)i, name);
+    if (floating && !cg_dtype_is_floating(s->dtype))
+        return cg_set_error(CG_ERR_DTYPE, "[%s] parameter %lld: %s has dtype %s; expected a floating dtype", op,
+                            (long long)i, name, cg_dtype_name(s->dtype));
+    return cg_check_writable(op, s);
+}
+
+static double scalar_get(const cg_tensor *s) { return cg_load_f64(cg_tensor_ptr(s), s->dtype); }
+
+/* s <- v (v already rounded to s's dtype); returns the stored value. */
+static double scalar_set(cg_tensor *s, double v) {
+    cg_store_f64(cg_tensor_ptr(s), s->dtype, v);
+    cg_storage_bump_version(s->storage);
+    return scalar_get(s);
 }
 
 /* steps[i] += 1; returns the new count. */
-static double bump_step(cg_tensor *s) {
-    char *ptr = cg_tensor_ptr(s);
-    double v = cg_load_f64(ptr, s->dtype) + 1.0;
-    cg_store_f64(ptr, s->dtype, v);
-    cg_storage_bump_version(s->storage);
-    return v;
+static double bump_step(cg_tensor *s) { return scalar_set(s, scalar_get(s) + 1.0); }
+
+/* s *= v, computed as PyTorch's in-place product of a tensor and a number:
+ * in float64 for a float64 s, else in float32. Returns the stored value. */
+static double scalar_mul_(cg_tensor *s, double v) {
+    double x = scalar_get(s);
+    return scalar_set(s, s->dtype == CG_DTYPE_F64 ? x * v : (double)((float)x * (float)v));
 }
+
+/* s <- v through a float32 tensor, as PyTorch's s.copy_(torch.as_tensor(v)). */
+static double scalar_copy_f32(cg_tensor *s, double v) { return scalar_set(s, (double)(float)v); }
 
 /* Run the device's step over one parameter's operands (Note [Optimizer
  * staging]): s the per-parameter scalars, first SGD's new momentum buffer. */
@@ -117,6 +136,131 @@ static void add_state(opt_operands *x, int q, cg_tensor *t, const char *name) {
         CG_CHECK_S(n == 0 || (params && grads), CG_ERR_VALUE, "[%s] params or grads is NULL", op); \
         CG_CHECK_S(opt, CG_ERR_VALUE, "[%s] options are NULL", op);                                \
     } while (0)
+
+/* ------------------------------------------------------------- groups
+ * Every step but SGD's is one opt_group: its state lists by operand (states[k]
+ * feeds operand 2 + k; a NULL name leaves the operand unused and its list may
+ * be NULL), its one-element states (steps first) and `prepare`, which updates
+ * parameter i's one-element states sc as PyTorch does and fills the kernel's
+ * scalars s. run_group checks the whole group, then updates it parameter by
+ * parameter. */
+
+#define OPT_MAX_STATES (OPT_MAX_OPERANDS - 2)
+#define OPT_MAX_SCALARS 3
+
+typedef void (*opt_prepare)(const void *opt, cg_tensor *const *sc, double *s);
+
+typedef struct opt_group {
+    const char *op;
+    cg_optim_kind kind;
+    cg_tensor *const *states[OPT_MAX_STATES];
+    const char *state_names[OPT_MAX_STATES];
+    cg_tensor *const *scalars[OPT_MAX_SCALARS];
+    const char *scalar_names[OPT_MAX_SCALARS];
+    opt_prepare prepare;
+} opt_group;
+
+static cg_status run_group(const opt_group *g, int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+                           const void *opt) {
+    bool lists = true;
+    for (int k = 0; k < OPT_MAX_STATES; k++) lists = lists && (!g->state_names[k] || g->states[k]);
+    for (int k = 0; k < OPT_MAX_SCALARS; k++) lists = lists && (!g->scalar_names[k] || g->scalars[k]);
+    CG_CHECK_S(n == 0 || lists, CG_ERR_VALUE, "[%s] a state list is NULL", g->op);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t i = 0; i < n; i++) {
+            opt_operands x = operands(params[i], grads[i]);
+            cg_tensor *sc[OPT_MAX_SCALARS] = {0};
+            for (int k = 0; k < OPT_MAX_STATES; k++)
+                if (g->state_names[k]) add_state(&x, 2 + k, g->states[k][i], g->state_names[k]);
+            for (int k = 0; k < OPT_MAX_SCALARS; k++)
+                if (g->scalar_names[k]) sc[k] = g->scalars[k][i];
+            if (pass == 0) {
+                if (check_operands(g->op, i, &x)) return cg_last_error();
+                for (int k = 0; k < OPT_MAX_SCALARS; k++)
+                    if (g->scalar_names[k] && check_scalar(g->op, i, g->scalar_names[k], sc[k], k > 0))
+                        return cg_last_error();
+                continue;
+            }
+            double s[4] = {0};
+            g->prepare(opt, sc, s);
+            cg_status st = run_one(g->op, g->kind, &x, s, false, opt);
+            if (st) return st;
+        }
+    }
+    return CG_OK;
+}
+
+/* ------------------------------------------------------------- per-parameter scalars
+ * Computed in double from the step count as PyTorch computes them in Python
+ * (same operations, same order); the kernel rounds them to its compute type. */
+
+/* Adadelta, RMSprop, Rprop: the step is only counted */
+static void prep_count(const void *opt, cg_tensor *const *sc, double *s) {
+    (void)opt, (void)s;
+    bump_step(sc[0]);
+}
+
+/* s[0] = -lr / bias_correction1, s[1] = sqrt(bias_correction2) */
+static void prep_adam(const void *opt, cg_tensor *const *sc, double *s) {
+    const cg_adam_options *o = opt;
+    double step = bump_step(sc[0]);
+    double bc1 = 1.0 - pow(o->beta1, step), bc2 = 1.0 - pow(o->beta2, step);
+    s[0] = -(o->lr / bc1), s[1] = pow(bc2, 0.5);
+}
+
+/* s[0] = -lr / (1 + (step - 1) lr_decay) */
+static void prep_adagrad(const void *opt, cg_tensor *const *sc, double *s) {
+    const cg_adagrad_options *o = opt;
+    double step = bump_step(sc[0]);
+    s[0] = -(o->lr / (1.0 + (step - 1.0) * o->lr_decay));
+}
+
+/* s[0] = -lr / bias_correction1 */
+static void prep_adamax(const void *opt, cg_tensor *const *sc, double *s) {
+    const cg_adamax_options *o = opt;
+    double step = bump_step(sc[0]);
+    s[0] = -(o->lr / (1.0 - pow(o->beta1, step)));
+}
+
+/* mu_product *= mu_t; s[0], s[1] the values of the two addcdiv (grad and
+ * exp_avg terms), s[2] = bias_correction2 */
+static void prep_nadam(const void *opt, cg_tensor *const *sc, double *s) {
+    const cg_nadam_options *o = opt;
+    double step = bump_step(sc[0]);
+    double mu = o->beta1 * (1.0 - 0.5 * pow(0.96, step * o->momentum_decay));
+    double mu_next = o->beta1 * (1.0 - 0.5 * pow(0.96, (step + 1) * o->momentum_decay));
+    double mu_product = scalar_mul_(sc[1], mu);
+    s[0] = -o->lr * (1.0 - mu) / (1.0 - mu_product);
+    s[1] = (-o->lr * mu_next) / (1.0 - mu_product * mu_next);
+    s[2] = 1.0 - pow(o->beta2, step);
+}
+
+/* s[0] = bias_correction1, s[1] = sqrt(bias_correction2), s[2] the
+ * rectification term, s[3] = 1 when it applies (rho_t > 5), else 0 */
+static void prep_radam(const void *opt, cg_tensor *const *sc, double *s) {
+    const cg_radam_options *o = opt;
+    double step = bump_step(sc[0]);
+    double bc1 = 1.0 - pow(o->beta1, step), bc2 = 1.0 - pow(o->beta2, step);
+    double rho_inf = 2 / (1 - o->beta2) - 1;
+    double rho_t = rho_inf - 2 * step * pow(o->beta2, step) / bc2;
+    s[0] = bc1, s[1] = pow(bc2, 0.5);
+    if (rho_t > 5.0) {
+        s[2] = pow((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t), 0.5);
+        s[3] = 1;
+    }
+}
+
+/* s[0] = 1 - lambd eta, s[1] = -eta, s[2] = mu, s[3] = 1 when mu != 1 (ax
+ * averages; else ax copies the parameter), from the previous step's eta and
+ * mu, which then take this step's values */
+static void prep_asgd(const void *opt, cg_tensor *const *sc, double *s) {
+    const cg_asgd_options *o = opt;
+    double step = bump_step(sc[0]);
+    double mu = scalar_get(sc[1]), eta = scalar_get(sc[2]);
+    s[0] = 1 - o->lambd * eta, s[1] = -eta, s[2] = mu, s[3] = mu != 1;
+    scalar_copy_f32(sc[2], o->lr / pow(1 + o->lambd * o->lr * step, o->alpha));
+    scalar_copy_f32(sc[1], 1 / fmax(1, step - o->t0));
+}
 
 /* ------------------------------------------------------------- public steps */
 
@@ -169,27 +313,10 @@ CG_PROF_FNV(cg_status, cg_adam_step, "adam_step", (int64_t n, cg_tensor *const *
             max_exp_avg_sqs, steps, opt), 0, NULL) {
     const char *op = opt && opt->decoupled_weight_decay ? "adamw" : "adam";
     CHECK_GROUP(op);
-    CG_CHECK_S(n == 0 || (exp_avgs && exp_avg_sqs && steps && (!opt->amsgrad || max_exp_avg_sqs)), CG_ERR_VALUE,
-               "[%s] a state list is NULL", op);
-    for (int64_t i = 0; i < n; i++) {
-        opt_operands x = operands(params[i], grads[i]);
-        add_state(&x, 2, exp_avgs[i], "exp_avg");
-        add_state(&x, 3, exp_avg_sqs[i], "exp_avg_sq");
-        if (opt->amsgrad) add_state(&x, 4, max_exp_avg_sqs[i], "max_exp_avg_sq");
-        if (check_operands(op, i, &x) || check_step(op, i, steps[i])) return cg_last_error();
-    }
-    cg_status st = CG_OK;
-    for (int64_t i = 0; i < n && !st; i++) {
-        opt_operands x = operands(params[i], grads[i]);
-        add_state(&x, 2, exp_avgs[i], "exp_avg");
-        add_state(&x, 3, exp_avg_sqs[i], "exp_avg_sq");
-        if (opt->amsgrad) add_state(&x, 4, max_exp_avg_sqs[i], "max_exp_avg_sq");
-        double step = bump_step(steps[i]);
-        double bc1 = 1.0 - pow(opt->beta1, step), bc2 = 1.0 - pow(opt->beta2, step);
-        const double sc[4] = {-(opt->lr / bc1), pow(bc2, 0.5)};
-        st = run_one(op, CG_OPTIM_ADAM, &x, sc, false, opt);
-    }
-    return st;
+    const opt_group g = {op, CG_OPTIM_ADAM, {exp_avgs, exp_avg_sqs, max_exp_avg_sqs},
+                         {"exp_avg", "exp_avg_sq", opt->amsgrad ? "max_exp_avg_sq" : NULL}, {steps}, {"step"},
+                         prep_adam};
+    return run_group(&g, n, params, grads, opt);
 }
 
 CG_PROF_FNV(cg_status, cg_rmsprop_step, "rmsprop_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
@@ -197,48 +324,73 @@ CG_PROF_FNV(cg_status, cg_rmsprop_step, "rmsprop_step", (int64_t n, cg_tensor *c
             cg_tensor *const *steps, const cg_rmsprop_options *opt), (n, params, grads, square_avgs, momentum_buffers,
             grad_avgs, steps, opt), 0, NULL) {
     CHECK_GROUP("rmsprop");
-    bool mom = opt->momentum > 0;
-    CG_CHECK_S(n == 0 || (square_avgs && steps && (!mom || momentum_buffers) && (!opt->centered || grad_avgs)),
-               CG_ERR_VALUE, "[rmsprop] a state list is NULL");
-    for (int pass = 0; pass < 2; pass++) {
-        cg_status st = CG_OK;
-        for (int64_t i = 0; i < n && !st; i++) {
-            opt_operands x = operands(params[i], grads[i]);
-            add_state(&x, 2, square_avgs[i], "square_avg");
-            if (mom) add_state(&x, 3, momentum_buffers[i], "momentum_buffer");
-            if (opt->centered) add_state(&x, 4, grad_avgs[i], "grad_avg");
-            if (pass == 0) {
-                if (check_operands("rmsprop", i, &x) || check_step("rmsprop", i, steps[i])) return cg_last_error();
-            } else {
-                bump_step(steps[i]);
-                const double none[4] = {0};
-                st = run_one("rmsprop", CG_OPTIM_RMSPROP, &x, none, false, opt);
-            }
-        }
-        if (st) return st;
-    }
-    return CG_OK;
+    const opt_group g = {"rmsprop", CG_OPTIM_RMSPROP, {square_avgs, momentum_buffers, grad_avgs},
+                         {"square_avg", opt->momentum > 0 ? "momentum_buffer" : NULL,
+                          opt->centered ? "grad_avg" : NULL},
+                         {steps}, {"step"}, prep_count};
+    return run_group(&g, n, params, grads, opt);
 }
 
 CG_PROF_FNV(cg_status, cg_adagrad_step, "adagrad_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
             cg_tensor *const *state_sums, cg_tensor *const *steps, const cg_adagrad_options *opt), (n, params, grads,
             state_sums, steps, opt), 0, NULL) {
     CHECK_GROUP("adagrad");
-    CG_CHECK_S(n == 0 || (state_sums && steps), CG_ERR_VALUE, "[adagrad] a state list is NULL");
-    for (int pass = 0; pass < 2; pass++) {
-        cg_status st = CG_OK;
-        for (int64_t i = 0; i < n && !st; i++) {
-            opt_operands x = operands(params[i], grads[i]);
-            add_state(&x, 2, state_sums[i], "state_sum");
-            if (pass == 0) {
-                if (check_operands("adagrad", i, &x) || check_step("adagrad", i, steps[i])) return cg_last_error();
-            } else {
-                double step = bump_step(steps[i]);
-                const double sc[4] = {-(opt->lr / (1.0 + (step - 1.0) * opt->lr_decay))};
-                st = run_one("adagrad", CG_OPTIM_ADAGRAD, &x, sc, false, opt);
-            }
-        }
-        if (st) return st;
-    }
-    return CG_OK;
+    const opt_group g = {"adagrad", CG_OPTIM_ADAGRAD, {state_sums}, {"state_sum"}, {steps}, {"step"}, prep_adagrad};
+    return run_group(&g, n, params, grads, opt);
+}
+
+CG_PROF_FNV(cg_status, cg_adadelta_step, "adadelta_step", (int64_t n, cg_tensor *const *params,
+            cg_tensor *const *grads, cg_tensor *const *square_avgs, cg_tensor *const *acc_deltas,
+            cg_tensor *const *steps, const cg_adadelta_options *opt), (n, params, grads, square_avgs, acc_deltas,
+            steps, opt), 0, NULL) {
+    CHECK_GROUP("adadelta");
+    const opt_group g = {"adadelta", CG_OPTIM_ADADELTA, {square_avgs, acc_deltas}, {"square_avg", "acc_delta"},
+                         {steps}, {"step"}, prep_count};
+    return run_group(&g, n, params, grads, opt);
+}
+
+CG_PROF_FNV(cg_status, cg_adamax_step, "adamax_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+            cg_tensor *const *exp_avgs, cg_tensor *const *exp_infs, cg_tensor *const *steps,
+            const cg_adamax_options *opt), (n, params, grads, exp_avgs, exp_infs, steps, opt), 0, NULL) {
+    CHECK_GROUP("adamax");
+    const opt_group g = {"adamax", CG_OPTIM_ADAMAX, {exp_avgs, exp_infs}, {"exp_avg", "exp_inf"}, {steps}, {"step"},
+                         prep_adamax};
+    return run_group(&g, n, params, grads, opt);
+}
+
+CG_PROF_FNV(cg_status, cg_nadam_step, "nadam_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+            cg_tensor *const *exp_avgs, cg_tensor *const *exp_avg_sqs, cg_tensor *const *mu_products,
+            cg_tensor *const *steps, const cg_nadam_options *opt), (n, params, grads, exp_avgs, exp_avg_sqs,
+            mu_products, steps, opt), 0, NULL) {
+    CHECK_GROUP("nadam");
+    const opt_group g = {"nadam", CG_OPTIM_NADAM, {exp_avgs, exp_avg_sqs}, {"exp_avg", "exp_avg_sq"},
+                         {steps, mu_products}, {"step", "mu_product"}, prep_nadam};
+    return run_group(&g, n, params, grads, opt);
+}
+
+CG_PROF_FNV(cg_status, cg_radam_step, "radam_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+            cg_tensor *const *exp_avgs, cg_tensor *const *exp_avg_sqs, cg_tensor *const *steps,
+            const cg_radam_options *opt), (n, params, grads, exp_avgs, exp_avg_sqs, steps, opt), 0, NULL) {
+    CHECK_GROUP("radam");
+    const opt_group g = {"radam", CG_OPTIM_RADAM, {exp_avgs, exp_avg_sqs}, {"exp_avg", "exp_avg_sq"}, {steps},
+                         {"step"}, prep_radam};
+    return run_group(&g, n, params, grads, opt);
+}
+
+CG_PROF_FNV(cg_status, cg_rprop_step, "rprop_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+            cg_tensor *const *prevs, cg_tensor *const *step_sizes, cg_tensor *const *steps,
+            const cg_rprop_options *opt), (n, params, grads, prevs, step_sizes, steps, opt), 0, NULL) {
+    CHECK_GROUP("rprop");
+    const opt_group g = {"rprop", CG_OPTIM_RPROP, {prevs, step_sizes}, {"prev", "step_size"}, {steps}, {"step"},
+                         prep_count};
+    return run_group(&g, n, params, grads, opt);
+}
+
+CG_PROF_FNV(cg_status, cg_asgd_step, "asgd_step", (int64_t n, cg_tensor *const *params, cg_tensor *const *grads,
+            cg_tensor *const *axs, cg_tensor *const *mus, cg_tensor *const *etas, cg_tensor *const *steps,
+            const cg_asgd_options *opt), (n, params, grads, axs, mus, etas, steps, opt), 0, NULL) {
+    CHECK_GROUP("asgd");
+    const opt_group g = {"asgd", CG_OPTIM_ASGD, {axs}, {"ax"}, {steps, mus, etas}, {"step", "mu", "eta"},
+                         prep_asgd};
+    return run_group(&g, n, params, grads, opt);
 }

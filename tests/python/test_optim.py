@@ -61,6 +61,8 @@ CONFIGS = {
     "Adadelta": [
         dict(),
         dict(lr=0.5, rho=0.5, eps=1e-4),
+        dict(weight_decay=0.1),
+        dict(maximize=True, foreach=False),
         dict(weight_decay=0.1, maximize=True),
     ],
     "Adafactor": [
@@ -71,29 +73,42 @@ CONFIGS = {
     "Adamax": [
         dict(),
         dict(lr=0.01, betas=(0.5, 0.9), eps=1e-4),
+        dict(lr=0.01, betas=(0.3, 0.9)),  # lerp weight >= 0.5
+        dict(lr=0.01, weight_decay=0.1),
+        dict(lr=0.01, maximize=True, foreach=False),
         dict(lr=0.01, weight_decay=0.1, maximize=True),
     ],
     "ASGD": [
-        dict(),
-        dict(lr=0.05, lambd=1e-2, alpha=0.5, t0=5),
+        dict(),  # t0 = 1e6: ax copies the parameter
+        dict(lr=0.05, lambd=1e-2, alpha=0.5, t0=5),  # ax averages from step 7 on
+        dict(lr=0.05, weight_decay=0.1),
+        dict(lr=0.05, t0=0, maximize=True, foreach=False),
         dict(lr=0.05, t0=3, weight_decay=0.1, maximize=True),
     ],
     "NAdam": [
         dict(),
         dict(lr=0.01, momentum_decay=0.1, betas=(0.5, 0.9)),
+        dict(lr=0.01, betas=(0.3, 0.9)),  # lerp weight >= 0.5
         dict(lr=0.01, weight_decay=0.1),
+        dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True),
+        dict(lr=0.01, maximize=True, foreach=False),
+        dict(lr=0.01, decoupled_weight_decay=True),
         dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True),
     ],
     "RAdam": [
-        dict(),
-        dict(lr=0.01, betas=(0.5, 0.6)),
+        dict(),  # rectified from step 6 on
+        dict(lr=0.01, betas=(0.5, 0.6)),  # rho_inf = 4: never rectified
+        dict(lr=0.01, betas=(0.3, 0.9), eps=1e-3),
         dict(lr=0.01, weight_decay=0.1),
+        dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True),
+        dict(lr=0.01, maximize=True, foreach=False),
         dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True),
     ],
     "Rprop": [
         dict(),
-        dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2)),
-        dict(lr=0.01, maximize=True),
+        dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2)),  # both clamps reached
+        dict(lr=0.01, maximize=True, foreach=False),
+        dict(lr=0.01, etas=(0.4, 1.1), step_sizes=(5e-3, 0.02), maximize=True),
     ],
 }
 CASES = [(name, i) for name, cfgs in CONFIGS.items() for i in range(len(cfgs))]

@@ -1,8 +1,9 @@
 /* optim.c — bindings of the fused optimizer steps (cg_sgd_step, ...) behind
  * cgrad.optim: private `_C._sgd_step`, `_adam_step`, `_rmsprop_step`,
- * `_adagrad_step`, each taking lists (or tuples) of tensors — parameters,
- * grads, state tensors — and the hyperparameters positionally, updating one
- * parameter group in one call. The GIL is released around large updates; the
+ * `_adagrad_step`, `_adadelta_step`, `_adamax_step`, `_nadam_step`,
+ * `_radam_step`, `_rprop_step`, `_asgd_step`, each taking lists (or tuples)
+ * of tensors — parameters, grads, state tensors — and the hyperparameters
+ * positionally, updating one parameter group in one call. The GIL is released around large updates; the
  * tensors are retained meanwhile, so the lists may change under us. */
 #include "bind.h"
 
@@ -122,102 +123,163 @@ fail:
     return NULL;
 }
 
+/* The arguments of every step but SGD's, in order: the lists (names[k]; a
+ * name ending in '?' may be None, passed on as NULL), then the numbers nums[k]
+ * (names from nums_names), then the flags. */
+typedef struct optb_spec {
+    const char *op;
+    int nlists, nnums, nflags;
+    const char *lists[OPTB_LISTS];
+    const char *num_names[8];
+} optb_spec;
+
+#define OPTB_N(...) ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)))
+#define OPTB_SPEC(op_, lists_, nums_, nflags_) \
+    {op_, OPTB_N lists_, OPTB_N nums_, nflags_, {OPTB_UNPAREN lists_}, {OPTB_UNPAREN nums_}}
+#define OPTB_UNPAREN(...) __VA_ARGS__
+
+static int optb_parse(const optb_spec *sp, PyObject *const *args, Py_ssize_t nargs, optb_lists *L,
+                      double *const *nums, bool *const *flags) {
+    if (optb_nargs(nargs, sp->nlists + sp->nnums + sp->nflags, sp->op)) return -1;
+    for (int k = 0; k < sp->nlists; k++) {
+        char what[48];
+        size_t len = strlen(sp->lists[k]);
+        bool opt = len > 0 && sp->lists[k][len - 1] == '?';
+        snprintf(what, sizeof what, "%.*s", (int)(opt ? len - 1 : len), sp->lists[k]);
+        if (optb_list(L, k, args[k], sp->op, what, opt, false)) return -1;
+    }
+    for (int k = 0; k < sp->nnums; k++)
+        if (cgpy_parse_double(args[sp->nlists + k], nums[k], sp->num_names[k])) return -1;
+    for (int k = 0; k < sp->nflags; k++)
+        if (optb_bool(args[sp->nlists + sp->nnums + k], flags[k])) return -1;
+    return 0;
+}
+
+/* The end of a step's binding: the lists released, st mapped to an exception. */
+static PyObject *optb_done(optb_lists *L, cg_status st) {
+    optb_free(L);
+    if (cgpy_check(st)) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* A binding parsing `spec` into the options `o` (type opts_t) and calling `call`,
+ * which sees the lists as L.t[k] and the options as &o; `check` (a statement)
+ * runs in between and may `goto fail`. */
+#define OPTB_STEP(fname, opts_t, spec, nums, flags, check, call)                         \
+    static PyObject *fname(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {       \
+        (void)m;                                                                         \
+        static const optb_spec sp = spec;                                                \
+        optb_lists L = {0};                                                              \
+        opts_t o = {0};                                                                  \
+        double *const num[] = {OPTB_UNPAREN nums};                                       \
+        bool *const flag[] = {OPTB_UNPAREN flags};                                       \
+        if (optb_parse(&sp, args, nargs, &L, num, flag)) goto fail;                      \
+        check;                                                                           \
+        cg_status st;                                                                    \
+        CGPY_NOGIL_IF(optb_numel(&L), st = call);                                        \
+        return optb_done(&L, st);                                                        \
+    fail:                                                                                \
+        optb_free(&L);                                                                   \
+        return NULL;                                                                     \
+    }
+
 /* _adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
  *            lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
  *            decoupled_weight_decay) — max_exp_avg_sqs may be None unless amsgrad. */
-static PyObject *f_adam_step(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-    (void)m;
-    static const char *op = "_adam_step";
-    if (optb_nargs(nargs, 14, op)) return NULL;
-    optb_lists L = {0};
-    cg_adam_options o = {0};
-    if (optb_list(&L, 0, args[0], op, "params", false, false) || optb_list(&L, 1, args[1], op, "grads", false, false) ||
-        optb_list(&L, 2, args[2], op, "exp_avgs", false, false) ||
-        optb_list(&L, 3, args[3], op, "exp_avg_sqs", false, false) ||
-        optb_list(&L, 4, args[4], op, "max_exp_avg_sqs", true, false) ||
-        optb_list(&L, 5, args[5], op, "state_steps", false, false) || cgpy_parse_double(args[6], &o.lr, "lr") ||
-        cgpy_parse_double(args[7], &o.beta1, "beta1") || cgpy_parse_double(args[8], &o.beta2, "beta2") ||
-        cgpy_parse_double(args[9], &o.eps, "eps") || cgpy_parse_double(args[10], &o.weight_decay, "weight_decay") ||
-        optb_bool(args[11], &o.amsgrad) || optb_bool(args[12], &o.maximize) ||
-        optb_bool(args[13], &o.decoupled_weight_decay))
-        goto fail;
-    if (o.amsgrad && !L.t[4]) {
-        PyErr_Format(PyExc_TypeError, "%s(): max_exp_avg_sqs is required when amsgrad is True", op);
-        goto fail;
-    }
-    cg_status st;
-    CGPY_NOGIL_IF(optb_numel(&L), st = cg_adam_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], L.t[4], L.t[5], &o));
-    optb_free(&L);
-    if (cgpy_check(st)) return NULL;
-    Py_RETURN_NONE;
-fail:
-    optb_free(&L);
-    return NULL;
-}
+OPTB_STEP(f_adam_step, cg_adam_options,
+          OPTB_SPEC("_adam_step", ("params", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs?", "state_steps"),
+                    ("lr", "beta1", "beta2", "eps", "weight_decay"), 3),
+          (&o.lr, &o.beta1, &o.beta2, &o.eps, &o.weight_decay), (&o.amsgrad, &o.maximize, &o.decoupled_weight_decay),
+          if (o.amsgrad && !L.t[4]) {
+              PyErr_Format(PyExc_TypeError, "%s(): max_exp_avg_sqs is required when amsgrad is True", sp.op);
+              goto fail;
+          },
+          cg_adam_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], L.t[4], L.t[5], &o))
 
 /* _rmsprop_step(params, grads, square_avgs, momentum_buffers, grad_avgs,
  *               state_steps, lr, alpha, eps, weight_decay, momentum, centered,
  *               maximize) — momentum_buffers / grad_avgs may be None when unused. */
-static PyObject *f_rmsprop_step(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-    (void)m;
-    static const char *op = "_rmsprop_step";
-    if (optb_nargs(nargs, 13, op)) return NULL;
-    optb_lists L = {0};
-    cg_rmsprop_options o = {0};
-    if (optb_list(&L, 0, args[0], op, "params", false, false) || optb_list(&L, 1, args[1], op, "grads", false, false) ||
-        optb_list(&L, 2, args[2], op, "square_avgs", false, false) ||
-        optb_list(&L, 3, args[3], op, "momentum_buffers", true, false) ||
-        optb_list(&L, 4, args[4], op, "grad_avgs", true, false) ||
-        optb_list(&L, 5, args[5], op, "state_steps", false, false) || cgpy_parse_double(args[6], &o.lr, "lr") ||
-        cgpy_parse_double(args[7], &o.alpha, "alpha") || cgpy_parse_double(args[8], &o.eps, "eps") ||
-        cgpy_parse_double(args[9], &o.weight_decay, "weight_decay") ||
-        cgpy_parse_double(args[10], &o.momentum, "momentum") || optb_bool(args[11], &o.centered) ||
-        optb_bool(args[12], &o.maximize))
-        goto fail;
-    if ((o.momentum > 0 && !L.t[3]) || (o.centered && !L.t[4])) {
-        PyErr_Format(PyExc_TypeError, "%s(): momentum_buffers / grad_avgs are required by momentum / centered", op);
-        goto fail;
-    }
-    cg_status st;
-    CGPY_NOGIL_IF(optb_numel(&L), st = cg_rmsprop_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], L.t[4], L.t[5], &o));
-    optb_free(&L);
-    if (cgpy_check(st)) return NULL;
-    Py_RETURN_NONE;
-fail:
-    optb_free(&L);
-    return NULL;
-}
+OPTB_STEP(f_rmsprop_step, cg_rmsprop_options,
+          OPTB_SPEC("_rmsprop_step",
+                    ("params", "grads", "square_avgs", "momentum_buffers?", "grad_avgs?", "state_steps"),
+                    ("lr", "alpha", "eps", "weight_decay", "momentum"), 2),
+          (&o.lr, &o.alpha, &o.eps, &o.weight_decay, &o.momentum), (&o.centered, &o.maximize),
+          if ((o.momentum > 0 && !L.t[3]) || (o.centered && !L.t[4])) {
+              PyErr_Format(PyExc_TypeError, "%s(): momentum_buffers / grad_avgs are required by momentum / centered",
+                           sp.op);
+              goto fail;
+          },
+          cg_rmsprop_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], L.t[4], L.t[5], &o))
 
 /* _adagrad_step(params, grads, state_sums, state_steps, lr, lr_decay,
  *               weight_decay, eps, maximize) */
-static PyObject *f_adagrad_step(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-    (void)m;
-    static const char *op = "_adagrad_step";
-    if (optb_nargs(nargs, 9, op)) return NULL;
-    optb_lists L = {0};
-    cg_adagrad_options o = {0};
-    if (optb_list(&L, 0, args[0], op, "params", false, false) || optb_list(&L, 1, args[1], op, "grads", false, false) ||
-        optb_list(&L, 2, args[2], op, "state_sums", false, false) ||
-        optb_list(&L, 3, args[3], op, "state_steps", false, false) || cgpy_parse_double(args[4], &o.lr, "lr") ||
-        cgpy_parse_double(args[5], &o.lr_decay, "lr_decay") ||
-        cgpy_parse_double(args[6], &o.weight_decay, "weight_decay") || cgpy_parse_double(args[7], &o.eps, "eps") ||
-        optb_bool(args[8], &o.maximize))
-        goto fail;
-    cg_status st;
-    CGPY_NOGIL_IF(optb_numel(&L), st = cg_adagrad_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], &o));
-    optb_free(&L);
-    if (cgpy_check(st)) return NULL;
-    Py_RETURN_NONE;
-fail:
-    optb_free(&L);
-    return NULL;
-}
+OPTB_STEP(f_adagrad_step, cg_adagrad_options,
+          OPTB_SPEC("_adagrad_step", ("params", "grads", "state_sums", "state_steps"),
+                    ("lr", "lr_decay", "weight_decay", "eps"), 1),
+          (&o.lr, &o.lr_decay, &o.weight_decay, &o.eps), (&o.maximize), (void)0,
+          cg_adagrad_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], &o))
+
+/* _adadelta_step(params, grads, square_avgs, acc_deltas, state_steps, lr, rho,
+ *                eps, weight_decay, maximize) */
+OPTB_STEP(f_adadelta_step, cg_adadelta_options,
+          OPTB_SPEC("_adadelta_step", ("params", "grads", "square_avgs", "acc_deltas", "state_steps"),
+                    ("lr", "rho", "eps", "weight_decay"), 1),
+          (&o.lr, &o.rho, &o.eps, &o.weight_decay), (&o.maximize), (void)0,
+          cg_adadelta_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], L.t[4], &o))
+
+/* _adamax_step(params, grads, exp_avgs, exp_infs, state_steps, lr, beta1,
+ *              beta2, eps, weight_decay, maximize) */
+OPTB_STEP(f_adamax_step, cg_adamax_options,
+          OPTB_SPEC("_adamax_step", ("params", "grads", "exp_avgs", "exp_infs", "state_steps"),
+                    ("lr", "beta1", "beta2", "eps", "weight_decay"), 1),
+          (&o.lr, &o.beta1, &o.beta2, &o.eps, &o.weight_decay), (&o.maximize), (void)0,
+          cg_adamax_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], L.t[4], &o))
+
+/* _nadam_step(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
+ *             lr, beta1, beta2, eps, weight_decay, momentum_decay, maximize,
+ *             decoupled_weight_decay) */
+OPTB_STEP(f_nadam_step, cg_nadam_options,
+          OPTB_SPEC("_nadam_step", ("params", "grads", "exp_avgs", "exp_avg_sqs", "mu_products", "state_steps"),
+                    ("lr", "beta1", "beta2", "eps", "weight_decay", "momentum_decay"), 2),
+          (&o.lr, &o.beta1, &o.beta2, &o.eps, &o.weight_decay, &o.momentum_decay),
+          (&o.maximize, &o.decoupled_weight_decay), (void)0,
+          cg_nadam_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], L.t[4], L.t[5], &o))
+
+/* _radam_step(params, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1,
+ *             beta2, eps, weight_decay, maximize, decoupled_weight_decay) */
+OPTB_STEP(f_radam_step, cg_radam_options,
+          OPTB_SPEC("_radam_step", ("params", "grads", "exp_avgs", "exp_avg_sqs", "state_steps"),
+                    ("lr", "beta1", "beta2", "eps", "weight_decay"), 2),
+          (&o.lr, &o.beta1, &o.beta2, &o.eps, &o.weight_decay), (&o.maximize, &o.decoupled_weight_decay), (void)0,
+          cg_radam_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], L.t[4], &o))
+
+/* _rprop_step(params, grads, prevs, step_sizes, state_steps, etaminus,
+ *             etaplus, step_size_min, step_size_max, maximize) */
+OPTB_STEP(f_rprop_step, cg_rprop_options,
+          OPTB_SPEC("_rprop_step", ("params", "grads", "prevs", "step_sizes", "state_steps"),
+                    ("etaminus", "etaplus", "step_size_min", "step_size_max"), 1),
+          (&o.etaminus, &o.etaplus, &o.step_size_min, &o.step_size_max), (&o.maximize), (void)0,
+          cg_rprop_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], L.t[4], &o))
+
+/* _asgd_step(params, grads, axs, mus, etas, state_steps, lr, lambd, alpha, t0,
+ *            weight_decay, maximize) */
+OPTB_STEP(f_asgd_step, cg_asgd_options,
+          OPTB_SPEC("_asgd_step", ("params", "grads", "axs", "mus", "etas", "state_steps"),
+                    ("lr", "lambd", "alpha", "t0", "weight_decay"), 1),
+          (&o.lr, &o.lambd, &o.alpha, &o.t0, &o.weight_decay), (&o.maximize), (void)0,
+          cg_asgd_step(L.n, L.t[0], L.t[1], L.t[2], L.t[3], L.t[4], L.t[5], &o))
 
 static PyMethodDef optim_functions[] = {
     CGPY_FAST("_sgd_step", f_sgd_step),
     CGPY_FAST("_adam_step", f_adam_step),
     CGPY_FAST("_rmsprop_step", f_rmsprop_step),
     CGPY_FAST("_adagrad_step", f_adagrad_step),
+    CGPY_FAST("_adadelta_step", f_adadelta_step),
+    CGPY_FAST("_adamax_step", f_adamax_step),
+    CGPY_FAST("_nadam_step", f_nadam_step),
+    CGPY_FAST("_radam_step", f_radam_step),
+    CGPY_FAST("_rprop_step", f_rprop_step),
+    CGPY_FAST("_asgd_step", f_asgd_step),
     CGPY_TABLE_END,
 };
 

@@ -1,7 +1,7 @@
 """cgrad.optim: the optimizers of torch.optim, learning-rate schedulers
 (cgrad.optim.lr_scheduler) and weight averaging (cgrad.optim.swa_utils).
-SGD, Adam, AdamW, RMSprop and Adagrad step as fused C calls, one per parameter
-group; Adadelta, Adafactor, Adamax, ASGD, NAdam, RAdam and Rprop run PyTorch's
+SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop and
+ASGD step as fused C calls, one per parameter group; Adafactor runs PyTorch's
 per-parameter algorithm in tensor ops (optim/_composed.py); LBFGS works on the
 flattened parameters with a closure; Muon orthogonalises 2-D updates in
 bfloat16; SparseAdam refuses dense gradients, as PyTorch's does (cgrad has no

@@ -1,8 +1,8 @@
-"""The base of the optimizers whose update is composed of tensor ops (Adadelta,
-Adamax, ASGD, NAdam, RAdam, Rprop): each parameter's step runs PyTorch's
-single-tensor algorithm op for op, under no_grad, so trajectories match
-torch.optim's in float32 and float64. (SGD, Adam, AdamW, RMSprop and Adagrad
-are one fused C call per group instead.)"""
+"""The base of the optimizers whose update is composed of tensor ops
+(Adafactor): each parameter's step runs PyTorch's single-tensor algorithm op
+for op, under no_grad, so trajectories match torch.optim's in float32 and
+float64. (The elementwise optimizers, SGD ... ASGD, are one fused C call per
+group instead.)"""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
@@ -10,14 +10,9 @@ from typing import Any, Dict, List, Tuple
 from .. import _C
 from ..autograd.grad_mode import no_grad
 from .._tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _scalar_state as _scalar
 
 __all__: List[str] = []
-
-
-def _scalar(value: float) -> Tensor:
-    """A 0-d float32 state tensor, as PyTorch keeps step, mu_product, eta and mu."""
-    return _C.tensor(float(value), dtype=_C.float32)
 
 
 class _ComposedOptimizer(Optimizer):

@@ -1,21 +1,24 @@
 """Adadelta (torch.optim.Adadelta): running averages of squared gradients and
-squared updates."""
+squared updates. One fused C call (cgrad._C._adadelta_step) per parameter
+group; cgrad has neither complex tensors nor differentiable=True, the cases
+PyTorch's single-tensor loop treats apart, so every step takes it."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
+from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer
-from .optimizer import ParamsT, _check_lr, _check_nonnegative, _check_unsupported, _to_scalar
+from .optimizer import (Optimizer, ParamsT, _check_lr, _check_nonnegative, _check_unsupported, _scalar_step,
+                        _zeros_like)
 
 __all__ = ["Adadelta"]
 
 
-class Adadelta(_ComposedOptimizer):
+class Adadelta(Optimizer):
     """Adadelta, as torch.optim.Adadelta."""
 
-    _zero_states = ('square_avg', 'acc_delta')
     _group_fallbacks = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+    _tensor_steps = True
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: Optional[bool] = None, *, capturable: bool = False,
@@ -28,14 +31,14 @@ class Adadelta(_ComposedOptimizer):
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                                       capturable=capturable, foreach=foreach, differentiable=differentiable))
 
-    def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
-        rho, eps = group["rho"], group["eps"]
-        st["step"] += 1
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
-        square_avg, acc_delta = st["square_avg"], st["acc_delta"]
-        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-        std = square_avg.add(eps).sqrt_()
-        delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
-        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        p.add_(delta, alpha=-_to_scalar(group["lr"]))
+    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
+        st = self.state[p]
+        st["step"] = _scalar_step()
+        st["square_avg"], st["acc_delta"] = _zeros_like(p), _zeros_like(p)
+        return st
+
+    def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
+        states = self._states(params, group, "square_avg")
+        _C._adadelta_step(params, grads, [s["square_avg"] for s in states], [s["acc_delta"] for s in states],
+                          [s["step"] for s in states], group["lr"], group["rho"], group["eps"],
+                          group["weight_decay"], group["maximize"])

@@ -1,21 +1,23 @@
-"""Adamax (torch.optim.Adamax): Adam with the infinity norm of past gradients."""
+"""Adamax (torch.optim.Adamax): Adam with the infinity norm of past gradients.
+One fused C call (cgrad._C._adamax_step) per parameter group (no complex
+tensors or differentiable=True in cgrad: PyTorch's other branches)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer
-from .optimizer import ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported, _to_scalar
+from .optimizer import (Optimizer, ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported,
+                        _scalar_step, _zeros_like)
 
 __all__ = ["Adamax"]
 
 
-class Adamax(_ComposedOptimizer):
+class Adamax(Optimizer):
     """Adamax, as torch.optim.Adamax."""
 
-    _zero_states = ('exp_avg', 'exp_inf')
     _group_fallbacks = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+    _tensor_steps = True
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 2e-3, betas: Tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, foreach: Optional[bool] = None, *,
@@ -28,13 +30,15 @@ class Adamax(_ComposedOptimizer):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, capturable=capturable))
 
-    def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
+        st = self.state[p]
+        st["step"] = _scalar_step()
+        st["exp_avg"], st["exp_inf"] = _zeros_like(p), _zeros_like(p)
+        return st
+
+    def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
+        states = self._states(params, group, "exp_avg")
         beta1, beta2 = group["betas"]
-        st["step"] += 1
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
-        st["exp_avg"].lerp_(grad, 1 - beta1)
-        exp_inf = st["exp_inf"]
-        _C.maximum(exp_inf.mul_(beta2), grad.abs().add_(group["eps"]), out=exp_inf)
-        clr = _to_scalar(group["lr"]) / (1 - beta1 ** st["step"].item())
-        p.addcdiv_(st["exp_avg"], exp_inf, value=-clr)
+        _C._adamax_step(params, grads, [s["exp_avg"] for s in states], [s["exp_inf"] for s in states],
+                        [s["step"] for s in states], group["lr"], beta1, beta2, group["eps"], group["weight_decay"],
+                        group["maximize"])

@@ -1,21 +1,25 @@
 """ASGD (torch.optim.ASGD): averaged stochastic gradient descent, with the
-decaying step eta and the averaging weight mu kept per parameter."""
+decaying step eta and the averaging weight mu kept per parameter. One fused C
+call (cgrad._C._asgd_step) per parameter group, which also updates eta and mu
+(no complex tensors or differentiable=True in cgrad: PyTorch's other
+branches)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer, _scalar
-from .optimizer import ParamsT, _check_lr, _check_nonnegative, _check_unsupported, _to_scalar
+from .optimizer import (Optimizer, ParamsT, _check_lr, _check_nonnegative, _check_unsupported, _scalar_state,
+                        _to_scalar, _zeros_like)
 
 __all__ = ["ASGD"]
 
 
-class ASGD(_ComposedOptimizer):
+class ASGD(Optimizer):
     """ASGD, as torch.optim.ASGD."""
 
     _group_fallbacks = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+    _tensor_steps = True
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: Optional[bool] = None, maximize: bool = False,
@@ -29,26 +33,12 @@ class ASGD(_ComposedOptimizer):
 
     def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
         st = self.state[p]
-        st["step"], st["eta"], st["mu"] = _scalar(0.0), _scalar(_to_scalar(group["lr"])), _scalar(1.0)
-        st["ax"] = _C.zeros_like(p)
+        st["step"], st["eta"], st["mu"] = _scalar_state(0.0), _scalar_state(_to_scalar(group["lr"])), _scalar_state(1.0)
+        st["ax"] = _zeros_like(p)
         return st
 
-    def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
-        lr, lambd = _to_scalar(group["lr"]), group["lambd"]
-        st["step"] += 1
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
-        eta = st["eta"].item()
-        p.mul_(1 - lambd * eta)
-        p.add_(grad, alpha=-eta)
-        ax, mu = st["ax"], st["mu"]
-        if mu.item() != 1:
-            ax.add_(p.sub(ax).mul_(mu))
-        else:
-            ax.copy_(p)
-        step = st["step"].item()
-        eta_new = lr / ((1 + lambd * lr * step) ** group["alpha"])
-        # through a default-dtype tensor, as PyTorch's torch.as_tensor(number): rounded to float32
-        # even where a loaded state holds eta and mu in the parameter's dtype
-        st["eta"].copy_(_C.tensor(eta_new))
-        st["mu"].copy_(_C.tensor(1 / max(1, step - group["t0"])))
+    def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
+        states = self._states(params, group, "ax")
+        _C._asgd_step(params, grads, [s["ax"] for s in states], [s["mu"] for s in states],
+                      [s["eta"] for s in states], [s["step"] for s in states], group["lr"], group["lambd"],
+                      group["alpha"], group["t0"], group["weight_decay"], group["maximize"])

@@ -1,22 +1,26 @@
 """NAdam (torch.optim.NAdam): Adam with Nesterov momentum and the momentum-decay
-schedule; coupled or decoupled weight decay."""
+schedule; coupled or decoupled weight decay. One fused C call
+(cgrad._C._nadam_step) per parameter group, which also updates each
+parameter's mu_product (no complex tensors or differentiable=True in cgrad:
+PyTorch's other branches)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer, _scalar
-from .optimizer import ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported, _to_scalar
+from .optimizer import (Optimizer, ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported,
+                        _scalar_state, _zeros_like)
 
 __all__ = ["NAdam"]
 
 
-class NAdam(_ComposedOptimizer):
+class NAdam(Optimizer):
     """NAdam, as torch.optim.NAdam."""
 
     _group_fallbacks = dict(maximize=False, foreach=None, capturable=False, differentiable=False,
                             decoupled_weight_decay=False)
+    _tensor_steps = True
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 2e-3, betas: Tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
@@ -34,27 +38,14 @@ class NAdam(_ComposedOptimizer):
 
     def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
         st = self.state[p]
-        st["step"], st["mu_product"] = _scalar(0.0), _scalar(1.0)
-        st["exp_avg"], st["exp_avg_sq"] = _C.zeros_like(p), _C.zeros_like(p)
+        st["step"], st["mu_product"] = _scalar_state(0.0), _scalar_state(1.0)
+        st["exp_avg"], st["exp_avg_sq"] = _zeros_like(p), _zeros_like(p)
         return st
 
-    def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
+        states = self._states(params, group, "exp_avg")
         beta1, beta2 = group["betas"]
-        lr, wd, decay = _to_scalar(group["lr"]), group["weight_decay"], group["momentum_decay"]
-        st["step"] += 1
-        step = st["step"].item()
-        bias_correction2 = 1 - beta2 ** step
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(p, alpha=wd)
-        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * decay)))
-        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * decay)))
-        st["mu_product"] *= mu
-        mu_product = st["mu_product"].item()
-        st["exp_avg"].lerp_(grad, 1 - beta1)
-        st["exp_avg_sq"].mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        denom = st["exp_avg_sq"].div(bias_correction2).sqrt().add_(group["eps"])
-        p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
-        p.addcdiv_(st["exp_avg"], denom, value=(-lr * mu_next) / (1.0 - mu_product * mu_next))
+        _C._nadam_step(params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                       [s["mu_product"] for s in states], [s["step"] for s in states], group["lr"], beta1, beta2,
+                       group["eps"], group["weight_decay"], group["momentum_decay"], group["maximize"],
+                       group["decoupled_weight_decay"])

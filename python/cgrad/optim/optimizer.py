@@ -450,5 +450,10 @@ def _zeros_like(p: Tensor) -> Tensor:
     return _C.zeros_like(p)
 
 
+def _scalar_state(value: float = 0.0) -> Tensor:
+    """A 0-d float32 state tensor, as PyTorch keeps step, mu_product, eta and mu."""
+    return _C.tensor(float(value), dtype=_C.float32)
+
+
 def _scalar_step() -> Tensor:
-    return _C.tensor(0.0, dtype=_C.float32)
+    return _scalar_state(0.0)

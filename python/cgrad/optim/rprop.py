@@ -1,21 +1,24 @@
 """Rprop (torch.optim.Rprop): per-element step sizes grown or shrunk by the sign
-agreement of successive gradients."""
+agreement of successive gradients. One fused C call (cgrad._C._rprop_step)
+per parameter group, the sign logic included (no complex tensors or
+differentiable=True in cgrad: PyTorch's other branches)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from ._composed import _ComposedOptimizer, _scalar
-from .optimizer import ParamsT, _check_lr, _check_unsupported, _to_scalar
+from .optimizer import (Optimizer, ParamsT, _check_lr, _check_unsupported, _scalar_step, _to_scalar,
+                        _zeros_like)
 
 __all__ = ["Rprop"]
 
 
-class Rprop(_ComposedOptimizer):
+class Rprop(Optimizer):
     """Rprop, as torch.optim.Rprop."""
 
     _group_fallbacks = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+    _tensor_steps = True
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-2, etas: Tuple[float, float] = (0.5, 1.2),
                  step_sizes: Tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
@@ -29,18 +32,13 @@ class Rprop(_ComposedOptimizer):
 
     def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
         st = self.state[p]
-        st["step"], st["prev"] = _scalar(0.0), _C.zeros_like(p)
+        st["step"], st["prev"] = _scalar_step(), _zeros_like(p)
         st["step_size"] = _C.full_like(p, _to_scalar(group["lr"]))
         return st
 
-    def _update(self, p: Tensor, grad: Tensor, st: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
+        states = self._states(params, group, "prev")
         etaminus, etaplus = group["etas"]
         size_min, size_max = group["step_sizes"]
-        st["step"] += 1
-        sign = grad.mul(st["prev"]).sign()
-        factor = sign.masked_fill(sign.gt(0), etaplus).masked_fill_(sign.lt(0), etaminus)
-        factor.masked_fill_(sign.eq(0), 1)
-        st["step_size"].mul_(factor).clamp_(size_min, size_max)
-        grad = grad.masked_fill(factor.eq(etaminus), 0)
-        p.addcmul_(grad.sign(), st["step_size"], value=-1)
-        st["prev"].copy_(grad)
+        _C._rprop_step(params, grads, [s["prev"] for s in states], [s["step_size"] for s in states],
+                       [s["step"] for s in states], etaminus, etaplus, size_min, size_max, group["maximize"])
