@@ -58,6 +58,8 @@ WRITES = {
     "out": lambda t: cgrad.add(t, t, out=t),
     "sgd_step": lambda t: _step(cgrad.optim.SGD, t),
     "adam_step": lambda t: _step(cgrad.optim.Adam, t),
+    **{f"{name.lower()}_step": (lambda t, name=name: _step(getattr(cgrad.optim, name), t))
+       for name in ("Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD")},
 }
 
 

@@ -5,30 +5,19 @@ float64. (The elementwise optimizers, SGD ... ASGD, are one fused C call per
 group instead.)"""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
-from .. import _C
 from ..autograd.grad_mode import no_grad
 from .._tensor import Tensor
-from .optimizer import Optimizer, _scalar_state as _scalar
+from .optimizer import _ZeroStateOptimizer, _scalar_state as _scalar
 
 __all__: List[str] = []
 
 
-class _ComposedOptimizer(Optimizer):
+class _ComposedOptimizer(_ZeroStateOptimizer):
     """An optimizer with a per-parameter `_update(p, grad, state, group)` written in tensor ops."""
 
-    _tensor_steps = True
     _state_key = "step"
-    # the per-parameter state besides the float32 step: tensors of zeros shaped like the parameter
-    _zero_states: Tuple[str, ...] = ()
-
-    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
-        st = self.state[p]
-        st["step"] = _scalar(0.0)
-        for key in self._zero_states:
-            st[key] = _C.zeros_like(p)
-        return st
 
     def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
         states = self._states(params, group, self._state_key)

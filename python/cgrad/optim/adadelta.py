@@ -8,17 +8,16 @@ from typing import Any, Dict, List, Optional, Union
 
 from .. import _C
 from .._tensor import Tensor
-from .optimizer import (Optimizer, ParamsT, _check_lr, _check_nonnegative, _check_unsupported, _scalar_step,
-                        _zeros_like)
+from .optimizer import _ZeroStateOptimizer, ParamsT, _check_lr, _check_nonnegative, _check_unsupported
 
 __all__ = ["Adadelta"]
 
 
-class Adadelta(Optimizer):
+class Adadelta(_ZeroStateOptimizer):
     """Adadelta, as torch.optim.Adadelta."""
 
     _group_fallbacks = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
-    _tensor_steps = True
+    _zero_states = ('square_avg', 'acc_delta')
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: Optional[bool] = None, *, capturable: bool = False,
@@ -30,12 +29,6 @@ class Adadelta(Optimizer):
         _check_unsupported("Adadelta", capturable=capturable, differentiable=differentiable)
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                                       capturable=capturable, foreach=foreach, differentiable=differentiable))
-
-    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
-        st = self.state[p]
-        st["step"] = _scalar_step()
-        st["square_avg"], st["acc_delta"] = _zeros_like(p), _zeros_like(p)
-        return st
 
     def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
         states = self._states(params, group, "square_avg")

@@ -7,17 +7,17 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from .optimizer import (Optimizer, ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported,
-                        _scalar_step, _zeros_like)
+from .optimizer import (_ZeroStateOptimizer, ParamsT, _check_betas, _check_lr, _check_nonnegative,
+                        _check_unsupported)
 
 __all__ = ["Adamax"]
 
 
-class Adamax(Optimizer):
+class Adamax(_ZeroStateOptimizer):
     """Adamax, as torch.optim.Adamax."""
 
     _group_fallbacks = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
-    _tensor_steps = True
+    _zero_states = ('exp_avg', 'exp_inf')
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 2e-3, betas: Tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, foreach: Optional[bool] = None, *,
@@ -29,12 +29,6 @@ class Adamax(Optimizer):
         _check_unsupported("Adamax", differentiable=differentiable, capturable=capturable)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, capturable=capturable))
-
-    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
-        st = self.state[p]
-        st["step"] = _scalar_step()
-        st["exp_avg"], st["exp_inf"] = _zeros_like(p), _zeros_like(p)
-        return st
 
     def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
         states = self._states(params, group, "exp_avg")

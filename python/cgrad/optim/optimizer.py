@@ -457,3 +457,18 @@ def _scalar_state(value: float = 0.0) -> Tensor:
 
 def _scalar_step() -> Tensor:
     return _scalar_state(0.0)
+
+
+class _ZeroStateOptimizer(Optimizer):
+    """An optimizer whose per-parameter state is a 0-d float32 step and the tensors of zeros
+    shaped like the parameter named in _zero_states (created at its first step)."""
+
+    _tensor_steps = True
+    _zero_states: Tuple[str, ...] = ()
+
+    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
+        st = self.state[p]
+        st["step"] = _scalar_step()
+        for key in self._zero_states:
+            st[key] = _zeros_like(p)
+        return st

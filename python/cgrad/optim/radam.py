@@ -9,18 +9,18 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from .. import _C
 from .._tensor import Tensor
-from .optimizer import (Optimizer, ParamsT, _check_betas, _check_lr, _check_nonnegative, _check_unsupported,
-                        _scalar_step, _zeros_like)
+from .optimizer import (_ZeroStateOptimizer, ParamsT, _check_betas, _check_lr, _check_nonnegative,
+                        _check_unsupported)
 
 __all__ = ["RAdam"]
 
 
-class RAdam(Optimizer):
+class RAdam(_ZeroStateOptimizer):
     """RAdam, as torch.optim.RAdam."""
 
     _group_fallbacks = dict(foreach=None, maximize=False, differentiable=False, decoupled_weight_decay=False,
                             capturable=False)
-    _tensor_steps = True
+    _zero_states = ('exp_avg', 'exp_avg_sq')
 
     def __init__(self, params: ParamsT, lr: Union[float, Tensor] = 1e-3, betas: Tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
@@ -34,12 +34,6 @@ class RAdam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
                                       foreach=foreach, capturable=capturable,
                                       decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable))
-
-    def _init_state(self, p: Tensor, group: Dict[str, Any]) -> Dict[str, Any]:
-        st = self.state[p]
-        st["step"] = _scalar_step()
-        st["exp_avg"], st["exp_avg_sq"] = _zeros_like(p), _zeros_like(p)
-        return st
 
     def _group_step(self, group: Dict[str, Any], params: List[Tensor], grads: List[Tensor]) -> None:
         states = self._states(params, group, "exp_avg")
