@@ -351,8 +351,10 @@ static cg_status accumulate_backward(cg_node *node, cg_tensor *const *gout, cg_t
     cg_status st = CG_OK;
     pthread_mutex_lock(&g_grad_lock);
     if (!leaf->grad) {
-        /* Store as is only when nobody else can see or write it. */
-        bool private_ = atomic_load(&g->refcount) == 1 && atomic_load(&g->storage->refcount) == 1 &&
+        /* Store as is only when nobody else can see or write it: the references are ours and,
+         * while g is still gout[0], the engine's buffer (released after this node). */
+        int refs = g == gout[0] ? 2 : 1;
+        bool private_ = atomic_load(&g->refcount) == refs && atomic_load(&g->storage->refcount) == 1 &&
                         obeys_layout(g, leaf) && !g->grad_fn;
         if (!create_graph && !private_) {
             cg_tensor *c = clone_obeying_layout(g, leaf);

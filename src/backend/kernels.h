@@ -29,6 +29,7 @@ typedef struct cg_conv_geom {
     int64_t n;       /* batch */
     int64_t cin, cout, groups;
     int64_t in[3], out[3], k[3], stride[3], pad[3] /* before */, dil[3];
+    bool channels_last; /* the operands are dense channels-last, not contiguous (Note [Channels-last conv]) */
 } cg_conv_geom;
 
 /* Which of the three linear maps of one conv geometry an entry runs (Note [Conv geometry]). */
@@ -124,10 +125,12 @@ typedef struct cg_kernels {
      *   CG_CONV_TRANSPOSE:   a = y (N,cout,out..), b = w,                  bias (cin) or NULL  -> out (N,cin,in..)
      *   CG_CONV_WEIGHT_GRAD: a = x (N,cin,in..),   b = y (N,cout,out..), bias NULL           -> out (cout,cin/g,k..)
      * out (and w, bias) float32 / float64; a (and b for the weight grad) of out's dtype, or bfloat16 / float16
-     * when out is float32 (Note [Half conv]). */
+     * when out is float32 (Note [Half conv]). With g->channels_last, every tensor of 2+ spatial dims is
+     * dense channels-last instead (Note [Channels-last conv]; float dtypes only). */
     cg_status (*conv)(cg_conv_kind kind, const cg_conv_geom *g, cg_tensor *out, const cg_tensor *a,
                       const cg_tensor *b, const cg_tensor *bias);
-    /* out (C) = the sums of g (N, C, spatial...) over every dim but the channel; float32 / float64, contiguous */
+    /* out (C) = the sums of g (N, C, spatial...) over every dim but the channel; float32 / float64, contiguous
+     * or dense channels-last */
     cg_status (*conv_bias_grad)(cg_tensor *out, const cg_tensor *g);
     /* pool geometry g (Note [Pool windows]) over contiguous float32 / float64 tensors of one dtype, viewed as
      * (planes, spatial...):

@@ -77,39 +77,70 @@ static cg_status conv_transpose_backward(cg_node *node, cg_tensor *const *gout, 
 static cg_status conv_wgrad_backward(cg_node *node, cg_tensor *const *gout, cg_tensor **gin);
 static const cg_backward_fn k_conv_backward[3] = {conv_fwd_backward, conv_transpose_backward, conv_wgrad_backward};
 
-/* A history-free contiguous copy (or alias) of t in dtype dt. */
-static cg_tensor *contig_as(cg_tensor *t, cg_dtype dt) {
+/* A history-free copy (or alias) of t in dtype dt laid out in format f. */
+static cg_tensor *contig_as(cg_tensor *t, cg_dtype dt, cg_memory_format f) {
     cg_tensor *a = cg_tensor_alias(t);
     if (a && a->dtype != dt) {
-        cg_tensor *c = cg_to_dtype(a, dt);
+        cg_tensor *c = cg_to_dtype_as(a, dt, f);
         cg_tensor_release(a);
         a = c;
     }
-    cg_tensor *c = a ? cg_contiguous(a) : NULL;
+    cg_tensor *c = a ? cg_contiguous_as(a, f) : NULL;
     cg_tensor_release(a);
     return c;
 }
 
-/* Run kernel `kind` into out (allocated); half types compute in float32. */
-static cg_status conv_compute(conv_kind kind, const char *name, const cg_conv_geom *g, cg_tensor *a, cg_tensor *b,
-                              cg_tensor *bias, cg_tensor *out) {
+/* Note [Channels-last conv output]: PyTorch's rule (mkldnn_conv_use_channels_last,
+ * thnn_conv_use_channels_last): a 2-d convolution whose input or weight suggests channels_last gives
+ * a channels_last result; so do its transpose and, for the weight gradient, x or the gradient
+ * suggesting it. In 3-d the same holds with channels_last_3d for float32 and the half types (oneDNN
+ * computes them); float64 and integer 3-d convolutions are contiguous, as PyTorch's slow 3-d kernels
+ * give. PyTorch also takes its slow kernels for some small float32 single-sample 3-d problems (and,
+ * on CPUs without bf16 / fp16 instructions, for the half types), and their result is contiguous: a
+ * performance heuristic of its, not a layout rule, which cgrad does not follow (its 3-d result keeps
+ * channels_last_3d there). The float kernels compute on channels-last operands directly (Note
+ * [Channels-last conv]; a contiguous operand is converted once, as PyTorch converts it); the integer
+ * kernels compute contiguous and the result is copied into the channels-last output. */
+static cg_memory_format conv_out_format(const cg_conv_geom *g, const cg_tensor *a, const cg_tensor *b) {
+    if (g->nsp < 2) return CG_MEMORY_CONTIGUOUS;
+    if (g->nsp == 3 && (a->dtype == CG_DTYPE_F64 || !cg_dtype_is_floating(a->dtype))) return CG_MEMORY_CONTIGUOUS;
+    cg_memory_format f = g->nsp == 2 ? CG_MEMORY_CHANNELS_LAST : CG_MEMORY_CHANNELS_LAST_3D;
+    return cg_tensor_suggest_memory_format(a) == f || cg_tensor_suggest_memory_format(b) == f ? f
+                                                                                               : CG_MEMORY_CONTIGUOUS;
+}
+
+/* A new tensor of shape laid out in format f. */
+static cg_tensor *new_in_format(const char *name, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev,
+                                cg_memory_format f) {
+    int64_t strides[CG_MAX_DIMS];
+    if (f == CG_MEMORY_CONTIGUOUS || !cg_memory_strides(f, ndim, shape, strides))
+        return cg_tensor_new(name, ndim, shape, dt, dev);
+    return cg_tensor_new_strided(name, ndim, shape, strides, dt, dev);
+}
+
+/* Run kernel `kind` into out (allocated, laid out in format f); half types compute in float32. */
+static cg_status conv_compute(conv_kind kind, const char *name, const cg_conv_geom *g0, cg_tensor *a, cg_tensor *b,
+                              cg_tensor *bias, cg_tensor *out, cg_memory_format f) {
     cg_dtype dt = out->dtype, cdt = (dt == CG_DTYPE_F16 || dt == CG_DTYPE_BF16) ? CG_DTYPE_F32 : dt;
     bool integer = !cg_dtype_is_floating(dt);
     if (integer) cdt = CG_DTYPE_I64; /* exact: Note [Integer conv] (src/backend/cpu/conv_int.c) */
+    cg_conv_geom g = *g0;
+    g.channels_last = f != CG_MEMORY_CONTIGUOUS && !integer; /* Note [Channels-last conv output] */
+    cg_memory_format kf = g.channels_last ? f : CG_MEMORY_CONTIGUOUS;
     bool prev = cg_set_grad_enabled(false);
     cg_status st = CG_OK;
     /* a half x / y stays half: the kernels convert it per chunk (Note [Half conv]) */
     cg_dtype adt = integer ? cdt : a->dtype, bdt = kind == CONV_WGRAD && !integer ? b->dtype : cdt;
-    cg_tensor *ac = contig_as(a, adt), *bc = ac ? contig_as(b, bdt) : NULL;
-    cg_tensor *biasc = bc && bias ? contig_as(bias, cdt) : NULL, *ow = NULL;
+    cg_tensor *ac = contig_as(a, adt, kf), *bc = ac ? contig_as(b, bdt, kf) : NULL;
+    cg_tensor *biasc = bc && bias ? contig_as(bias, cdt, CG_MEMORY_CONTIGUOUS) : NULL, *ow = NULL;
     if (!ac || !bc || (bias && !biasc)) goto fail;
-    if (cdt == dt) {
+    if (cdt == dt && kf == f) {
         cg_tensor_retain(out);
         ow = out;
-    } else if (!(ow = cg_tensor_new(k_conv_schema[kind].name, out->ndim, out->shape, cdt, out->device))) {
+    } else if (!(ow = new_in_format(k_conv_schema[kind].name, out->ndim, out->shape, cdt, out->device, kf))) {
         goto fail;
     }
-    CG_RUN_KERNEL(st, name, ow->device, conv, kind, g, ow, ac, bc, biasc);
+    CG_RUN_KERNEL(st, name, ow->device, conv, kind, &g, ow, ac, bc, biasc);
     if (!st && ow != out) st = cg_copy_(out, ow);
     goto done;
 fail:
@@ -167,8 +198,9 @@ static cg_tensor *conv_body(conv_kind kind, const char *name, const cg_conv_geom
     cg_tensor *in[3];
     bool owned;
     if (cg_schema_guard(&k_conv_schema[kind], nargs, args, in, &owned)) return NULL;
-    cg_tensor *out = cg_tensor_new(name, no, so, in[0]->dtype, in[0]->device);
-    if (out && conv_compute(kind, name, &g, in[0], in[1], bias ? in[2] : NULL, out)) {
+    cg_memory_format f = conv_out_format(&g, in[0], in[1]);
+    cg_tensor *out = new_in_format(name, no, so, in[0]->dtype, in[0]->device, f);
+    if (out && conv_compute(kind, name, &g, in[0], in[1], bias ? in[2] : NULL, out, f)) {
         cg_tensor_release(out);
         out = NULL;
     }
@@ -215,7 +247,9 @@ static cg_tensor *bias_grad(cg_tensor *g) {
         if (d != 1) dims[n++] = d;
     if (cg_is_grad_enabled() || (g->dtype != CG_DTYPE_F32 && g->dtype != CG_DTYPE_F64))
         return cg_sum(g, n, dims, false);
-    cg_tensor *gc = cg_contiguous(g);
+    /* contiguous, or dense channels-last as it comes (Note [Channels-last conv output]) */
+    cg_memory_format f = cg_tensor_suggest_memory_format(g);
+    cg_tensor *gc = cg_contiguous_as(g, f);
     cg_tensor *r = gc ? cg_tensor_new("conv_bias_grad", 1, &g->shape[1], g->dtype, g->device) : NULL;
     if (r) {
         cg_status st;

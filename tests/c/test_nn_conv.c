@@ -170,18 +170,34 @@ static double tol_for(cg_dtype dt) {
     }
 }
 
-static void check_values(const conv_case *c, bool transpose, cg_dtype dt, bool noncontig, int line) {
+/* Operand layouts of check_values. */
+typedef enum { LAYOUT_CONTIGUOUS, LAYOUT_NONCONTIG, LAYOUT_CHANNELS_LAST } operand_layout;
+
+/* The channels-last format of a batched 2-d / 3-d case, else contiguous. */
+static cg_memory_format cl_format(const conv_case *c) {
+    if (!c->n || c->nsp < 2) return CG_MEMORY_CONTIGUOUS;
+    return c->nsp == 2 ? CG_MEMORY_CHANNELS_LAST : CG_MEMORY_CHANNELS_LAST_3D;
+}
+
+static cg_tensor *relaid(cg_tensor *t, operand_layout layout, cg_memory_format f) {
+    cg_tensor *r = layout == LAYOUT_NONCONTIG ? tt_noncontig(t) : cg_contiguous_as(t, f);
+    cg_tensor_release(t);
+    return r;
+}
+
+static void check_values(const conv_case *c, bool transpose, cg_dtype dt, operand_layout layout, int line) {
     cg_tensor *x, *w, *b;
     make_operands(c, transpose, dt, (unsigned)line, &x, &w, &b);
-    if (noncontig) {
-        cg_tensor *nx = tt_noncontig(x), *nw = tt_noncontig(w);
-        cg_tensor_release(x);
-        cg_tensor_release(w);
-        x = nx;
-        w = nw;
+    cg_memory_format f = layout == LAYOUT_CHANNELS_LAST ? cl_format(c) : CG_MEMORY_CONTIGUOUS;
+    if (layout != LAYOUT_CONTIGUOUS) {
+        x = relaid(x, layout, f);
+        w = relaid(w, layout, f);
     }
     cg_tensor *y = run_case(c, transpose, x, w, b);
     CHECK_MSG(y != NULL, "line %d: %s", line, cg_last_error_message());
+    /* a channels-last operand gives a channels-last result (Note [Channels-last conv output]) */
+    if (y && layout == LAYOUT_CHANNELS_LAST && f != CG_MEMORY_CONTIGUOUS && (dt != CG_DTYPE_F64 || c->nsp == 2))
+        CHECK_MSG(cg_tensor_is_contiguous_as(y, f), "line %d: result not channels-last", line);
     if (y) {
         int64_t out[3];
         double *r = transpose ? ref_conv_t(c, x, w, b, out) : ref_conv(c, x, w, b, out);
@@ -244,21 +260,36 @@ static const conv_case k_convt_cases[] = {
 
 TEST(conv_forward_values) {
     for (int i = 0; i < NCONV; i++) {
-        check_values(&k_conv_cases[i], false, CG_DTYPE_F64, false, 1000 + i);
-        check_values(&k_conv_cases[i], false, CG_DTYPE_F32, i % 3 == 0, 2000 + i);
+        check_values(&k_conv_cases[i], false, CG_DTYPE_F64, LAYOUT_CONTIGUOUS, 1000 + i);
+        check_values(&k_conv_cases[i], false, CG_DTYPE_F32, i % 3 == 0 ? LAYOUT_NONCONTIG : LAYOUT_CONTIGUOUS, 2000 + i);
     }
-    check_values(&k_conv_cases[1], false, CG_DTYPE_F16, false, 3000);
-    check_values(&k_conv_cases[3], false, CG_DTYPE_BF16, false, 3001);
-    check_values(&k_conv_cases[2], false, CG_DTYPE_F64, true, 3002);
-    check_values(&k_conv_cases[16], false, CG_DTYPE_F64, true, 3003);
+    check_values(&k_conv_cases[1], false, CG_DTYPE_F16, LAYOUT_CONTIGUOUS, 3000);
+    check_values(&k_conv_cases[3], false, CG_DTYPE_BF16, LAYOUT_CONTIGUOUS, 3001);
+    check_values(&k_conv_cases[2], false, CG_DTYPE_F64, LAYOUT_NONCONTIG, 3002);
+    check_values(&k_conv_cases[16], false, CG_DTYPE_F64, LAYOUT_NONCONTIG, 3003);
+}
+
+/* Channels-last operands (Note [Channels-last conv]): every case against the direct loops. */
+TEST(conv_channels_last_values) {
+    for (int i = 0; i < NCONV; i++) {
+        check_values(&k_conv_cases[i], false, CG_DTYPE_F64, LAYOUT_CHANNELS_LAST, 7000 + i);
+        check_values(&k_conv_cases[i], false, CG_DTYPE_F32, LAYOUT_CHANNELS_LAST, 7100 + i);
+    }
+    for (int i = 0; i < NCONVT; i++) {
+        check_values(&k_convt_cases[i], true, CG_DTYPE_F64, LAYOUT_CHANNELS_LAST, 7200 + i);
+        check_values(&k_convt_cases[i], true, CG_DTYPE_F32, LAYOUT_CHANNELS_LAST, 7300 + i);
+    }
+    check_values(&k_conv_cases[3], false, CG_DTYPE_BF16, LAYOUT_CHANNELS_LAST, 7400);
+    check_values(&k_conv_cases[16], false, CG_DTYPE_F16, LAYOUT_CHANNELS_LAST, 7401);
+    check_values(&k_convt_cases[1], true, CG_DTYPE_F16, LAYOUT_CHANNELS_LAST, 7402);
 }
 
 TEST(conv_transpose_values) {
     for (int i = 0; i < NCONVT; i++) {
-        check_values(&k_convt_cases[i], true, CG_DTYPE_F64, false, 4000 + i);
-        check_values(&k_convt_cases[i], true, CG_DTYPE_F32, i % 2 == 1, 5000 + i);
+        check_values(&k_convt_cases[i], true, CG_DTYPE_F64, LAYOUT_CONTIGUOUS, 4000 + i);
+        check_values(&k_convt_cases[i], true, CG_DTYPE_F32, i % 2 == 1 ? LAYOUT_NONCONTIG : LAYOUT_CONTIGUOUS, 5000 + i);
     }
-    check_values(&k_convt_cases[1], true, CG_DTYPE_F16, false, 6000);
+    check_values(&k_convt_cases[1], true, CG_DTYPE_F16, LAYOUT_CONTIGUOUS, 6000);
 }
 
 /* Results (forward and every gradient) are bitwise equal for 1 and 2 threads. */
@@ -306,19 +337,27 @@ TEST(conv_chunked_batches) {
         {2, 4, 8, 8, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, false, true},     /* one chunk in units */
     };
     static const conv_case ct = {2, 16, 8, 32, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, false, true};
-    for (int i = 0; i < 6; i++) check_values(&cs[i], false, i % 2 ? CG_DTYPE_F64 : CG_DTYPE_F32, false, 9000 + i);
-    check_values(&ct, true, CG_DTYPE_F32, false, 9010);
-    int prev = cg_get_num_threads();
     for (int i = 0; i < 6; i++) {
+        check_values(&cs[i], false, i % 2 ? CG_DTYPE_F64 : CG_DTYPE_F32, LAYOUT_CONTIGUOUS, 9000 + i);
+        check_values(&cs[i], false, i % 2 ? CG_DTYPE_F32 : CG_DTYPE_F64, LAYOUT_CHANNELS_LAST, 9020 + i);
+    }
+    check_values(&ct, true, CG_DTYPE_F32, LAYOUT_CONTIGUOUS, 9010);
+    check_values(&ct, true, CG_DTYPE_F32, LAYOUT_CHANNELS_LAST, 9011);
+    int prev = cg_get_num_threads();
+    for (int i = 0; i < 12; i++) { /* cases 6..11: channels-last operands */
         cg_tensor *res[3][4] = {{NULL}};
         for (int t = 0; t < 3; t++) {
             cg_set_num_threads(t + 1);
             cg_tensor *x, *w, *b;
-            make_operands(&cs[i], false, CG_DTYPE_F32, 9100 + (unsigned)i, &x, &w, &b);
+            make_operands(&cs[i % 6], false, CG_DTYPE_F32, 9100 + (unsigned)i, &x, &w, &b);
+            if (i >= 6) {
+                x = relaid(x, LAYOUT_CHANNELS_LAST, CG_MEMORY_CHANNELS_LAST);
+                w = relaid(w, LAYOUT_CHANNELS_LAST, CG_MEMORY_CHANNELS_LAST);
+            }
             cg_tensor *in[3] = {x, w, b};
             for (int k = 0; k < 3; k++)
                 if (in[k]) cg_tensor_set_requires_grad(in[k], true);
-            cg_tensor *y = run_case(&cs[i], false, x, w, b);
+            cg_tensor *y = run_case(&cs[i % 6], false, x, w, b);
             cg_tensor *g = y ? tt_rand(CG_DTYPE_F32, cg_tensor_ndim(y), cg_tensor_shape(y), -1, 1, 9200) : NULL;
             CHECK_NN(g);
             if (g) CHECK_OK(cg_backward(y, g, false, false));
@@ -381,13 +420,12 @@ static cg_tensor *conv_fn(cg_tensor *const *in, void *p) {
     return run_case(g->c, g->transpose, in[0], in[1], g->c->bias ? in[2] : NULL);
 }
 
-static void grad_case(const conv_case *c, bool transpose, bool second, bool noncontig, int line) {
+static void grad_case(const conv_case *c, bool transpose, bool second, operand_layout layout, int line) {
     cg_tensor *in[3];
     make_operands(c, transpose, CG_DTYPE_F64, (unsigned)line, &in[0], &in[1], &in[2]);
-    if (noncontig) {
-        cg_tensor *nx = tt_noncontig(in[0]);
-        cg_tensor_release(in[0]);
-        in[0] = nx;
+    if (layout != LAYOUT_CONTIGUOUS) {
+        in[0] = relaid(in[0], layout, cl_format(c));
+        if (layout == LAYOUT_CHANNELS_LAST) in[1] = relaid(in[1], layout, cl_format(c));
     }
     int n = c->bias ? 3 : 2;
     for (int i = 0; i < n; i++) cg_tensor_set_requires_grad(in[i], true);
@@ -405,7 +443,10 @@ TEST(conv_gradcheck) {
         {1, 2, 2, 2, 2, {7}, {3}, {2}, {1}, {2}, {0}, false, true},
         {3, 1, 2, 2, 1, {3, 3, 3}, {2, 2, 2}, {1, 2, 1}, {1, 0, 0}, {1, 1, 1}, {0}, false, true},
     };
-    for (int i = 0; i < 5; i++) grad_case(&cs[i], false, i == 0 || i == 3, i == 1, 7000 + i);
+    for (int i = 0; i < 5; i++) grad_case(&cs[i], false, i == 0 || i == 3, i == 1 ? LAYOUT_NONCONTIG : LAYOUT_CONTIGUOUS, 7000 + i);
+    grad_case(&cs[0], false, true, LAYOUT_CHANNELS_LAST, 7010); /* Note [Channels-last conv] */
+    grad_case(&cs[1], false, true, LAYOUT_CHANNELS_LAST, 7011);
+    grad_case(&cs[4], false, false, LAYOUT_CHANNELS_LAST, 7012);
 }
 
 TEST(conv_transpose_gradcheck) {
@@ -413,7 +454,8 @@ TEST(conv_transpose_gradcheck) {
         {2, 2, 4, 4, 2, {3, 3}, {3, 2}, {2, 1}, {1, 0}, {1, 2}, {1, 0}, false, true},
         {1, 0, 2, 3, 1, {4}, {3}, {2}, {1}, {1}, {1}, false, false},
     };
-    for (int i = 0; i < 2; i++) grad_case(&cs[i], true, true, i == 1, 8000 + i);
+    for (int i = 0; i < 2; i++) grad_case(&cs[i], true, true, i == 1 ? LAYOUT_NONCONTIG : LAYOUT_CONTIGUOUS, 8000 + i);
+    grad_case(&cs[0], true, true, LAYOUT_CHANNELS_LAST, 8010);
 }
 
 /* Names of the nodes a second-order graph goes through. */

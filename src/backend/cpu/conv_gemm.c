@@ -81,8 +81,7 @@ typedef struct conv_chunk {
     int64_t C, R;           /* copies: channels per sample, row length */
 } conv_chunk;
 
-/* C (m,n) = op(A) @ op(B) + beta * C, row-major, leading dims given. */
-static void gemm(cg_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A, int64_t lda,
+void cg_conv_gemm(cg_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A, int64_t lda,
                  const void *B, int64_t ldb, double beta, void *C, int64_t ldc) {
     CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
     if (dt == CG_DTYPE_F32)
@@ -98,11 +97,23 @@ static void gemm(cg_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
 static pthread_mutex_t g_serial_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_serial_users;
 
-static void blas_serial(bool enter) {
+void cg_conv_blas_serial(bool enter) {
     pthread_mutex_lock(&g_serial_lock);
     if (enter ? g_serial_users++ == 0 : --g_serial_users == 0)
         cg_blas_set_num_threads(enter ? 1 : cg_get_num_threads());
     pthread_mutex_unlock(&g_serial_lock);
+}
+
+void cg_conv_chunking(int64_t n, size_t per_sample, int64_t *samples, int64_t *chunks) {
+    /* Note [Conv chunks] */
+    int64_t N = n > 0 ? n : 1;
+    int64_t fit = per_sample ? (int64_t)(CONV_CHUNK_BYTES / per_sample) : N;
+    fit = fit < 1 ? 1 : fit > N ? N : fit;
+    int64_t nch = (N + fit - 1) / fit;
+    if (nch > 1) nch = (nch + CONV_CHUNK_MULT - 1) / CONV_CHUNK_MULT * CONV_CHUNK_MULT;
+    if (nch > N) nch = N;
+    *samples = (N + nch - 1) / nch;
+    *chunks = (N + *samples - 1) / *samples;
 }
 
 static void job_init(conv_job *j, cg_dtype dt, const cg_conv_geom *g) {
@@ -119,16 +130,7 @@ static void job_init(conv_job *j, cg_dtype dt, const cg_conv_geom *g) {
     j->pointwise = cg_conv_vol(g->k) == 1 && j->L == j->P;
     for (int d = 0; d < 3; d++)
         if (g->stride[d] != 1 || g->pad[d] != 0) j->pointwise = false;
-    /* Note [Conv chunks] */
-    int64_t N = g->n > 0 ? g->n : 1;
-    size_t per_sample = (size_t)((j->rows + g->cout) * j->L) * j->es;
-    int64_t fit = per_sample ? (int64_t)(CONV_CHUNK_BYTES / per_sample) : N;
-    fit = fit < 1 ? 1 : fit > N ? N : fit;
-    int64_t nch = (N + fit - 1) / fit;
-    if (nch > 1) nch = (nch + CONV_CHUNK_MULT - 1) / CONV_CHUNK_MULT * CONV_CHUNK_MULT;
-    if (nch > N) nch = N;
-    j->B = (N + nch - 1) / nch;
-    j->nchunks = (N + j->B - 1) / j->B;
+    cg_conv_chunking(g->n, (size_t)((j->rows + g->cout) * j->L) * j->es, &j->B, &j->nchunks);
 }
 
 /* Run a kernel: chunks in parallel (multi), or the single chunk (single),
@@ -136,12 +138,12 @@ static void job_init(conv_job *j, cg_dtype dt, const cg_conv_geom *g) {
 static void run_job(conv_job *j, cg_range_fn multi, void (*single)(conv_job *)) {
     int nt = cg_get_num_threads();
     bool serial = nt > 1;
-    if (serial) blas_serial(true);
+    if (serial) cg_conv_blas_serial(true);
     /* one worker per thread, each taking the next free chunk (take_chunk) */
     atomic_store(&j->next, 0);
     if (j->nchunks > 1) cg_parallel_for(nt < j->nchunks ? nt : j->nchunks, 1, multi, j);
     else single(j);
-    if (serial) blas_serial(false);
+    if (serial) cg_conv_blas_serial(false);
 }
 
 /* The next chunk for a worker, or -1 when all are taken. Workers take chunks
@@ -240,8 +242,7 @@ static void scatter_pairs(int64_t i0, int64_t i1, void *p) {
     }
 }
 
-/* dst[i] = src[i] as float32, i < n, for a bfloat16 / float16 src */
-static void half_to_f32(cg_dtype dt, const void *src, int64_t n, float *restrict dst) {
+void cg_conv_half_to_f32(cg_dtype dt, const void *src, int64_t n, float *restrict dst) {
     if (dt == CG_DTYPE_BF16)
         for (int64_t i = 0; i < n; i++) dst[i] = cg_bf16_to_f32(((const cg_bf16 *)src)[i]);
     else
@@ -257,7 +258,7 @@ static void gather_pairs(int64_t i0, int64_t i1, void *p) {
         int64_t s = i / c->C, k = i % c->C;
         char *dst = c->mat + (size_t)((k * c->nb + s) * c->R) * j->es;
         const char *src = c->src + (size_t)(((c->n0 + s) * c->C + k) * c->R) * j->yes;
-        if (j->ydt != j->dt) half_to_f32(j->ydt, src, c->R, (float *)dst);
+        if (j->ydt != j->dt) cg_conv_half_to_f32(j->ydt, src, c->R, (float *)dst);
         else memcpy(dst, src, (size_t)c->R * j->es);
     }
 }
@@ -346,7 +347,7 @@ static void forward_units(int64_t i0, int64_t i1, void *p) {
         unit_at(u, i, &s, &l0, &n);
         char *yn = j->out + (size_t)((u->c->n0 + s) * j->g->cout * j->L) * j->es;
         for (int64_t gi = 0; gi < j->g->groups; gi++)
-            gemm(j->dt, false, false, j->cout_g, n, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
+            cg_conv_gemm(j->dt, false, false, j->cout_g, n, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
                  u->col + (size_t)(gi * j->K * u->ld + s * j->L + l0) * j->es, u->ld, j->bias ? 1.0 : 0.0,
                  yn + (size_t)(gi * j->cout_g * j->L + l0) * j->es, j->L);
     }
@@ -361,7 +362,7 @@ static void transpose_units(int64_t i0, int64_t i1, void *p) {
         unit_at(u, i, &s, &l0, &n);
         const char *yn = j->y + (size_t)((u->c->n0 + s) * j->g->cout * j->L) * j->es;
         for (int64_t gi = 0; gi < j->g->groups; gi++)
-            gemm(j->dt, true, false, j->K, n, j->cout_g, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
+            cg_conv_gemm(j->dt, true, false, j->K, n, j->cout_g, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
                  yn + (size_t)(gi * j->cout_g * j->L + l0) * j->es, j->L, 0.0,
                  u->dst + (size_t)(gi * j->K * u->ld + s * j->L + l0) * j->es, u->ld);
     }
@@ -378,7 +379,7 @@ static void wgrad_units(int64_t i0, int64_t i1, void *p) {
         const char *yn = j->y + (size_t)((u->c->n0 + s) * j->g->cout * j->L) * j->es;
         char *acc = i == 0 ? j->out : j->partials + (size_t)(i - 1) * wsize;
         for (int64_t gi = 0; gi < j->g->groups; gi++)
-            gemm(j->dt, false, true, j->cout_g, j->K, n, yn + (size_t)(gi * j->cout_g * j->L + l0) * j->es, j->L,
+            cg_conv_gemm(j->dt, false, true, j->cout_g, j->K, n, yn + (size_t)(gi * j->cout_g * j->L + l0) * j->es, j->L,
                  u->col + (size_t)(gi * j->K * u->ld + s * j->L + l0) * j->es, u->ld, 0.0,
                  acc + (size_t)(gi * j->cout_g * j->K) * j->es, j->K);
     }
@@ -400,7 +401,7 @@ static void forward_single(conv_job *j) {
  * sample) converted into mat, in y's own layout, for the units to read. */
 static void single_y_to_f32(conv_job *j, conv_chunk *c) {
     if (j->ydt == j->dt) return;
-    half_to_f32(j->ydt, j->y, c->nb * j->g->cout * j->L, (float *)c->mat);
+    cg_conv_half_to_f32(j->ydt, j->y, c->nb * j->g->cout * j->L, (float *)c->mat);
     j->y = c->mat;
     j->ydt = j->dt;
     j->yes = j->es;
@@ -452,7 +453,7 @@ static void forward_chunks(int64_t t0, int64_t t1, void *p) {
         if (c.nb > 1 && j->L < CONV_WIDE) {
             /* narrow outputs: one GEMM for the chunk, copied out with the bias */
             for (int64_t gi = 0; gi < g->groups; gi++)
-                gemm(j->dt, false, false, j->cout_g, ld, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
+                cg_conv_gemm(j->dt, false, false, j->cout_g, ld, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
                      col + (size_t)(gi * j->K * ld) * j->es, ld, 0.0, c.mat + (size_t)(gi * j->cout_g * ld) * j->es,
                      ld);
             pairs_parallel(&c, g->cout, j->L, scatter_pairs);
@@ -463,7 +464,7 @@ static void forward_chunks(int64_t t0, int64_t t1, void *p) {
         for (int64_t s = 0; s < c.nb; s++) {
             char *yn = j->out + (size_t)((c.n0 + s) * g->cout * j->L) * j->es;
             for (int64_t gi = 0; gi < g->groups; gi++)
-                gemm(j->dt, false, false, j->cout_g, j->L, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es,
+                cg_conv_gemm(j->dt, false, false, j->cout_g, j->L, j->K, j->w + (size_t)(gi * j->cout_g * j->K) * j->es,
                      j->K, col + (size_t)(gi * j->K * ld + s * j->L) * j->es, ld, j->bias ? 1.0 : 0.0,
                      yn + (size_t)(gi * j->cout_g * j->L) * j->es, j->L);
         }
@@ -525,7 +526,7 @@ static void transpose_chunks(int64_t t0, int64_t t1, void *p) {
         char *dst = direct ? j->out + (size_t)(c.n0 * g->cin * j->P) * j->es : c.col;
         /* col_g (K, nb*L) = W_g^T (K, cout_g) @ gy_g (cout_g, nb*L) */
         for (int64_t gi = 0; gi < g->groups; gi++)
-            gemm(j->dt, true, false, j->K, ld, j->cout_g, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
+            cg_conv_gemm(j->dt, true, false, j->K, ld, j->cout_g, j->w + (size_t)(gi * j->cout_g * j->K) * j->es, j->K,
                  gy + (size_t)(gi * j->cout_g * ld) * j->es, ld, 0.0, dst + (size_t)(gi * j->K * ld) * j->es, ld);
         c.dst = j->out;
         if (!direct) pairs_parallel(&c, g->cin, cg_conv_vol(g->k) * j->L, col2im_pairs);
@@ -574,7 +575,7 @@ static void wgrad_chunks(int64_t t0, int64_t t1, void *p) {
         char *acc = ch == 0 ? j->out : j->partials + (size_t)(ch - 1) * wsize;
         /* W_g (cout_g, K) = gy_g (cout_g, nb*L) @ col_g^T (nb*L, K) */
         for (int64_t gi = 0; gi < g->groups; gi++)
-            gemm(j->dt, false, true, j->cout_g, j->K, ld, gy + (size_t)(gi * j->cout_g * ld) * j->es, ld,
+            cg_conv_gemm(j->dt, false, true, j->cout_g, j->K, ld, gy + (size_t)(gi * j->cout_g * ld) * j->es, ld,
                  col + (size_t)(gi * j->K * ld) * j->es, ld, 0.0, acc + (size_t)(gi * j->cout_g * j->K) * j->es, j->K);
     }
     chunk_free(&c);

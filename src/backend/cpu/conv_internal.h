@@ -50,6 +50,35 @@ cg_status cg_conv_cpu_weight_grad(cg_dtype dt, cg_dtype xdt, cg_dtype ydt, const
 /* The bias gradient: out (C) = sums of g (N, C, L) over N and L (float32 / float64). */
 void cg_conv_cpu_bias_grad(cg_dtype dt, int64_t N, int64_t C, int64_t L, const void *g, void *out);
 
+/* The kernels on channels-last operands (Note [Channels-last conv],
+ * conv_nhwc.c), for g->channels_last: the map `kind` with a, b, bias, out in
+ * cg_cpu_conv's roles, dense channels-last (x (N, in..., cin), w (cout, k...,
+ * cin/groups), y (N, out..., cout) in memory); dt (out's) float32 / float64,
+ * adt / bdt as the kernels above take x and y. CG_ERR_OOM on failure. */
+cg_status cg_conv_cpu_nhwc(cg_conv_kind kind, cg_dtype dt, cg_dtype adt, cg_dtype bdt, const cg_conv_geom *g,
+                           const void *a, const void *b, const void *bias, void *out);
+/* Depthwise channels-last convolution (groups = cin = cout > 1), computed
+ * directly (Note [Channels-last depthwise conv], conv_depthwise.c); the
+ * arguments are cg_conv_cpu_nhwc's. */
+bool cg_conv_depthwise_nhwc_applies(const cg_conv_geom *g);
+cg_status cg_conv_cpu_depthwise_nhwc(cg_conv_kind kind, cg_dtype dt, cg_dtype adt, cg_dtype bdt,
+                                     const cg_conv_geom *g, const void *a, const void *b, const void *bias,
+                                     void *out);
+/* The bias gradient of a channels-last g, (M, C) in memory (Note [Channels-last bias gradient]). */
+cg_status cg_conv_cpu_bias_grad_nhwc(cg_dtype dt, int64_t M, int64_t C, const void *g, void *out);
+
+/* Shared by both layouts' kernels (conv_gemm.c):
+ *   cg_conv_gemm         C (m,n) = op(A) @ op(B) + beta * C, row-major, leading dims given (float32 / float64);
+ *   cg_conv_blas_serial  OpenBLAS on one thread while any conv runs (Note [Conv threads]), counted;
+ *   cg_conv_chunking     samples per chunk and the chunk count for n samples of per_sample bytes of
+ *                        scratch (Note [Conv chunks]);
+ *   cg_conv_half_to_f32  dst[i] = src[i] as float32, i < n, for a bfloat16 / float16 src. */
+void cg_conv_gemm(cg_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A, int64_t lda,
+                  const void *B, int64_t ldb, double beta, void *C, int64_t ldc);
+void cg_conv_blas_serial(bool enter);
+void cg_conv_chunking(int64_t n, size_t per_sample, int64_t *samples, int64_t *chunks);
+void cg_conv_half_to_f32(cg_dtype dt, const void *src, int64_t n, float *restrict dst);
+
 /* The integer kernels (Note [Integer conv], conv_int.c): the map `kind` over
  * contiguous int64 operands in the roles above (a, b, bias as cg_cpu_conv's),
  * arithmetic modulo 2^64. */
