@@ -1012,6 +1012,12 @@ CG_API cg_tensor *cg_pad(cg_tensor *input, int npad, const int64_t *pads, cg_pad
 typedef enum cg_interp_mode { CG_INTERP_NEAREST = 0, CG_INTERP_LINEAR, CG_INTERP_BICUBIC } cg_interp_mode;
 CG_API cg_tensor *cg_interpolate(cg_tensor *input, cg_interp_mode mode, const int64_t *size,
                                  const double *scale_factors, bool align_corners);
+/* Antialiased bilinear / bicubic (LINEAR / BICUBIC) of a 4-D uint8 input, as
+ * PyTorch's interpolate(antialias=True) computes it; arguments as for
+ * cg_interpolate. (uint8 LINEAR / BICUBIC without antialias go through
+ * cg_interpolate; floating antialiased resampling is composed in Python.) */
+CG_API cg_tensor *cg_interpolate_aa(cg_tensor *input, cg_interp_mode mode, const int64_t *size,
+                                    const double *scale_factors, bool align_corners);
 /* (*, C*r*r, H, W) <-> (*, C, H*r, W*r) */
 CG_API cg_tensor *cg_pixel_shuffle(cg_tensor *input, int64_t upscale_factor);
 CG_API cg_tensor *cg_pixel_unshuffle(cg_tensor *input, int64_t downscale_factor);
