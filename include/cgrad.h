@@ -343,6 +343,10 @@ CG_API cg_status cg_tensor_set_data(cg_tensor *t, const cg_tensor *src);
  * sharing its storage fails with CG_ERR_RUNTIME; reads and out-of-place ops work. */
 CG_API void cg_tensor_mark_readonly(cg_tensor *t);
 CG_API bool cg_tensor_is_readonly(const cg_tensor *t);
+/* An inference tensor (PyTorch's Tensor.is_inference): its storage was
+ * allocated in inference mode (a tensor created there, or a view of one; a
+ * view made in inference mode of a normal tensor stays normal). */
+CG_API bool cg_tensor_is_inference(const cg_tensor *t);
 
 /* Python back-pointer slot (weak, not refcounted; the binding manages it). */
 CG_API void *cg_tensor_pyobj(const cg_tensor *t);
