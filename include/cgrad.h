@@ -343,6 +343,10 @@ CG_API cg_status cg_tensor_set_data(cg_tensor *t, const cg_tensor *src);
  * sharing its storage fails with CG_ERR_RUNTIME; reads and out-of-place ops work. */
 CG_API void cg_tensor_mark_readonly(cg_tensor *t);
 CG_API bool cg_tensor_is_readonly(const cg_tensor *t);
+/* An inference tensor (PyTorch's Tensor.is_inference): its storage was
+ * allocated in inference mode (a tensor created there, or a view of one; a
+ * view made in inference mode of a normal tensor stays normal). */
+CG_API bool cg_tensor_is_inference(const cg_tensor *t);
 
 /* Python back-pointer slot (weak, not refcounted; the binding manages it). */
 CG_API void *cg_tensor_pyobj(const cg_tensor *t);
@@ -1012,6 +1016,12 @@ CG_API cg_tensor *cg_pad(cg_tensor *input, int npad, const int64_t *pads, cg_pad
 typedef enum cg_interp_mode { CG_INTERP_NEAREST = 0, CG_INTERP_LINEAR, CG_INTERP_BICUBIC } cg_interp_mode;
 CG_API cg_tensor *cg_interpolate(cg_tensor *input, cg_interp_mode mode, const int64_t *size,
                                  const double *scale_factors, bool align_corners);
+/* Antialiased bilinear / bicubic (LINEAR / BICUBIC) of a 4-D uint8 input, as
+ * PyTorch's interpolate(antialias=True) computes it; arguments as for
+ * cg_interpolate. (uint8 LINEAR / BICUBIC without antialias go through
+ * cg_interpolate; floating antialiased resampling is composed in Python.) */
+CG_API cg_tensor *cg_interpolate_aa(cg_tensor *input, cg_interp_mode mode, const int64_t *size,
+                                    const double *scale_factors, bool align_corners);
 /* (*, C*r*r, H, W) <-> (*, C, H*r, W*r) */
 CG_API cg_tensor *cg_pixel_shuffle(cg_tensor *input, int64_t upscale_factor);
 CG_API cg_tensor *cg_pixel_unshuffle(cg_tensor *input, int64_t downscale_factor);

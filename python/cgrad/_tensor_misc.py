@@ -17,6 +17,68 @@ def _no_grad_target(t: Any, name: str) -> None:
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
 
 
+def _dense_in_order(shape: tuple, strides: tuple, order: tuple) -> bool:
+    """Strides nest as a dense layout visiting dims innermost-first in `order`, size-1 dims skipped."""
+    expected = 1
+    for d in order:
+        if shape[d] == 1:
+            continue
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def _dim_order_perm(shape: tuple, strides: tuple, ambiguity_check: bool) -> tuple:
+    """PyTorch's compute_elementwise_output_logical_to_physical_perm for one tensor: (perm, ambiguous)."""
+    nd = len(shape)
+    if nd == 0:
+        return [], False
+    if nd == 1:
+        return [0], False
+    numel = 1
+    for n in shape:
+        numel *= n
+    contiguous = numel < 2 or _dense_in_order(shape, strides, tuple(reversed(range(nd))))
+    channels_last = (nd == 4 and _dense_in_order(shape, strides, (1, 3, 2, 0)))
+    if contiguous and not channels_last:
+        return list(range(nd)), False
+    if channels_last and not contiguous:
+        return [0, *range(2, nd), 1], False
+
+    def ge(a: int, b: int) -> bool:
+        if b == 0:
+            return True
+        if a == 0:
+            return False
+        return a >= b or a % b == 0
+
+    def should_swap(a: int, b: int) -> int:
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa == sb:
+            return 0 if ge(shape[b], shape[a]) else 1
+        if ge(sb, sa):
+            return -1
+        if ge(sa, sb):
+            return 1
+        return 0
+
+    perm = list(reversed(range(nd)))
+    for i in range(1, nd):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    ambiguous = ambiguity_check and any(should_swap(perm[i], perm[i + 1]) != -1 for i in range(nd - 1))
+    return list(reversed(perm)), ambiguous
+
+
 class MiscMethods:
     """The Tensor methods of this module (cgrad.Tensor inherits them)."""
 
@@ -110,6 +172,29 @@ class MiscMethods:
     def pin_memory(self, device: Any = None) -> Any:
         """RuntimeError, as PyTorch's CPU-only build: pinned memory needs an accelerator."""
         raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    def is_inference(self) -> bool:
+        """Whether this is an inference tensor: created in inference_mode, or a view of one (Tensor.is_inference)."""
+        return _C._is_inference(self)
+
+    def dim_order(self, *, ambiguity_check: Any = False) -> tuple:
+        """The dims from outermost to innermost in memory (Tensor.dim_order). ambiguity_check=True: RuntimeError
+        when several orders fit (a size-1 dim or two equal neighbouring strides); a list of memory formats: also
+        accepted when the tensor is contiguous in exactly one of them."""
+        if not isinstance(ambiguity_check, bool):
+            if not isinstance(ambiguity_check, list) or not all(isinstance(f, _C.memory_format) for f in ambiguity_check):
+                raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
+        shape, strides = tuple(self.shape), tuple(self.stride())
+        formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+        check = ambiguity_check if isinstance(ambiguity_check, bool) else True
+        several = any(a == b for a, b in zip(strides, strides[1:])) or any(n == 1 for n in shape)
+        if check and several and sum(bool(self.is_contiguous(memory_format=f)) for f in formats) != 1:
+            raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                               "memory formats.")
+        perm, ambiguous = _dim_order_perm(shape, strides, bool(ambiguity_check))
+        if ambiguous:
+            raise RuntimeError("The tensor does not have unique dim order.")
+        return tuple(perm)
 
     def const_data_ptr(self) -> int:
         """The address of the first element (Tensor.const_data_ptr; the same as data_ptr())."""

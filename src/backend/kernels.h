@@ -187,6 +187,11 @@ typedef struct cg_kernels {
     /* dropout: m (contiguous floating) <- kept where the stream's uniform u_i < keep, else 0 (Note [Dropout
      * masks], src/ops/nn_misc.c); reserves ceil(numel / 2) counters of the global generator */
     cg_status (*dropout_mask)(cg_tensor *m, double keep, double kept);
+    /* interpolate of uint8 (Note [uint8 resampling], src/ops/nn_resample.c): along the middle dim of x (P, In, R)
+     * contiguous, y (P, O, R) contiguous <- at output position o: clamp((2^(prec-1) + sum_{j < count[o]}
+     * x[start[o] + j] * w[o * K + j]) >> prec, 0, 255) (start, count (O,); w (O, K) int16) */
+    cg_status (*resample_u8)(cg_tensor *y, const cg_tensor *x, int64_t P, int64_t In, int64_t O, int64_t R,
+                             const int64_t *start, const int64_t *count, const int16_t *w, int64_t K, unsigned prec);
     /* embedding: out (n, D) contiguous <- rows idx (n,) (contiguous int64, in range) of w (V, D) contiguous */
     cg_status (*embedding)(cg_tensor *out, const cg_tensor *w, const cg_tensor *idx);
     /* w (V, D) any strides, in place: each row named in idx (contiguous int64, in range) whose norm_type-norm

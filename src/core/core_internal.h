@@ -68,6 +68,7 @@ typedef struct cg_storage {
     bool external;              /* memory not from our allocator (cg_from_blob) */
     bool embedded;              /* lives inside a cg_tensor_block (Note [Tensor block]) */
     bool readonly;              /* Note [Read-only memory]: every write through any tensor on it is refused */
+    bool inference;             /* allocated in inference mode: its tensors are inference tensors */
     void (*deleter)(void *ctx); /* external memory: called when the storage dies (may be NULL) */
     void *deleter_ctx;
 } cg_storage;

@@ -15,6 +15,7 @@ cg_status cg_storage_init(cg_storage *s, size_t nbytes, cg_device dev, bool embe
     s->external = false;
     s->embedded = embedded;
     s->readonly = false;
+    s->inference = cg_is_inference_mode();
     s->deleter = NULL;
     s->deleter_ctx = NULL;
     return CG_OK;

@@ -201,6 +201,7 @@ cg_status cg_tensor_set_data(cg_tensor *t, const cg_tensor *src) {
  * clone() gives a writable copy. */
 void cg_tensor_mark_readonly(cg_tensor *t) { t->storage->readonly = true; }
 bool cg_tensor_is_readonly(const cg_tensor *t) { return t->storage->readonly; }
+bool cg_tensor_is_inference(const cg_tensor *t) { return t->storage->inference; }
 
 cg_status cg_check_writable(const char *op, const cg_tensor *t) {
     if (!t->storage->readonly) return CG_OK;

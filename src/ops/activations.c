@@ -8,6 +8,20 @@
  * gates of unary_internal.h. */
 #include "unary_internal.h"
 
+/* Note [NaN in piecewise gradients]: PyTorch's CPU backward of a piecewise
+ * activation at a NaN input depends on where the element sits: its scalar
+ * loop (single elements, the tail of a row) tests the branch conditions as
+ * written (elu: x <= 0 ? negative branch : grad; hardswish: x <= -3 ? 0 :
+ * x < 3 ? ... : grad; hardshrink / softshrink: inside the band ? 0 : grad),
+ * so a NaN takes the last branch and the gradient passes, while its
+ * vectorised body gives NaN or 0 there. cgrad follows the scalar definition
+ * (the one PyTorch states) for every element where the formula is a branch
+ * on x: elu / celu / selu pass scale * grad (like relu's !(x <= 0) gate),
+ * hardshrink / softshrink pass grad. Where the gradient is a mask (hardtanh,
+ * relu6, hardsigmoid, hardswish) the gate stays closed at NaN, 0, so a
+ * masked-out NaN does not make the input's gradient NaN (the convention of
+ * tests/python/test_special_values.py). */
+
 
 /* descriptor of the hand row ROW, a unary op whose formula reads its saved input (SIN) or output (SOUT) */
 #define ACT_OP(var, ROW, NAME, NODE, AMP, SIN, SOUT, BW)                                        \
@@ -45,11 +59,12 @@ cg_status cg_leaky_relu_(cg_tensor *self, double negative_slope) {
 /* ---------------------------------------------------------------- elu family:
  * f(x) = x > 0 ? scale*x : scale*alpha*expm1(input_scale*x); p = {alpha, scale, input_scale}.
  * elu: (alpha, 1, 1); celu: (alpha, 1, 1/alpha); selu: fixed constants. */
-/* d = x > 0 ? scale : scale*alpha*is*exp(is*min(x, 0)) (min keeps the unused branch finite) */
+/* d = x <= 0 ? scale*alpha*is*exp(is*min(x, 0)) : scale (min keeps the unused branch finite); NaN takes
+ * the second branch, PyTorch's test (Note [NaN in piecewise gradients]) */
 static cg_tensor *elu_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x, double alpha, double scale, double is) {
     double zero = 0;
     cg_tensor *neg = MUL(SCALE(g, scale * alpha * is), TK(cg_exp(SCALE(TK(cg_clamp_scalar(x, NULL, &zero)), is))));
-    return WHERE(GT(x, 0), SCALE(g, scale), neg);
+    return WHERE(LE(x, 0), neg, SCALE(g, scale));
 }
 CG_GRAD(elu, elu_formula_(A_, g, s, p[0], p[1], p[2]))
 ACT_OP(k_elu, ELU, "elu", "EluBackward0", CG_AMP_KEEP, true, false, elu_backward)
@@ -136,10 +151,11 @@ CG_GRAD_ROW(softsign, DIV(g, SQ(SHIFT(TK(cg_abs(s)), 1.0))))
 CG_GRAD_ROW(hardsigmoid, TK(cg_grad_gate(CG_GATE_EXCL, g, s, -3, 3, 1.0 / 6.0, 0)))
 
 /* ---------------------------------------------------------------- hardswish = x relu6(x + 3) / 6:
- * -0 for x <= -3, -inf included (x * 0 there is NaN); d = x < -3 ? 0 : x <= 3 ? x/3 + 1/2 : 1
- * (PyTorch's boundary choice), 0 at NaN (no gate passes a NaN input) */
+ * -0 for x <= -3, -inf included (x * 0 there is NaN); d = x <= -3 ? 0 : x < 3 ? x/3 + 1/2 : 1
+ * (PyTorch 2.13's boundaries: 0 at -3, 1 at 3), 0 at NaN (the gate is closed there, as hardtanh's:
+ * Note [NaN in piecewise gradients]) */
 static cg_tensor *hardswish_formula_(cg_tmp *A_, cg_tensor *g, cg_tensor *x) {
-    cg_tensor *mid = WHERE(LE(x, 3.0), MUL(g, SHIFT(SCALE(x, 1.0 / 3.0), 0.5)), g);
-    return TK(cg_grad_gate(CG_GATE_INCL, mid, x, -3, INFINITY, 1, 0));
+    cg_tensor *mid = WHERE(LT(x, 3.0), MUL(g, SHIFT(SCALE(x, 1.0 / 3.0), 0.5)), g);
+    return TK(cg_grad_gate(CG_GATE_GT, mid, x, -3, 0, 1, 0));
 }
 CG_GRAD_ROW(hardswish, hardswish_formula_(A_, g, s))

@@ -9,7 +9,9 @@
  * resamplers are separable). The gradients are then index_select's (an
  * accumulating index_put), so reflect / replicate backward accumulates and
  * every gradient is differentiable again. Constant padding is narrow + cat
- * with constant blocks. Pixel shuffles are reshape + permute. */
+ * with constant blocks. Pixel shuffles are reshape + permute. uint8 bilinear /
+ * bicubic (plain and antialiased) run PyTorch's fixed-point passes instead
+ * (Note [uint8 resampling]). */
 #include "nn_internal.h"
 
 #include <string.h>
@@ -206,6 +208,185 @@ static cg_tensor *interp_dim(cg_tensor *x, int d, int64_t out, cg_interp_mode mo
     return nn_finish(A_, acc);
 }
 
+/* Note [uint8 resampling]: PyTorch resamples uint8 bilinear / bicubic (4-D
+ * input, antialias or not) with separable fixed-point passes, and cgrad
+ * computes the same values:
+ *  - the width (innermost dim) first, then the height; a dim whose size does
+ *    not change is skipped (an input of the output's shape is copied), and the
+ *    intermediate is rounded to uint8;
+ *  - per dim, in double: scale = align_corners ? (in-1)/(out-1) (0 for out 1)
+ *    : 1/scale_factor when one is given, else in/out. Output i reads count[i]
+ *    consecutive inputs from start[i] with weights w[i][j]:
+ *      antialias (PIL's rule): support = (1 bilinear, 2 bicubic) * max(scale,
+ *      1), K = 2 ceil(support) + 1 taps at most, center = scale (i + 0.5),
+ *      start = max(trunc(center - support + 0.5), 0), count = min(trunc(center
+ *      + support + 0.5), in) - start (clamped to [0, K]), w_j = filter((start
+ *      + j - center + 0.5) / max(scale, 1)), normalised by their sum (when it
+ *      is not 0); bicubic's filter is Keys' cubic with a = -0.5;
+ *      otherwise: the float path's source index (align_corners ? scale i :
+ *      scale (i + 0.5) - 0.5, the latter clamped at 0 for bilinear), its floor
+ *      taken in float (floorf) and capped at in - 1, lambda = src - floor in
+ *      [0, 1]; K = 2 or 4 taps from floor - K/2 + 1, each with filter(j + 1 -
+ *      K/2 - lambda) (a = -0.75), where taps before the first input add into
+ *      the first weight and taps past the last add into the last one;
+ *  - precision: the largest weight seen while building the weights (running
+ *    sums included), wmax, sets prec = the first p < 22 with trunc(0.5 + wmax
+ *    2^(p+1)) >= 2^15 (22 when none); weights become round-half-away(w 2^prec)
+ *    as int16, and an output is clamp((2^(prec-1) + sum x w) >> prec, 0, 255)
+ *    summed in int32.
+ * PyTorch runs this as an AVX2 kernel for C <= 4 and as a generic loop
+ * otherwise (or without AVX2); both compute the values above except in one
+ * case: the generic loop's height pass uses the first output row's taps for
+ * every row when the width is 1 (its inner loop then runs along the height),
+ * which is a PyTorch bug (its float antialias path shares it). cgrad gives
+ * the values above there (those of the AVX2 kernel), for any C, layout or ISA. */
+
+typedef struct u8_taps {
+    int64_t *start, *count; /* (out,) */
+    int16_t *w;             /* (out, K) */
+    int64_t K;
+    unsigned prec;
+} u8_taps;
+
+static double u8_filter(double x, bool cubic, double a) {
+    x = fabs(x);
+    if (!cubic) return x < 1.0 ? 1.0 - x : 0.0;
+    if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2.0) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+    return 0.0;
+}
+
+static void u8_taps_free(u8_taps *t) { free(t->start), free(t->count), free(t->w); }
+
+/* The taps of one dim (Note [uint8 resampling]); CG_ERR_OOM on failure. */
+static cg_status u8_taps_build(u8_taps *t, int64_t in, int64_t out, bool cubic, bool aa, bool align_corners,
+                               const double *sf) {
+    const char *op = "interpolate";
+    double scale = align_corners ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0)
+                                 : (sf && *sf > 0 ? 1.0 / *sf : (double)in / (double)out);
+    double half = cubic ? 2.0 : 1.0, support = aa && scale >= 1.0 ? half * scale : half;
+    double K_ = aa ? ceil(support) * 2 + 1 : 2 * half;
+    CG_CHECK_S(K_ < 1e9, CG_ERR_VALUE, "[%s] antialias: a scale of %g needs too many taps", op, scale);
+    int64_t K = (int64_t)K_;
+    t->K = K;
+    t->start = cg_malloc_n(op, out, sizeof(int64_t));
+    t->count = t->start ? cg_malloc_n(op, out, sizeof(int64_t)) : NULL;
+    double *wf = t->count ? cg_malloc_n(op, cg_count_axpb(out, K, 0), sizeof(double)) : NULL;
+    t->w = wf ? cg_malloc_n(op, cg_count_axpb(out, K, 0), sizeof(int16_t)) : NULL;
+    if (!t->w) {
+        free(wf);
+        u8_taps_free(t);
+        return cg_last_error();
+    }
+    double wmax = 0.0;
+    for (int64_t i = 0; i < out; i++) {
+        double *w = wf + i * K;
+        for (int64_t j = 0; j < K; j++) w[j] = 0.0;
+        int64_t lo, n;
+        if (aa) {
+            double center = scale * ((double)i + 0.5), inv = scale >= 1.0 ? 1.0 / scale : 1.0, total = 0.0;
+            lo = (int64_t)(center - support + 0.5);
+            if (lo < 0) lo = 0;
+            int64_t hi = (int64_t)(center + support + 0.5);
+            n = (hi < in ? hi : in) - lo;
+            n = n < 0 ? 0 : (n > K ? K : n);
+            for (int64_t j = 0; j < n; j++) total += w[j] = u8_filter(((double)(j + lo) - center + 0.5) * inv, cubic, -0.5);
+            if (total != 0.0)
+                for (int64_t j = 0; j < n; j++) w[j] /= total, wmax = fmax(wmax, w[j]);
+        } else {
+            double src = align_corners ? scale * (double)i : scale * ((double)i + 0.5) - 0.5;
+            if (!cubic && !align_corners && src < 0) src = 0;
+            int64_t fl = (int64_t)floorf((float)src);
+            if (fl > in - 1) fl = in - 1;
+            double lambda = fmin(fmax(src - (double)fl, 0.0), 1.0);
+            int64_t sup = K / 2, umin = fl - sup + 1, umax = fl + sup + 1;
+            lo = umin > 0 ? umin : 0;
+            n = (umax < in ? umax : in) - lo;
+            n = n < 0 ? 0 : (n > K ? K : n);
+            int64_t at = 0;
+            for (int64_t j = 0; j < K; j++) { /* out-of-range taps fold into the first / last weight */
+                double v = u8_filter((double)(j + 1 - sup) - lambda, cubic, -0.75);
+                if (umin + j <= 0) at = 0;
+                else if (umin + j >= in - 1) at = n - 1;
+                w[at] += v;
+                wmax = fmax(wmax, w[at]);
+                at++;
+            }
+        }
+        t->start[i] = lo, t->count[i] = n;
+    }
+    unsigned p = 0;
+    while (p < 22 && (int64_t)(0.5 + wmax * (double)(1 << (p + 1))) < (1 << 15)) p++;
+    t->prec = p;
+    for (int64_t i = 0; i < out * K; i++) {
+        double v = wf[i] * (double)(1 << p);
+        t->w[i] = (int16_t)(v < 0 ? (int64_t)(-0.5 + v) : (int64_t)(0.5 + v));
+    }
+    free(wf);
+    CG_CHECK_S(p > 0, CG_ERR_VALUE, "[%s] uint8 weights without precision (largest weight %g)", op, wmax);
+    return CG_OK;
+}
+
+/* One uint8 pass along dim d of contiguous x (new reference). */
+static cg_tensor *u8_pass(cg_tensor *x, int d, int64_t out, bool cubic, bool aa, bool align_corners,
+                          const double *sf) {
+    const char *op = "interpolate";
+    int64_t sh[CG_MAX_DIMS], P = 1, R = 1, In = x->shape[d];
+    for (int k = 0; k < x->ndim; k++) sh[k] = x->shape[k], P *= k < d ? sh[k] : 1, R *= k > d ? sh[k] : 1;
+    sh[d] = out;
+    cg_tensor *y = cg_tensor_new(op, x->ndim, sh, x->dtype, x->device);
+    if (!y || cg_tensor_numel(y) == 0) return y;
+    u8_taps t = {0};
+    cg_status st = u8_taps_build(&t, In, out, cubic, aa, align_corners, sf);
+    if (!st) CG_RUN_KERNEL(st, op, y->device, resample_u8, y, x, P, In, out, R, t.start, t.count, t.w, t.K, t.prec);
+    u8_taps_free(&t);
+    if (st) cg_tensor_release(y), y = NULL;
+    return y;
+}
+
+/* uint8 bilinear / bicubic of a 4-D input (Note [uint8 resampling]; new reference). */
+static cg_tensor *interp_u8(cg_tensor *input, const int64_t *out, bool cubic, bool aa, bool align_corners,
+                            const double *sf) {
+    if (input->shape[2] == out[0] && input->shape[3] == out[1]) return cg_clone(input);
+    cg_tensor *x = cg_contiguous(input);
+    for (int d = 3; d >= 2 && x; d--) {
+        if (x->shape[d] == out[d - 2]) continue;
+        cg_tensor *y = u8_pass(x, d, out[d - 2], cubic, aa, align_corners, sf ? &sf[d - 2] : NULL);
+        cg_tensor_release(x);
+        x = y;
+    }
+    return x;
+}
+
+/* out <- the output sizes of interpolate (validated). */
+static cg_status interp_sizes(const char *op, const cg_tensor *input, int ns, const int64_t *size,
+                              const double *scale_factors, int64_t *out) {
+    char b[CG_SHAPE_STR];
+    CG_CHECK_S((size == NULL) != (scale_factors == NULL), CG_ERR_VALUE,
+               "[%s] exactly one of size and scale_factors must be given", op);
+    for (int k = 0; k < ns; k++) {
+        int64_t in = input->shape[k + 2];
+        if (size) {
+            CG_CHECK_S(size[k] > 0, CG_ERR_VALUE, "[%s] output size must be positive, got %lld", op,
+                       (long long)size[k]);
+            out[k] = size[k];
+        } else {
+            CG_CHECK_S(scale_factors[k] > 0 && isfinite(scale_factors[k]), CG_ERR_VALUE,
+                       "[%s] scale factors must be positive, got %g", op, scale_factors[k]);
+            double o = floor((double)in * scale_factors[k]);
+            CG_CHECK_S(o < 9223372036854775807.0, CG_ERR_VALUE,
+                       "[%s] input size %lld with scale factor %g gives an output size beyond int64", op,
+                       (long long)in, scale_factors[k]);
+            out[k] = (int64_t)o;
+            CG_CHECK_S(out[k] > 0, CG_ERR_VALUE, "[%s] input size %lld with scale factor %g gives an empty output",
+                       op, (long long)in, scale_factors[k]);
+        }
+        CG_CHECK_S(in > 0, CG_ERR_VALUE, "[%s] input %s has an empty spatial dim", op,
+                   cg_shape_str(b, input->ndim, input->shape));
+    }
+    return CG_OK;
+}
+
 CG_PROF_FN(cg_tensor *, cg_interpolate, "interpolate", (cg_tensor *input, cg_interp_mode mode, const int64_t *size,
            const double *scale_factors, bool align_corners), (input, mode, size, scale_factors, align_corners), input) {
     const char *op = "interpolate";
@@ -221,29 +402,13 @@ CG_PROF_FN(cg_tensor *, cg_interpolate, "interpolate", (cg_tensor *input, cg_int
     CG_CHECK(mode != CG_INTERP_NEAREST || !align_corners, CG_ERR_VALUE,
              "[%s] align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
              "trilinear", op);
-    CG_CHECK((size == NULL) != (scale_factors == NULL), CG_ERR_VALUE,
-             "[%s] exactly one of size and scale_factors must be given", op);
-    if (mode != CG_INTERP_NEAREST && nn_check_float(op, "input", input)) return NULL;
+    bool u8 = input->dtype == CG_DTYPE_U8 && mode != CG_INTERP_NEAREST;
+    CG_CHECK(!u8 || ns == 2, CG_ERR_DTYPE, "[%s] %s: not supported for dtype uint8 (bilinear and bicubic are)", op,
+             ns == 1 ? "linear" : "trilinear");
+    if (mode != CG_INTERP_NEAREST && !u8 && nn_check_float(op, "input", input)) return NULL;
     int64_t out[3];
-    for (int k = 0; k < ns; k++) {
-        int64_t in = input->shape[k + 2];
-        if (size) {
-            CG_CHECK(size[k] > 0, CG_ERR_VALUE, "[%s] output size must be positive, got %lld", op, (long long)size[k]);
-            out[k] = size[k];
-        } else {
-            CG_CHECK(scale_factors[k] > 0 && isfinite(scale_factors[k]), CG_ERR_VALUE,
-                     "[%s] scale factors must be positive, got %g", op, scale_factors[k]);
-            double o = floor((double)in * scale_factors[k]);
-            CG_CHECK(o < 9223372036854775807.0, CG_ERR_VALUE,
-                     "[%s] input size %lld with scale factor %g gives an output size beyond int64", op, (long long)in,
-                     scale_factors[k]);
-            out[k] = (int64_t)o;
-            CG_CHECK(out[k] > 0, CG_ERR_VALUE, "[%s] input size %lld with scale factor %g gives an empty output",
-                     op, (long long)in, scale_factors[k]);
-        }
-        CG_CHECK(in > 0, CG_ERR_VALUE, "[%s] input %s has an empty spatial dim", op,
-                 cg_shape_str(b, input->ndim, input->shape));
-    }
+    if (interp_sizes(op, input, ns, size, scale_factors, out)) return NULL;
+    if (u8) return interp_u8(input, out, mode == CG_INTERP_BICUBIC, false, align_corners, scale_factors);
     cg_tensor *x = input;
     cg_tensor_retain(x);
     for (int k = 0; k < ns && x; k++) {
@@ -252,6 +417,23 @@ CG_PROF_FN(cg_tensor *, cg_interpolate, "interpolate", (cg_tensor *input, cg_int
         x = y;
     }
     return x;
+}
+
+CG_PROF_FN(cg_tensor *, cg_interpolate_aa, "interpolate", (cg_tensor *input, cg_interp_mode mode, const int64_t *size,
+           const double *scale_factors, bool align_corners), (input, mode, size, scale_factors, align_corners), input) {
+    const char *op = "interpolate";
+    CG_CHECK(input, CG_ERR_VALUE, "[%s] input is NULL", op);
+    char b[CG_SHAPE_STR];
+    CG_CHECK(input->ndim == 4, CG_ERR_SHAPE, "[%s] antialias needs a 4-D input (N, C, H, W), got %s", op,
+             cg_shape_str(b, input->ndim, input->shape));
+    CG_CHECK(mode == CG_INTERP_LINEAR || mode == CG_INTERP_BICUBIC, CG_ERR_VALUE,
+             "[%s] antialias is for bilinear and bicubic, got mode %d", op, (int)mode);
+    CG_CHECK(input->dtype == CG_DTYPE_U8, CG_ERR_DTYPE,
+             "[%s] antialias: not supported for dtype %s here (uint8; the Python API resamples floating inputs "
+             "with weight matrices)", op, cg_dtype_name(input->dtype));
+    int64_t out[2];
+    if (interp_sizes(op, input, 2, size, scale_factors, out)) return NULL;
+    return interp_u8(input, out, mode == CG_INTERP_BICUBIC, true, align_corners, scale_factors);
 }
 
 /* ------------------------------------------------------------- pixel shuffle */

@@ -463,6 +463,26 @@ TEST(nn_interpolate) {
     RELEASE(x, x3, r3, xi, ni);
 }
 
+/* uint8 bilinear / bicubic: PyTorch's fixed-point values (Note [uint8 resampling]) */
+TEST(nn_interpolate_uint8) {
+    const uint8_t v[4] = {0, 100, 200, 255};
+    int64_t sh[4] = {1, 1, 2, 2}, s33[2] = {3, 3}, s31[2] = {3, 1}, s3[3] = {1, 1, 4}, o1 = 3;
+    cg_tensor *x = cg_from_data(v, 4, sh, CG_DTYPE_U8);
+    cg_tensor *r = cg_interpolate(x, CG_INTERP_LINEAR, s33, NULL, false);
+    const double want[9] = {0, 50, 100, 100, 139, 178, 200, 228, 255};
+    CHECK(r && cg_tensor_dtype(r) == CG_DTYPE_U8);
+    check_close(r, want, 9, 0, "uint8 bilinear");
+    cg_tensor *a = cg_interpolate_aa(x, CG_INTERP_BICUBIC, s31, NULL, false);
+    const double want_aa[3] = {38, 139, 240};
+    check_close(a, want_aa, 3, 0, "uint8 antialiased bicubic");
+    cg_tensor *x3 = cg_zeros(3, s3, CG_DTYPE_U8, cg_cpu());
+    CHECK_ERR(cg_interpolate(x3, CG_INTERP_LINEAR, &o1, NULL, false) == NULL, CG_ERR_DTYPE, "uint8");
+    cg_tensor *xf = cg_zeros(4, sh, CG_DTYPE_F32, cg_cpu());
+    CHECK_ERR(cg_interpolate_aa(xf, CG_INTERP_LINEAR, s33, NULL, false) == NULL, CG_ERR_DTYPE, "antialias");
+    CHECK_ERR(cg_interpolate_aa(x, CG_INTERP_NEAREST, s33, NULL, false) == NULL, CG_ERR_VALUE, "antialias");
+    RELEASE(x, r, a, x3, xf);
+}
+
 /* ------------------------------------------------------------- pixel shuffle */
 
 static cg_tensor *f_ps(cg_tensor *const *in, void *p) {

@@ -198,6 +198,15 @@ static PyObject *f_is_inference_mode_enabled(PyObject *m, PyObject *u) {
     (void)m, (void)u;
     return PyBool_FromLong(cg_is_inference_mode());
 }
+/* _is_inference(tensor): Tensor.is_inference() */
+static PyObject *f_tensor_is_inference(PyObject *m, PyObject *arg) {
+    (void)m;
+    if (!cgpy_is_tensor(arg)) {
+        PyErr_Format(PyExc_TypeError, "is_inference(): argument 'self' must be Tensor, not %s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    return PyBool_FromLong(cg_tensor_is_inference(cgpy_t(arg)));
+}
 static PyObject *f_set_anomaly_enabled(PyObject *m, PyObject *arg) {
     (void)m;
     int b = PyObject_IsTrue(arg);
@@ -356,6 +365,7 @@ static PyMethodDef module_functions[] = {
     {"is_grad_enabled", f_is_grad_enabled, METH_NOARGS, NULL},
     {"_set_inference_mode", f_set_inference_mode, METH_O, NULL},
     {"is_inference_mode_enabled", f_is_inference_mode_enabled, METH_NOARGS, NULL},
+    {"_is_inference", f_tensor_is_inference, METH_O, NULL},
     {"_set_anomaly_enabled", f_set_anomaly_enabled, METH_O, NULL},
     {"is_anomaly_enabled", f_is_anomaly_enabled, METH_NOARGS, NULL},
     {"get_default_dtype", f_get_default_dtype, METH_NOARGS, NULL},

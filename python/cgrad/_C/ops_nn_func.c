@@ -502,17 +502,19 @@ static int parse_seq(PyObject *o, int ns, int64_t *iv, double *dv, bool *given, 
     return 0;
 }
 
-/* _interpolate(input, mode, size=None, scale_factors=None, align_corners=False):
+/* _interpolate(input, mode, size=None, scale_factors=None, align_corners=False, antialias=False):
  * mode 0 nearest, 1 (bi/tri)linear, 2 bicubic (or those names); size and
- * scale_factors are sequences with one entry per spatial dim, exactly one given. */
+ * scale_factors are sequences with one entry per spatial dim, exactly one given.
+ * Floating inputs, and uint8 ones (bilinear / bicubic on 4-D input, antialias
+ * only for uint8: Note [uint8 resampling]). */
 static PyObject *py_interpolate(FASTKW_ARGS) {
     const char *fname = "interpolate";
-    static const char *const names[] = {"input", "mode", "size", "scale_factors", "align_corners", NULL};
-    PyObject *v[5];
+    static const char *const names[] = {"input", "mode", "size", "scale_factors", "align_corners", "antialias", NULL};
+    PyObject *v[6];
     int64_t mode = 0, size[3];
     double scales[3];
-    bool has_size, has_scale, ac = false;
-    if (PARSE(fname, names, 5, 2, v) || cgpy_need_tensor(v[0], fname, "input")) return NULL;
+    bool has_size, has_scale, ac = false, aa = false;
+    if (PARSE(fname, names, 6, 2, v) || cgpy_need_tensor(v[0], fname, "input")) return NULL;
     if (PyUnicode_Check(v[1])) {
         if (!PyUnicode_CompareWithASCIIString(v[1], "nearest")) mode = CG_INTERP_NEAREST;
         else if (!PyUnicode_CompareWithASCIIString(v[1], "linear") ||
@@ -535,16 +537,17 @@ static PyObject *py_interpolate(FASTKW_ARGS) {
         return NULL;
     }
     if (parse_seq(v[2], ns, size, NULL, &has_size, "size", fname) ||
-        parse_seq(v[3], ns, NULL, scales, &has_scale, "scale_factors", fname) || opt_bool(v[4], &ac))
+        parse_seq(v[3], ns, NULL, scales, &has_scale, "scale_factors", fname) || opt_bool(v[4], &ac) ||
+        opt_bool(v[5], &aa))
         return NULL;
-    if (!cg_dtype_is_floating(cg_tensor_dtype(x))) {
+    if (!cg_dtype_is_floating(cg_tensor_dtype(x)) && cg_tensor_dtype(x) != CG_DTYPE_U8) {
         PyErr_Format(PyExc_NotImplementedError, "interpolate: not implemented for %s input",
                      cg_dtype_name(cg_tensor_dtype(x)));
         return NULL;
     }
     cg_tensor *r;
-    CGPY_NOGIL_IF(cg_tensor_numel(x), r = cg_interpolate(x, (cg_interp_mode)mode, has_size ? size : NULL,
-                                                         has_scale ? scales : NULL, ac));
+    CGPY_NOGIL_IF(cg_tensor_numel(x), r = (aa ? cg_interpolate_aa : cg_interpolate)(x, (cg_interp_mode)mode,
+                                                         has_size ? size : NULL, has_scale ? scales : NULL, ac));
     return result(r);
 }
 

@@ -713,10 +713,47 @@ scaled_dot_product_attention = _C._scaled_dot_product_attention
 _INTERP_RANK = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
 
 
+def _interp_dtype_check(input: Tensor, mode: str, dim: int, antialias: bool) -> None:
+    """PyTorch's CPU kernels resample floating dtypes, and uint8 in nearest / nearest-exact and in 4-D bilinear /
+    bicubic (antialiased or not); anything else raises NotImplementedError naming the kernel that refused it."""
+    if input.is_floating_point() or (input.dtype == _C.uint8 and (mode in ("nearest", "nearest-exact", "bicubic")
+                                                                  or (mode == "bilinear" and dim == 2))):
+        return
+    if antialias:
+        kernel = "compute_index_ranges_weights"
+    elif mode == "area":
+        kernel = "adaptive_avg_pool3d_cpu" if dim == 3 else "adaptive_avg_pool2d"
+    elif mode in ("nearest", "nearest-exact"):
+        kernel = "upsample_nearest2d_channels_last" if dim == 2 else "compute_indices_weights_nearest"
+    elif mode == "bilinear" and dim == 2:
+        kernel = "upsample_bilinear2d_channels_last"
+    elif mode == "bicubic":
+        kernel = "compute_indices_weights_cubic"
+    else:
+        kernel = "compute_indices_weights_linear"
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_type_name(input)}\'')
+
+
+def _interp_layout(input: Tensor, out: Tensor) -> Tensor:
+    """PyTorch allocates interpolate's output in the input's suggested memory format: channels-last in, out."""
+    if input.dim() in (4, 5) and not input.is_contiguous():
+        fmt = _C.channels_last if input.dim() == 4 else _C.channels_last_3d
+        if input.is_contiguous(memory_format=fmt):
+            return out.contiguous(memory_format=fmt)
+    return out
+
+
 def interpolate(input: Tensor, size: _Union[int, _Sequence[int], None] = None,
                 scale_factor: _Union[float, _Sequence[float], None] = None, mode: str = "nearest",
                 align_corners: _Optional[bool] = None, recompute_scale_factor: _Optional[bool] = None,
                 antialias: bool = False) -> Tensor:
+    return _interp_layout(input, _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                                              antialias))
+
+
+def _interpolate(input: Tensor, size: _Union[int, _Sequence[int], None], scale_factor: _Union[float, _Sequence[float], None],
+                 mode: str, align_corners: _Optional[bool], recompute_scale_factor: _Optional[bool],
+                 antialias: bool) -> Tensor:
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -764,7 +801,10 @@ def interpolate(input: Tensor, size: _Union[int, _Sequence[int], None] = None,
         if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
             raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires "
                              "a 4-D tensor as input")
+        _interp_dtype_check(input, mode, dim, True)
         return _interpolate_aa(input, output_size, scale_factors, mode, bool(align_corners))
+    if 1 <= dim <= 3 and mode in ("nearest", "nearest-exact", "area"):
+        _interp_dtype_check(input, mode, dim, False)
     if dim < 1 or dim > 3:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
@@ -799,6 +839,7 @@ def interpolate(input: Tensor, size: _Union[int, _Sequence[int], None] = None,
                                   f" (got {mode})")
     if input.dim() != rank:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {rank}D input")
+    _interp_dtype_check(input, mode, dim, False)
     return _C._interpolate(input, 2 if mode == "bicubic" else 1, output_size, scale_factors, align_corners)
 
 
@@ -849,9 +890,6 @@ def _interpolate_aa(input: Tensor, output_size: _Optional[_List[int]], scale_fac
                     mode: str, align_corners: bool) -> Tensor:
     """interpolate(antialias=True) of a 4-D floating input (Note [Antialiased interpolation]): one weight matrix
     per spatial dim, applied as two matmuls (differentiable as they are)."""
-    if not input.is_floating_point():
-        raise NotImplementedError(f"interpolate(antialias=True): {str(input.dtype).split('.')[-1]} input (cgrad "
-                                  "resamples floating dtypes with antialiasing)")
     if mode == "lanczos":
         raise NotImplementedError("interpolate(antialias=True): mode 'lanczos'")
     sizes = [int(input.shape[2]), int(input.shape[3])]
@@ -860,6 +898,9 @@ def _interpolate_aa(input: Tensor, output_size: _Optional[_List[int]], scale_fac
     if any(o <= 0 for o in output_size) or any(v <= 0 for v in sizes):
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input (H: {sizes[0]}, W: "
                            f"{sizes[1]}) output (H: {output_size[0]}, W: {output_size[1]})")
+    if input.dtype == _C.uint8:  # the fixed-point passes in C (Note [uint8 resampling])
+        return _C._interpolate(input, 2 if mode == "bicubic" else 1, None if scale_factors else output_size,
+                               scale_factors, align_corners, antialias=True)
     cdt = input.dtype if input.dtype in (_C.float32, _C.float64) else _C.float32
     mats = [_C.tensor(_aa_weights(sizes[i], output_size[i], scale_factors[i] if scale_factors else None,
                                   align_corners, mode == "bicubic"), dtype=cdt) for i in range(2)]

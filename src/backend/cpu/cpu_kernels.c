@@ -30,6 +30,7 @@ const cg_kernels cg_cpu_kernels = {
     .batch_norm_backward = cg_cpu_batch_norm_backward,
     .class_target_check = cg_cpu_class_target_check,
     .dropout_mask = cg_cpu_dropout_mask,
+    .resample_u8 = cg_cpu_resample_u8,
     .embedding = cg_cpu_embedding,
     .embedding_renorm = cg_cpu_embedding_renorm,
     .one_hot_scan = cg_cpu_one_hot_scan,

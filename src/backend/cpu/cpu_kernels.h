@@ -64,6 +64,9 @@ cg_status cg_cpu_embedding_renorm(cg_tensor *w, const cg_tensor *idx, double max
 cg_status cg_cpu_one_hot_scan(const cg_tensor *idx, bool *negative, int64_t *bad, int64_t *max);
 cg_status cg_cpu_one_hot(cg_tensor *out, const cg_tensor *idx);
 cg_status cg_cpu_causal_mask(cg_tensor *m);
+/* resample.c */
+cg_status cg_cpu_resample_u8(cg_tensor *y, const cg_tensor *x, int64_t P, int64_t In, int64_t O, int64_t R,
+                             const int64_t *start, const int64_t *count, const int16_t *w, int64_t K, unsigned prec);
 /* random.c */
 cg_status cg_cpu_sample(cg_tensor *out, const cg_sample_args *a);
 cg_status cg_cpu_randperm(cg_tensor *out);

@@ -161,8 +161,8 @@ static inline double cg_erfinv_d(double y) {
 #define CG_HARDTANH(x, lo, hi) ((x) < (lo) ? (lo) : (x) > (hi) ? (hi) : (x))
 /* elu family: x > 0 ? scale*x : scale*alpha*expm1(input_scale*x) */
 #define CG_ELU(x, CT, A, S, IS, EXPM1) ((x) > 0 ? (CT)(S) * (x) : (CT)((S) * (A)) * EXPM1((x) * (CT)(IS)))
-/* hardsigmoid = clamp(x/6 + 1/2, 0, 1) */
-#define CG_HARDSIGMOID(x, CT) ((x) <= (CT)-3 ? (CT)0 : (x) >= (CT)3 ? (CT)1 : (x) / (CT)6 + (CT)0.5)
+/* hardsigmoid = clamp(x + 3, 0, 6) / 6, rounded as PyTorch's (x + 3) / 6 (not x/6 + 1/2: near -3 they differ) */
+#define CG_HARDSIGMOID(x, CT) ((x) <= (CT)-3 ? (CT)0 : (x) >= (CT)3 ? (CT)1 : ((x) + (CT)3) / (CT)6)
 /* hardswish = x relu6(x + 3) / 6: -0 for x <= -3, -inf included (x * 0 there is NaN) */
 #define CG_HARDSWISH(x, CT) ((x) <= (CT)-3 ? -(CT)0 : (x) >= (CT)3 ? (x) : (x) * ((x) + (CT)3) / (CT)6)
 /* mish = x tanh(softplus(x)). In float, with w = e^x, tanh(log(1 + w)) =
