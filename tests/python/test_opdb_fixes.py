@@ -862,8 +862,8 @@ def test_interpolate_antialias_errors() -> None:
     F = cgrad.nn.functional
     with pytest.raises(ValueError, match="Anti-alias option is restricted"):
         F.interpolate(cgrad.ones(1, 1, 4), size=2, mode="linear", antialias=True)
-    with pytest.raises(NotImplementedError, match="uint8"):
-        F.interpolate(cgrad.ones(1, 1, 4, 4, dtype=cgrad.uint8), size=2, mode="bilinear", antialias=True)
+    u = F.interpolate(cgrad.full((1, 1, 4, 4), 7, dtype=cgrad.uint8), size=2, mode="bilinear", antialias=True)
+    assert u.dtype == cgrad.uint8 and u.tolist() == [[[[7, 7], [7, 7]]]]  # uint8: tests/python/test_interpolate_uint8.py
     y = F.interpolate(cgrad.ones(1, 1, 8, 8, dtype=cgrad.float32), size=3, mode="bilinear", antialias=True)
     assert y.dtype == cgrad.float32 and np.allclose(np.array(y.tolist()), 1.0)
 
