@@ -24,7 +24,7 @@ def graph_nodes(t):
         if n is None or n in seen:  # node objects compare and hash by the engine node
             continue
         seen.add(n)
-        names[n.name()] += 1
+        names[type(n).__name__] += 1  # the class name: name() qualifies AccumulateGrad as PyTorch does
         stack.extend(f for f, _ in n.next_functions)
     return names
 

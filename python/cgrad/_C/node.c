@@ -4,6 +4,8 @@
  * Python object at a time (its pyobj slot), so `y.grad_fn is y.grad_fn`. */
 #include "cgpy.h"
 
+#include <string.h>
+
 typedef struct {
     PyObject_HEAD
     cg_node *n;
@@ -15,9 +17,13 @@ static void node_dealloc(PyObject *self) {
     cg_node_release(n);
     Py_TYPE(self)->tp_free(self);
 }
+/* PyTorch's name(): its C++ nodes' qualified names ("torch::autograd::AccumulateGrad"; the class
+ * name, as in repr, stays AccumulateGrad), the generated ones' as they are. */
 static PyObject *node_name(PyObject *self, PyObject *u) {
     (void)u;
-    return PyUnicode_FromString(cg_node_name(((CgNodeObject *)self)->n));
+    const char *name = cg_node_name(((CgNodeObject *)self)->n);
+    if (!strcmp(name, "AccumulateGrad")) return PyUnicode_FromString("torch::autograd::AccumulateGrad");
+    return PyUnicode_FromString(name);
 }
 static PyObject *node_repr(PyObject *self) {
     return PyUnicode_FromFormat("<%s object at %p>", cg_node_name(((CgNodeObject *)self)->n), (void *)((CgNodeObject *)self)->n);

@@ -144,7 +144,7 @@ def _graph_leaves(outputs: List[Any], own: Dict[int, Any]) -> List[Any]:
         if node in seen:
             continue
         seen.add(node)
-        if node.name() == "AccumulateGrad":
+        if type(node).__name__ == "AccumulateGrad":
             var = node.variable
             if id(var) not in own and id(var) not in seen_leaf:
                 seen_leaf.add(id(var))

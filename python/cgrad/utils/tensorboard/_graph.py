@@ -121,7 +121,7 @@ class _Recorder:
         for f in order:
             if f in self.by_fn:
                 continue
-            if f.name() == "AccumulateGrad":
+            if type(f).__name__ == "AccumulateGrad":
                 var = getattr(f, "variable", None)
                 self.by_fn[f] = self.source_leaf(var)
                 continue
