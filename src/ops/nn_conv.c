@@ -93,14 +93,17 @@ static cg_tensor *contig_as(cg_tensor *t, cg_dtype dt, cg_memory_format f) {
 /* Note [Channels-last conv output]: PyTorch's rule (mkldnn_conv_use_channels_last,
  * thnn_conv_use_channels_last): a 2-d convolution whose input or weight suggests channels_last gives
  * a channels_last result; so do its transpose and, for the weight gradient, x or the gradient
- * suggesting it. In 3-d the same holds with channels_last_3d for float32 and the half types (oneDNN
- * computes them); float64 and integer 3-d convolutions are contiguous, as PyTorch's slow 3-d kernels
- * give. PyTorch also takes its slow kernels for some small float32 single-sample 3-d problems (and,
- * on CPUs without bf16 / fp16 instructions, for the half types), and their result is contiguous: a
- * performance heuristic of its, not a layout rule, which cgrad does not follow (its 3-d result keeps
- * channels_last_3d there). The float kernels compute on channels-last operands directly (Note
- * [Channels-last conv]; a contiguous operand is converted once, as PyTorch converts it); the integer
- * kernels compute contiguous and the result is copied into the channels-last output. */
+ * suggesting it. A node's gradients are laid out as its own result (decided from its saved
+ * operands, never from the incoming gradient, as PyTorch's convolution_backward decides from input
+ * and weight): y.sum().backward() sends an expanded gradient, yet x's gradient is channels_last. In
+ * 3-d the same holds with channels_last_3d for float32 and the half types (oneDNN computes them);
+ * float64 and integer 3-d convolutions are contiguous, as PyTorch's slow 3-d kernels give. PyTorch
+ * also takes its slow kernels for some small float32 single-sample 3-d problems (and, on CPUs
+ * without bf16 / fp16 instructions, for the half types), and their result is contiguous: a
+ * performance heuristic of its, not a layout rule, which cgrad does not follow (its 3-d result
+ * keeps channels_last_3d there). The float kernels compute on channels-last operands directly (Note
+ * [Channels-last conv]; a contiguous operand is converted once, as PyTorch converts it); the
+ * integer kernels compute contiguous and the result is copied into the channels-last output. */
 static cg_memory_format conv_out_format(const cg_conv_geom *g, const cg_tensor *a, const cg_tensor *b) {
     if (g->nsp < 2) return CG_MEMORY_CONTIGUOUS;
     if (g->nsp == 3 && (a->dtype == CG_DTYPE_F64 || !cg_dtype_is_floating(a->dtype))) return CG_MEMORY_CONTIGUOUS;
@@ -167,13 +170,14 @@ static bool vol_within(const int64_t v[3], int64_t lim, int64_t *vol) {
     return true;
 }
 
-/* One of the three ops on geometry g0 (g0->n is ignored: a's batch is used).
+/* One of the three ops on geometry g0 (g0->n is ignored: a's batch is used), its result laid out
+ * in `want` (PRESERVE: decided from a and b, Note [Channels-last conv output]).
  * Operands (Note [Conv geometry]):
  *   CONV_FWD:       a = x (N,cin,in..),  b = w (cout,cin/g,k..), bias (cout) or NULL -> (N,cout,out..)
  *   CONV_TRANSPOSE: a = y (N,cout,out..), b = w,                  bias (cin) or NULL  -> (N,cin,in..)
  *   CONV_WGRAD:     a = x (N,cin,in..),  b = y (N,cout,out..)                        -> (cout,cin/g,k..) */
 static cg_tensor *conv_body(conv_kind kind, const char *name, const cg_conv_geom *g0, cg_tensor *a, cg_tensor *b,
-                             cg_tensor *bias) {
+                             cg_tensor *bias, cg_memory_format want) {
     static const int a_which[3] = {0, 2, 0}, b_which[3] = {1, 1, 2}, o_which[3] = {2, 0, 1};
     cg_tensor *args[3] = {a, b, bias};
     int nargs = bias ? 3 : 2;
@@ -198,7 +202,7 @@ static cg_tensor *conv_body(conv_kind kind, const char *name, const cg_conv_geom
     cg_tensor *in[3];
     bool owned;
     if (cg_schema_guard(&k_conv_schema[kind], nargs, args, in, &owned)) return NULL;
-    cg_memory_format f = conv_out_format(&g, in[0], in[1]);
+    cg_memory_format f = want == CG_MEMORY_PRESERVE ? conv_out_format(&g, in[0], in[1]) : want;
     cg_tensor *out = new_in_format(name, no, so, in[0]->dtype, in[0]->device, f);
     if (out && conv_compute(kind, name, &g, in[0], in[1], bias ? in[2] : NULL, out, f)) {
         cg_tensor_release(out);
@@ -223,17 +227,18 @@ static cg_tensor *conv_body(conv_kind kind, const char *name, const cg_conv_geom
 
 /* the call recorded as a profiler event (off the hot path) */
 static CG_PROF_COLD cg_tensor *conv_apply_profiled(conv_kind kind, const char *name, const cg_conv_geom *g0,
-                                                   cg_tensor *a, cg_tensor *b, cg_tensor *bias) {
+                                                   cg_tensor *a, cg_tensor *b, cg_tensor *bias,
+                                                   cg_memory_format want) {
     cg_tensor *args[3] = {a, b, bias};
     int64_t ev = cg_prof_begin(k_conv_schema[kind].name, CG_PROF_OP, bias ? 3 : 2, args);
-    cg_tensor *r = conv_body(kind, name, g0, a, b, bias);
+    cg_tensor *r = conv_body(kind, name, g0, a, b, bias, want);
     cg_prof_end(ev, r);
     return r;
 }
 static cg_tensor *conv_apply(conv_kind kind, const char *name, const cg_conv_geom *g0, cg_tensor *a, cg_tensor *b,
-                             cg_tensor *bias) {
-    if (cg_prof_active()) return conv_apply_profiled(kind, name, g0, a, b, bias);
-    return conv_body(kind, name, g0, a, b, bias);
+                             cg_tensor *bias, cg_memory_format want) {
+    if (cg_prof_active()) return conv_apply_profiled(kind, name, g0, a, b, bias, want);
+    return conv_body(kind, name, g0, a, b, bias, want);
 }
 
 /* ---------------------------------------------------------------- backward (Note [Conv backward]) */
@@ -269,22 +274,17 @@ static cg_status run_backward(cg_node *node, cg_tensor *const *gout, cg_tensor *
     geom_unpack(node->iattr, &geo);
     cg_tensor *saved[2] = {NULL, NULL};
     cg_status st = CG_OK;
+    bool any = cg_node_needs_grad(node, 0) || cg_node_needs_grad(node, 1);
+    for (int s = 0; any && s < 2 && !st; s++)
+        if (!(saved[s] = cg_node_saved(node, s))) st = cg_last_error();
+    /* the gradients are laid out as the node's own result (Note [Channels-last conv output]):
+     * PyTorch decides them from the input and weight, not from the incoming gradient */
+    cg_memory_format f = any && !st ? conv_out_format(&geo, saved[0], saved[1]) : CG_MEMORY_CONTIGUOUS;
     for (int i = 0; i < 2 && !st; i++) {
         if (!cg_node_needs_grad(node, i)) continue;
         cg_tensor *opnd[2] = {NULL, NULL};
-        for (int k = 0; k < 2; k++) {
-            int s = ops[i][k];
-            if (s < 0) {
-                opnd[k] = gout[0];
-            } else {
-                if (!saved[s] && !(saved[s] = cg_node_saved(node, s))) {
-                    st = cg_last_error();
-                    break;
-                }
-                opnd[k] = saved[s];
-            }
-        }
-        if (!st && !(gin[i] = conv_apply(kinds[i], names[i], &geo, opnd[0], opnd[1], NULL))) st = cg_last_error();
+        for (int k = 0; k < 2; k++) opnd[k] = ops[i][k] < 0 ? gout[0] : saved[ops[i][k]];
+        if (!(gin[i] = conv_apply(kinds[i], names[i], &geo, opnd[0], opnd[1], NULL, f))) st = cg_last_error();
     }
     if (!st && node->num_inputs == 3 && cg_node_needs_grad(node, 2) && !(gin[2] = bias_grad(gout[0])))
         st = cg_last_error();
@@ -367,9 +367,9 @@ static cg_status check_bias(const char *name, cg_tensor *bias, int64_t channels)
 /* Run op `kind` on input with a batch dim added when it has none. */
 static cg_tensor *run_batched(conv_kind kind, const char *name, const cg_conv_geom *g, cg_tensor *input,
                               cg_tensor *weight, cg_tensor *bias, bool batched) {
-    if (batched) return conv_apply(kind, name, g, input, weight, bias);
+    if (batched) return conv_apply(kind, name, g, input, weight, bias, CG_MEMORY_PRESERVE);
     cg_tensor *x = cg_unsqueeze(input, 0);
-    cg_tensor *y = x ? conv_apply(kind, name, g, x, weight, bias) : NULL;
+    cg_tensor *y = x ? conv_apply(kind, name, g, x, weight, bias, CG_MEMORY_PRESERVE) : NULL;
     cg_tensor *r = y ? cg_squeeze_dim(y, 0) : NULL;
     cg_tensor_release(x);
     cg_tensor_release(y);

@@ -108,7 +108,7 @@ def test_conv_transpose_values_grads_strides(case, layouts, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("case", [0, 1, 3, 6])
+@pytest.mark.parametrize("case", [0, 1, 3, 7])
 def test_half_channels_last(case, dtype):
     """Half operands stay half in the kernels (converted per chunk) and accumulate in float32: the
     result is the float32 result rounded once, PyTorch's to a unit in the last place."""
@@ -123,7 +123,7 @@ def test_half_channels_last(case, dtype):
         np.testing.assert_allclose(c.float().detach().numpy(), r.float().detach().numpy(), rtol=2e-2, atol=2e-2)
 
 
-@pytest.mark.parametrize("dtype,case", [("int64", 0), ("int64", 1), ("int64", 6), ("int32", 0), ("uint8", 3)])
+@pytest.mark.parametrize("dtype,case", [("int64", 0), ("int64", 1), ("int64", 7), ("int32", 0), ("uint8", 3)])
 def test_integer_channels_last(case, dtype):
     """Integer conv is exact (Note [Integer conv]); a channels_last operand gives a channels_last result."""
     nsp, xs, ws, kw = CONV[case]
@@ -172,7 +172,7 @@ def test_empty_batch_and_unbatched():
     compare(got, want, 1e-12)
 
 
-@pytest.mark.parametrize("fn,case", [("conv2d", 1), ("conv2d", 3), ("conv3d", 7), ("conv_transpose2d", 0)])
+@pytest.mark.parametrize("fn,case", [("conv2d", 1), ("conv2d", 3), ("conv3d", 8), ("conv_transpose2d", 0)])
 def test_gradgradcheck_channels_last(fn, case):
     nsp, xs, ws, kw = (CONV if fn.startswith("conv") and "transpose" not in fn else TRANSPOSE)[case]
     small = tuple(min(s, 4) if i >= 2 else s for i, s in enumerate(xs))
@@ -228,3 +228,19 @@ def test_module_training_step_channels_last():
     np.testing.assert_allclose(cy.detach().numpy(), ty.detach().numpy(), rtol=1e-4, atol=1e-5)
     for a, b in zip(cp, tp):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("layouts", LAYOUTS[:3])
+@pytest.mark.parametrize("fn,case", [("conv2d", 0), ("conv2d", 3), ("conv_transpose2d", 0), ("conv3d", 7)])
+def test_gradient_layout_follows_the_operands_not_the_incoming_gradient(fn, case, layouts):
+    """y.sum() sends an expanded gradient; autograd.grad's results (no AccumulateGrad in between) are
+    laid out from x and w, as PyTorch's."""
+    nsp, xs, ws, kw = (TRANSPOSE if "transpose" in fn else CONV)[case]
+    xa, wa, _ = arrays(xs, ws, 0)
+    strides = []
+    for lib in (cgrad, torch):
+        x = make(lib, xa, nsp, layouts[0], "float32").requires_grad_()
+        w = make(lib, wa, nsp, layouts[1], "float32").requires_grad_()
+        gx, gw = lib.autograd.grad(getattr(lib.nn.functional, fn)(x, w, **kw).sum(), [x, w])
+        strides.append((layout(gx), layout(gw)))
+    assert strides[0] == strides[1]

@@ -11,6 +11,7 @@
  * instead a vector operation over a block of channels:
  *   forward:     y[n, o, c]  = bias[c] + sum_t x[n, p(o, t), c] * w[c, t]
  *   transpose:   x'[n, p, c] = bias[c] + sum over (o, t) reading p of y'[n, o, c] * w[c, t]
+ *                (gathered per input position, so every sum stays in registers)
  *   weight grad: w'[c, t]    = sum_{n, o} y'[n, o, c] * x[n, p(o, t), c]
  * (t a tap, p(o, t) the position it reads; padding reads are skipped). The
  * weight is first transposed to (kvol, C) so a tap's weights are contiguous
@@ -58,6 +59,37 @@ static inline int64_t dw_source(const cg_conv_geom *g, int64_t o0, int64_t o1, i
                 }                                                                                \
     } while (0)
 
+/* FOR_READERS runs its body for every (tap t, output position o) pair that reads input position q
+ * (the transpose's gather form: o_d = (q_d + pad_d - j_d * dil_d) / stride_d when that divides and
+ * lands inside the output). */
+static inline bool dw_reader(int64_t q, int64_t j, int64_t pad, int64_t dil, int64_t stride, int64_t out,
+                             int64_t *o) {
+    int64_t r = q + pad - j * dil;
+    if (stride == 1) { /* no division: the common case */
+        *o = r;
+        return r >= 0 && r < out;
+    }
+    if (r < 0 || r % stride) return false;
+    *o = r / stride;
+    return *o < out;
+}
+#define FOR_READERS(g, q, t, o, ...)                                                             \
+    do {                                                                                         \
+        int64_t q2_ = (q) % (g)->in[2], q1_ = (q) / (g)->in[2] % (g)->in[1];                     \
+        int64_t q0_ = (q) / (g)->in[2] / (g)->in[1], a0_, a1_, a2_;                              \
+        int64_t t = 0;                                                                           \
+        for (int64_t j0_ = 0; j0_ < (g)->k[0]; j0_++)                                            \
+            for (int64_t j1_ = 0; j1_ < (g)->k[1]; j1_++)                                        \
+                for (int64_t j2_ = 0; j2_ < (g)->k[2]; j2_++, t++) {                             \
+                    if (!dw_reader(q0_, j0_, (g)->pad[0], (g)->dil[0], (g)->stride[0], (g)->out[0], &a0_) || \
+                        !dw_reader(q1_, j1_, (g)->pad[1], (g)->dil[1], (g)->stride[1], (g)->out[1], &a1_) || \
+                        !dw_reader(q2_, j2_, (g)->pad[2], (g)->dil[2], (g)->stride[2], (g)->out[2], &a2_))   \
+                        continue;                                                                \
+                    int64_t o = (a0_ * (g)->out[1] + a1_) * (g)->out[2] + a2_;                   \
+                    __VA_ARGS__                                                                  \
+                }                                                                                \
+    } while (0)
+
 #define DW_KERNELS(T_, SFX)                                                                          \
     static void dw_forward_##SFX(int64_t u0, int64_t u1, void *p) {                                  \
         const dw_job *j = p;                                                                         \
@@ -88,15 +120,14 @@ static inline int64_t dw_source(const cg_conv_geom *g, int64_t o0, int64_t o1, i
             int64_t nc = j->C - c0 < DW_BLOCK ? j->C - c0 : DW_BLOCK;                                \
             const T_ *y = (const T_ *)j->y + n * j->L * j->C + c0;                                   \
             T_ *x = (T_ *)j->out + n * j->P * j->C + c0;                                             \
-            for (int64_t q = 0; q < j->P; q++)                                                       \
-                for (int64_t c = 0; c < nc; c++) x[q * j->C + c] = bias ? bias[c0 + c] : 0;          \
-            for (int64_t o = 0; o < j->L; o++) {                                                     \
-                const T_ *yo = y + o * j->C;                                                         \
-                FOR_TAPS(g, o, t, s, {                                                               \
-                    T_ *xs = x + s * j->C;                                                           \
-                    const T_ *wts = wt + t * j->C + c0;                                              \
-                    for (int64_t c = 0; c < nc; c++) xs[c] += yo[c] * wts[c];                        \
+            for (int64_t q = 0; q < j->P; q++) {                                                     \
+                T_ acc[DW_BLOCK];                                                                    \
+                for (int64_t c = 0; c < nc; c++) acc[c] = bias ? bias[c0 + c] : 0;                   \
+                FOR_READERS(g, q, t, o, {                                                            \
+                    const T_ *yo = y + o * j->C, *wts = wt + t * j->C + c0;                          \
+                    for (int64_t c = 0; c < nc; c++) acc[c] += yo[c] * wts[c];                       \
                 });                                                                                  \
+                memcpy(x + q * j->C, acc, (size_t)nc * sizeof(T_));                                  \
             }                                                                                        \
         }                                                                                            \
     }                                                                                                \
