@@ -29,6 +29,7 @@ static const cg_device k_cpu = {CG_DEVICE_CPU, 0};
 typedef struct dw_job {
     const cg_conv_geom *g;
     cg_dtype dt;
+    bool tr; /* the transpose: y' in, x' out */
     int64_t C, T, L, P, nblk, parts, per_part;
     const char *x, *y, *wt, *bias;
     char *out, *partials; /* partials: (parts, T, C) for the weight gradient */
@@ -90,44 +91,30 @@ static inline bool dw_reader(int64_t q, int64_t j, int64_t pad, int64_t dil, int
                 }                                                                                \
     } while (0)
 
+/* acc += src row r * tap t's weights (dw_gather's body) */
+#define DW_ACC(T_)                                                                               \
+    {                                                                                            \
+        const T_ *sr = src + r * j->C, *wts = wt + t * j->C + c0;                                \
+        for (int64_t c = 0; c < nc; c++) acc[c] += sr[c] * wts[c];                               \
+    }
 #define DW_KERNELS(T_, SFX)                                                                          \
-    static void dw_forward_##SFX(int64_t u0, int64_t u1, void *p) {                                  \
+    /* forward (y from x, over taps) and transpose (x' from y', over readers) alike */             \
+    static void dw_gather_##SFX(int64_t u0, int64_t u1, void *p) {                                   \
         const dw_job *j = p;                                                                         \
         const cg_conv_geom *g = j->g;                                                                \
         const T_ *wt = (const T_ *)j->wt, *bias = (const T_ *)j->bias;                               \
+        int64_t svol = j->tr ? j->L : j->P, dvol = j->tr ? j->P : j->L;                              \
         for (int64_t u = u0; u < u1; u++) {                                                          \
             int64_t n = u / j->nblk, c0 = u % j->nblk * DW_BLOCK;                                    \
             int64_t nc = j->C - c0 < DW_BLOCK ? j->C - c0 : DW_BLOCK;                                \
-            const T_ *x = (const T_ *)j->x + n * j->P * j->C + c0;                                   \
-            T_ *y = (T_ *)j->out + n * j->L * j->C + c0;                                             \
-            for (int64_t o = 0; o < j->L; o++) {                                                     \
+            const T_ *src = (const T_ *)(j->tr ? j->y : j->x) + n * svol * j->C + c0;                \
+            T_ *dst = (T_ *)j->out + n * dvol * j->C + c0;                                           \
+            for (int64_t q = 0; q < dvol; q++) {                                                     \
                 T_ acc[DW_BLOCK];                                                                    \
                 for (int64_t c = 0; c < nc; c++) acc[c] = bias ? bias[c0 + c] : 0;                   \
-                FOR_TAPS(g, o, t, s, {                                                               \
-                    const T_ *xs = x + s * j->C, *wts = wt + t * j->C + c0;                          \
-                    for (int64_t c = 0; c < nc; c++) acc[c] += xs[c] * wts[c];                       \
-                });                                                                                  \
-                memcpy(y + o * j->C, acc, (size_t)nc * sizeof(T_));                                  \
-            }                                                                                        \
-        }                                                                                            \
-    }                                                                                                \
-    static void dw_transpose_##SFX(int64_t u0, int64_t u1, void *p) {                                \
-        const dw_job *j = p;                                                                         \
-        const cg_conv_geom *g = j->g;                                                                \
-        const T_ *wt = (const T_ *)j->wt, *bias = (const T_ *)j->bias;                               \
-        for (int64_t u = u0; u < u1; u++) {                                                          \
-            int64_t n = u / j->nblk, c0 = u % j->nblk * DW_BLOCK;                                    \
-            int64_t nc = j->C - c0 < DW_BLOCK ? j->C - c0 : DW_BLOCK;                                \
-            const T_ *y = (const T_ *)j->y + n * j->L * j->C + c0;                                   \
-            T_ *x = (T_ *)j->out + n * j->P * j->C + c0;                                             \
-            for (int64_t q = 0; q < j->P; q++) {                                                     \
-                T_ acc[DW_BLOCK];                                                                    \
-                for (int64_t c = 0; c < nc; c++) acc[c] = bias ? bias[c0 + c] : 0;                   \
-                FOR_READERS(g, q, t, o, {                                                            \
-                    const T_ *yo = y + o * j->C, *wts = wt + t * j->C + c0;                          \
-                    for (int64_t c = 0; c < nc; c++) acc[c] += yo[c] * wts[c];                       \
-                });                                                                                  \
-                memcpy(x + q * j->C, acc, (size_t)nc * sizeof(T_));                                  \
+                if (j->tr) FOR_READERS(g, q, t, r, DW_ACC(T_));                                      \
+                else FOR_TAPS(g, q, t, r, DW_ACC(T_));                                               \
+                memcpy(dst + q * j->C, acc, (size_t)nc * sizeof(T_));                                \
             }                                                                                        \
         }                                                                                            \
     }                                                                                                \
@@ -213,8 +200,8 @@ cg_status cg_conv_cpu_depthwise_nhwc(cg_conv_kind kind, cg_dtype dt, cg_dtype ad
         j.wt = wt;
         if (fwd) j.x = av;
         else j.y = av;
-        cg_range_fn fn = fwd ? (f32 ? dw_forward_f32 : dw_forward_f64) : (f32 ? dw_transpose_f32 : dw_transpose_f64);
-        cg_parallel_for(g->n * j.nblk, 1, fn, &j);
+        j.tr = tr;
+        cg_parallel_for(g->n * j.nblk, 1, f32 ? dw_gather_f32 : dw_gather_f64, &j);
         cg_free(wt, wbytes ? wbytes : 1, k_cpu);
     } else {
         j.x = av, j.y = bv;
