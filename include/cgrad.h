@@ -882,17 +882,23 @@ CG_API cg_tensor *cg_conv_transpose3d(cg_tensor *input, cg_tensor *weight, cg_te
                                       const int64_t *padding, const int64_t *output_padding, int64_t groups,
                                       const int64_t *dilation);
 
-/* Pooling over the last 1 / 2 dims of input (N, C, *spatial) or (C, *spatial).
+/* Pooling over the last 1 / 2 / 3 dims of input (N, C, *spatial) or (C, *spatial).
  * kernel_size, stride, padding, dilation: one entry per spatial dim; stride NULL
  * means stride = kernel_size, padding NULL = 0, dilation NULL = 1; padding must
  * be at most half the kernel size. ceil_mode rounds the output size up (a
  * window must still start inside the input or its left padding).
  * max_pool: *out receives the values; indices (may be NULL) receives int64 flat
- * indices into each input (H*W) plane, like PyTorch. NaN propagates. */
+ * indices into each input (L, H*W or D*H*W) plane, like PyTorch. NaN propagates.
+ * Outputs, indices and gradients keep a channels_last / channels_last_3d input's
+ * layout where PyTorch's CPU kernels do (max / avg / adaptive pools in 1-D and
+ * 2-D, max_pool3d; Note [Channels-last pool] in src/ops/nn_pool.c). */
 CG_API cg_status cg_max_pool1d(cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
                                const int64_t *padding, const int64_t *dilation, bool ceil_mode, cg_tensor **out,
                                cg_tensor **indices);
 CG_API cg_status cg_max_pool2d(cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+                               const int64_t *padding, const int64_t *dilation, bool ceil_mode, cg_tensor **out,
+                               cg_tensor **indices);
+CG_API cg_status cg_max_pool3d(cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
                                const int64_t *padding, const int64_t *dilation, bool ceil_mode, cg_tensor **out,
                                cg_tensor **indices);
 /* avg_pool: count_include_pad counts padded positions in the divisor;
@@ -904,13 +910,19 @@ CG_API cg_tensor *cg_avg_pool1d(cg_tensor *input, const int64_t *kernel_size, co
 CG_API cg_tensor *cg_avg_pool2d(cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
                                 const int64_t *padding, bool ceil_mode, bool count_include_pad,
                                 int64_t divisor_override);
+CG_API cg_tensor *cg_avg_pool3d(cg_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+                                const int64_t *padding, bool ceil_mode, bool count_include_pad,
+                                int64_t divisor_override);
 /* Adaptive pooling: output_size one entry per spatial dim; window o of a dim
  * of size I covers [floor(o*I/O), ceil((o+1)*I/O)). */
 CG_API cg_tensor *cg_adaptive_avg_pool1d(cg_tensor *input, const int64_t *output_size);
 CG_API cg_tensor *cg_adaptive_avg_pool2d(cg_tensor *input, const int64_t *output_size);
+CG_API cg_tensor *cg_adaptive_avg_pool3d(cg_tensor *input, const int64_t *output_size);
 CG_API cg_status cg_adaptive_max_pool1d(cg_tensor *input, const int64_t *output_size, cg_tensor **out,
                                         cg_tensor **indices);
 CG_API cg_status cg_adaptive_max_pool2d(cg_tensor *input, const int64_t *output_size, cg_tensor **out,
+                                        cg_tensor **indices);
+CG_API cg_status cg_adaptive_max_pool3d(cg_tensor *input, const int64_t *output_size, cg_tensor **out,
                                         cg_tensor **indices);
 
 /* ------------------------------------------------------------- nn: normalization, losses, embedding, misc */

@@ -35,7 +35,8 @@ RETURNS = {
     "is_deterministic_algorithms_warn_only_enabled": "bool",
 }
 RETURNS.update({n: "Tuple[_TensorBase, _TensorBase]" for n in (  # nn pooling: (values, indices)
-    "max_pool1d_with_indices", "max_pool2d_with_indices", "adaptive_max_pool1d", "adaptive_max_pool2d")})
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d")})
 RETURNS["lstm_layer"] = "Tuple[_TensorBase, _TensorBase, _TensorBase]"  # (output, h_n, c_n)
 
 

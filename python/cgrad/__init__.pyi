@@ -208,6 +208,7 @@ from ._C import max as max
 from ._C import max_pool1d as max_pool1d
 from ._C import max_pool1d_with_indices as max_pool1d_with_indices
 from ._C import max_pool2d as max_pool2d
+from ._C import max_pool3d as max_pool3d
 from ._C import maximum as maximum
 from ._C import mean as mean
 from ._C import memory_format as memory_format

@@ -43,17 +43,21 @@ typedef enum cg_conv_kind { CG_CONV_FORWARD = 0, CG_CONV_TRANSPOSE = 1, CG_CONV_
  *   adaptive: start = floor(o*I/O), count = ceil((o+1)*I/O) - start, step = 1.
  * The avg divisor is divisor_override, or the product over dims of each
  * window's size — clipped to [-pad, in+pad) with count_include_pad, to the
- * input otherwise (PyTorch's rule); an empty window averages to 0. */
+ * input otherwise (PyTorch's rule); an empty window averages to 0.
+ * channels picks the memory layout of every operand (Note [Channels-last pool], src/ops/nn_pool.c):
+ * 0 is planar, each (planes, spatial...) contiguous; C > 0 is channels-last, (batch, spatial..., C)
+ * contiguous (the NHWC / NDHWC memory of a channels_last tensor), planes = batch * C. */
 typedef struct cg_pool_geom {
     int nsp;
     bool adaptive, count_include_pad;
     int64_t divisor; /* 0 = none */
+    int64_t channels; /* 0 = planar layout, else C of the channels-last layout */
     int64_t in[3], out[3], k[3], s[3], p[3], d[3];
 } cg_pool_geom;
 
-/* The common geometry: no padding, no dilation, every window inside the input, not adaptive. */
+/* The common geometry: no padding, no dilation, every window inside the input, not adaptive, planar. */
 static inline bool cg_pool_simple_windows(const cg_pool_geom *g) {
-    if (g->adaptive) return false;
+    if (g->adaptive || g->channels) return false;
     for (int c = 0; c < 3; c++)
         if (g->p[c] != 0 || g->d[c] != 1 || (g->out[c] - 1) * g->s[c] + g->k[c] > g->in[c]) return false;
     return true;
@@ -132,15 +136,17 @@ typedef struct cg_kernels {
     /* out (C) = the sums of g (N, C, spatial...) over every dim but the channel; float32 / float64, contiguous
      * or dense channels-last */
     cg_status (*conv_bias_grad)(cg_tensor *out, const cg_tensor *g);
-    /* pool geometry g (Note [Pool windows]) over contiguous float32 / float64 tensors of one dtype, viewed as
-     * (planes, spatial...):
+    /* pool geometry g (Note [Pool windows]) over float32 / float64 (or int64: Note [Integer pool]) tensors of
+     * one dtype, dense in g's layout: (planes, spatial...) contiguous, or (batch, spatial..., C) when
+     * g->channels (Note [Channels-last pool]); shapes below are the planar ones:
      *   CG_POOL_MAX:          src (planes, in..) -> dst (planes, out..) and idx: int64 flat argmax indices into
      *                         the plane, or (cg_pool_2x2 geometries only) int32 tap codes, or NULL (values only)
      *   CG_POOL_AVG:          src (planes, in..) -> dst (planes, out..), idx NULL
      *   CG_POOL_AVG_BACKWARD: src (planes, out..) -> dst (planes, in..), its adjoint, idx NULL */
     cg_status (*pool)(cg_pool_kind kind, const cg_pool_geom *g, cg_tensor *dst, cg_tensor *idx, const cg_tensor *src);
     /* the first-order max pool backward: gx (planes, in..) = zeros, then gx[argmax] += gy (planes, out..); idx
-     * as CG_POOL_MAX wrote it (int64 indices or int32 codes); gx, gy float32 / float64 contiguous */
+     * as CG_POOL_MAX wrote it (int64 indices or int32 codes); gx, gy float32 / float64, all dense in g's
+     * layout */
     cg_status (*max_pool_backward)(const cg_pool_geom *g, cg_tensor *gx, const cg_tensor *gy, const cg_tensor *idx);
     /* index (int64) <- the flat indices of int32 tap codes (a cg_pool_2x2 geometry), contiguous, one shape */
     cg_status (*max_pool_codes_to_index)(const cg_pool_geom *g, cg_tensor *index, const cg_tensor *codes);

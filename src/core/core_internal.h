@@ -170,6 +170,8 @@ cg_tensor *cg_tensor_new_strided(const char *op, int ndim, const int64_t *shape,
 /* The dense strides of format f (CONTIGUOUS, CHANNELS_LAST for ndim 4, CHANNELS_LAST_3D for 5) for shape.
  * false when f does not apply to ndim. */
 bool cg_memory_strides(cg_memory_format f, int ndim, const int64_t *shape, int64_t *strides);
+/* cg_tensor_suggest_memory_format of a tensor of this shape and these strides */
+cg_memory_format cg_strides_suggest_memory_format(int ndim, const int64_t *shape, const int64_t *strides);
 /* The strides that lay shape out in memory in the dim order `perm` (perm[0] outermost), from the raw
  * sizes as PyTorch's channels-last strides are. */
 void cg_permuted_strides(int ndim, const int64_t *shape, const int *perm, int64_t *strides);

@@ -329,24 +329,28 @@ bool cg_tensor_is_contiguous_as(const cg_tensor *t, cg_memory_format f) {
 
 /* PyTorch's is_channels_last_strides_2d / _3d: channel stride smallest, then W, H (D), N in
  * increasing order; a tensor with C == 1 or ambiguous strides stays contiguous. */
-static bool channels_last_strided(const cg_tensor *t, const int *order) {
+static bool channels_last_strided(int ndim, const int64_t *shape, const int64_t *strides, const int *order) {
     int64_t min = 0;
-    if (t->strides[1] == 0) return false;
-    for (int i = 0; i < t->ndim; i++) {
+    if (strides[1] == 0) return false;
+    for (int i = 0; i < ndim; i++) {
         int d = order[i];
-        if (t->shape[d] == 0) return false;
-        if (t->strides[d] < min) return false;
-        if (d == 0 && min == t->strides[1]) return false; /* N and C strides tie: ambiguous */
-        min = t->strides[d];
-        if (t->shape[d] > 1) min *= t->shape[d];
+        if (shape[d] == 0) return false;
+        if (strides[d] < min) return false;
+        if (d == 0 && min == strides[1]) return false; /* N and C strides tie: ambiguous */
+        min = strides[d];
+        if (shape[d] > 1) min *= shape[d];
     }
     return true;
 }
 
-cg_memory_format cg_tensor_suggest_memory_format(const cg_tensor *t) {
-    if (t->ndim == 4 && channels_last_strided(t, cl2d_inner)) return CG_MEMORY_CHANNELS_LAST;
-    if (t->ndim == 5 && channels_last_strided(t, cl3d_inner)) return CG_MEMORY_CHANNELS_LAST_3D;
+cg_memory_format cg_strides_suggest_memory_format(int ndim, const int64_t *shape, const int64_t *strides) {
+    if (ndim == 4 && channels_last_strided(ndim, shape, strides, cl2d_inner)) return CG_MEMORY_CHANNELS_LAST;
+    if (ndim == 5 && channels_last_strided(ndim, shape, strides, cl3d_inner)) return CG_MEMORY_CHANNELS_LAST_3D;
     return CG_MEMORY_CONTIGUOUS;
+}
+
+cg_memory_format cg_tensor_suggest_memory_format(const cg_tensor *t) {
+    return cg_strides_suggest_memory_format(t->ndim, t->shape, t->strides);
 }
 
 bool cg_tensor_is_non_overlapping_and_dense(const cg_tensor *t) {

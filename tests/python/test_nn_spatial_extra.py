@@ -86,9 +86,9 @@ def test_pool3d_errors() -> None:
     x = _c(_x(1, 1, 4, 4, 4))
     with pytest.raises(RuntimeError, match="pad should be at most half"):
         S.max_pool3d(x, 2, padding=2)
-    with pytest.raises(RuntimeError, match="Output size is too small"):
+    with pytest.raises(RuntimeError, match="(?i)output size is too small"):
         S.avg_pool3d(x, 5)
-    with pytest.raises(RuntimeError, match="4D or 5D"):
+    with pytest.raises(RuntimeError, match="expected input with 5 dims"):
         S.max_pool3d(_c(_x(4, 4)), 2)
     with pytest.raises(NotImplementedError, match="Long"):
         S.adaptive_avg_pool3d(cgrad.zeros((1, 2, 2, 2), dtype=cgrad.int64), 1)

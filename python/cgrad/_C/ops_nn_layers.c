@@ -207,7 +207,7 @@ typedef cg_status (*maxpool_fn)(cg_tensor *, const int64_t *, const int64_t *, c
 static PyObject *maxpool_common(FASTKW_ARGS, int nsp, maxpool_fn fn, bool with_indices, const char *fname) {
     static const char *const names[] = {"input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", NULL};
     PyObject *v[6];
-    int64_t ks[2], st[2], pad[2], dil[2];
+    int64_t ks[3], st[3], pad[3], dil[3];
     bool ceil_mode = false;
     int no_stride;
     if (PARSE(fname, names, 6, 2, v) || int_list(v[1], nsp, ks, 0, false, fname, "kernel_size") < 0 ||
@@ -233,6 +233,12 @@ static PyObject *f_max_pool1d_with_indices(FASTKW_ARGS) {
 static PyObject *f__max_pool2d_with_indices(FASTKW_ARGS) {
     return maxpool_common(self, args, nargs, kw, 2, cg_max_pool2d, true, "max_pool2d_with_indices");
 }
+static PyObject *f_max_pool3d(FASTKW_ARGS) {
+    return maxpool_common(self, args, nargs, kw, 3, cg_max_pool3d, false, "max_pool3d");
+}
+static PyObject *f__max_pool3d_with_indices(FASTKW_ARGS) {
+    return maxpool_common(self, args, nargs, kw, 3, cg_max_pool3d, true, "max_pool3d_with_indices");
+}
 
 typedef cg_tensor *(*avgpool_fn)(cg_tensor *, const int64_t *, const int64_t *, const int64_t *, bool, bool, int64_t);
 
@@ -241,7 +247,7 @@ static PyObject *avgpool_common(FASTKW_ARGS, int nsp, avgpool_fn fn, const char 
     static const char *const names[] = {"input", "kernel_size", "stride", "padding", "ceil_mode",
                                         "count_include_pad", "divisor_override", NULL};
     PyObject *v[7];
-    int64_t ks[2], st[2], pad[2], div = 0;
+    int64_t ks[3], st[3], pad[3], div = 0;
     bool ceil_mode = false, count_pad = true;
     int no_stride;
     int npos = nsp == 1 ? 6 : 7; /* torch.avg_pool1d has no divisor_override */
@@ -267,23 +273,27 @@ static PyObject *avgpool_common(FASTKW_ARGS, int nsp, avgpool_fn fn, const char 
 }
 static PyObject *f_avg_pool1d(FASTKW_ARGS) { return avgpool_common(self, args, nargs, kw, 1, cg_avg_pool1d, "avg_pool1d"); }
 static PyObject *f__avg_pool2d(FASTKW_ARGS) { return avgpool_common(self, args, nargs, kw, 2, cg_avg_pool2d, "avg_pool2d"); }
+static PyObject *f__avg_pool3d(FASTKW_ARGS) { return avgpool_common(self, args, nargs, kw, 3, cg_avg_pool3d, "avg_pool3d"); }
 
 /* adaptive_{avg,max}_poolNd(input, output_size) */
 static PyObject *adaptive_common(FASTKW_ARGS, int nsp, bool is_max, const char *fname) {
     static const char *const names[] = {"input", "output_size", NULL};
     PyObject *v[2];
-    int64_t os[2];
+    int64_t os[3];
     if (PARSE(fname, names, 2, 2, v) || int_list(v[1], nsp, os, 0, false, fname, "output_size") < 0) return NULL;
     cg_tensor *x = cgpy_t(v[0]);
     if (!is_max) {
         cg_tensor *r;
-        CGPY_NOGIL_IF(NUMEL(x), r = nsp == 1 ? cg_adaptive_avg_pool1d(x, os) : cg_adaptive_avg_pool2d(x, os));
+        CGPY_NOGIL_IF(NUMEL(x), r = nsp == 1   ? cg_adaptive_avg_pool1d(x, os)
+                                    : nsp == 2 ? cg_adaptive_avg_pool2d(x, os)
+                                               : cg_adaptive_avg_pool3d(x, os));
         return result(r);
     }
     cg_tensor *out = NULL, *idx = NULL;
     cg_status s;
-    CGPY_NOGIL_IF(NUMEL(x), s = nsp == 1 ? cg_adaptive_max_pool1d(x, os, &out, &idx)
-                                         : cg_adaptive_max_pool2d(x, os, &out, &idx));
+    CGPY_NOGIL_IF(NUMEL(x), s = nsp == 1   ? cg_adaptive_max_pool1d(x, os, &out, &idx)
+                                : nsp == 2 ? cg_adaptive_max_pool2d(x, os, &out, &idx)
+                                           : cg_adaptive_max_pool3d(x, os, &out, &idx));
     if (s != CG_OK) return raise_engine();
     return pair(out, idx);
 }
@@ -298,6 +308,12 @@ static PyObject *f_adaptive_max_pool1d(FASTKW_ARGS) {
 }
 static PyObject *f__adaptive_max_pool2d(FASTKW_ARGS) {
     return adaptive_common(self, args, nargs, kw, 2, true, "adaptive_max_pool2d");
+}
+static PyObject *f__adaptive_avg_pool3d(FASTKW_ARGS) {
+    return adaptive_common(self, args, nargs, kw, 3, false, "adaptive_avg_pool3d");
+}
+static PyObject *f__adaptive_max_pool3d(FASTKW_ARGS) {
+    return adaptive_common(self, args, nargs, kw, 3, true, "adaptive_max_pool3d");
 }
 
 /* ================================================================ normalization */
@@ -493,12 +509,17 @@ PyMethodDef cgpy_nn_layers_functions[] = {
     CGPY_FASTKW("max_pool2d", f_max_pool2d),
     CGPY_FASTKW("max_pool1d_with_indices", f_max_pool1d_with_indices),
     CGPY_FASTKW("_max_pool2d_with_indices", f__max_pool2d_with_indices),
+    CGPY_FASTKW("max_pool3d", f_max_pool3d),
+    CGPY_FASTKW("_max_pool3d_with_indices", f__max_pool3d_with_indices),
     CGPY_FASTKW("avg_pool1d", f_avg_pool1d),
     CGPY_FASTKW("_avg_pool2d", f__avg_pool2d),
+    CGPY_FASTKW("_avg_pool3d", f__avg_pool3d),
     CGPY_FASTKW("adaptive_avg_pool1d", f_adaptive_avg_pool1d),
     CGPY_FASTKW("_adaptive_avg_pool2d", f__adaptive_avg_pool2d),
     CGPY_FASTKW("adaptive_max_pool1d", f_adaptive_max_pool1d),
     CGPY_FASTKW("_adaptive_max_pool2d", f__adaptive_max_pool2d),
+    CGPY_FASTKW("_adaptive_avg_pool3d", f__adaptive_avg_pool3d),
+    CGPY_FASTKW("_adaptive_max_pool3d", f__adaptive_max_pool3d),
     CGPY_FASTKW("batch_norm", f_batch_norm),
     CGPY_FASTKW("instance_norm", f_instance_norm),
     CGPY_FASTKW("layer_norm", f_layer_norm),

@@ -152,78 +152,6 @@ def _window_max(x2: Tensor, flat: Tensor, mask: Optional[Tensor]) -> Tuple[Tenso
     return x2.gather(1, idx), idx
 
 
-def _table(t: Tensor, i: int, n: int) -> List[int]:
-    """The shape that puts a (O, K) table at dims 1 + i, 2 + i of a (B, ..., O, K, ...) tensor."""
-    return [1] * (1 + i) + [int(t.shape[0]), int(t.shape[1])] + [1] * (n - 1 - i)
-
-
-def _separable(x: Tensor, pos: Sequence[Tensor], valid: Sequence[Optional[Tensor]], sizes: Sequence[int],
-               kind: str) -> Tuple[Tensor, Optional[Tensor]]:
-    """Window sums or maxima over boxes that are products of per-dim windows shared by all planes, one dim at a
-    time (cost: the sum, not the product, of the window sizes). x (B, *sizes); kind 'sum' gives (sums (B, M),
-    None); 'max' gives (values (B, M), flat indices (B, M)) with torch's first maximum in row-major order."""
-    n = len(sizes)
-    b = x.shape[0]
-    if kind == "sum":
-        y = x
-        for i in range(n):
-            t = pos[i][0].clamp(0, sizes[i] - 1)
-            shape = list(y.shape)
-            g = y.index_select(1 + i, t.reshape(-1)).reshape(shape[:1 + i] + list(t.shape) + shape[2 + i:])
-            if valid[i] is not None:
-                g = _C.where(valid[i][0].reshape(_table(t, i, n)), g, _C.zeros_like(g))
-            y = g.sum(2 + i)
-        return y.reshape(b, math.prod(y.shape[1:])), None
-    with no_grad():
-        vals = x.detach()
-        if vals.is_floating_point():
-            vals = _C.where(vals.isnan(), _C.full_like(vals, float("inf")), vals)
-        idx = _arange(math.prod(sizes)).reshape([1] + list(sizes)).expand([b] + list(sizes))
-        for i in range(n - 1, -1, -1):  # last dim first: ties then go to the row-major first element
-            t = pos[i][0].clamp(0, sizes[i] - 1)
-            shape = list(vals.shape)
-            new = shape[:1 + i] + list(t.shape) + shape[2 + i:]
-            gv = vals.index_select(1 + i, t.reshape(-1)).reshape(new)
-            gi = idx.index_select(1 + i, t.reshape(-1)).reshape(new)
-            mask = None if valid[i] is None else valid[i][0].reshape(_table(t, i, n)).expand(new)
-            pick = _first_max(gv, mask, 2 + i, _lowest(x))
-            vals = gv.gather(2 + i, pick).squeeze(2 + i)
-            idx = gi.gather(2 + i, pick).squeeze(2 + i)
-        idx = idx.reshape(b, math.prod(idx.shape[1:]))
-    return x.reshape(b, math.prod(sizes)).gather(1, idx), idx
-
-
-def _pool_out(fname: str, size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
-    """Pooling output length (torch's pooling_output_shape)."""
-    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
-    out = num // s + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1
-    return out
-
-
-def _check_pool_args(fname: str, x: Tensor, k: Sequence[int], s: Sequence[int], p: Sequence[int],
-                     d: Sequence[int], ceil_mode: bool) -> List[int]:
-    """Checks kernel / stride / padding / dilation and returns the output sizes."""
-    if any(v <= 0 for v in k):
-        raise RuntimeError(f"{fname}: kernel_size must be greater than zero, but got {list(k)}")
-    if any(v <= 0 for v in s):
-        raise RuntimeError(f"{fname}: stride must be greater than zero, but got {list(s)}")
-    if any(v <= 0 for v in d):
-        raise RuntimeError(f"{fname}: dilation must be greater than zero, but got {list(d)}")
-    for ki, pi, di in zip(k, p, d):
-        if pi < 0 or pi > ((ki - 1) * di + 1) // 2:
-            raise RuntimeError(f"{fname}: pad should be at most half of effective kernel size, but got "
-                               f"pad={pi}, kernel_size={ki} and dilation={di}")
-    sizes = list(x.shape[2:])
-    outs = [_pool_out(fname, L, ki, si, pi, di, ceil_mode) for L, ki, si, pi, di in zip(sizes, k, s, p, d)]
-    if any(o < 1 for o in outs):
-        raise RuntimeError(f"{fname}: Given input size: ({'x'.join(str(v) for v in x.shape[1:])}). "
-                           f"Calculated output size: ({x.shape[1]}x{'x'.join(str(o) for o in outs)}). "
-                           "Output size is too small")
-    return outs
-
-
 def _strided_windows(outs: Sequence[int], sizes: Sequence[int], k: Sequence[int], s: Sequence[int],
                      p: Sequence[int], d: Sequence[int]) -> Tuple[List[Tensor], List[Optional[Tensor]]]:
     """Per-dim tables (1, O, K) of o*s - p + j*d and their in-range masks (None when all in range)."""
@@ -244,145 +172,56 @@ def _finish(x: Tensor, batched: bool, planes: Tensor, outs: Sequence[int]) -> Te
 
 
 # ---------------------------------------------------------------- 3-d pooling
+# The engine's pooling ops (src/ops/nn_pool.c), as the 1-d / 2-d ones in functional.py.
 
 def max_pool3d_with_indices(input: Tensor, kernel_size: _Ints, stride: Optional[_Ints] = None, padding: _Ints = 0,
                             dilation: _Ints = 1, ceil_mode: bool = False,
                             return_indices: bool = False) -> Tuple[Tensor, Tensor]:
     """3-d max pooling; returns (values, indices) with indices flat in each D*H*W plane."""
-    fname = "max_pool3d"
-    x, batched = _planes(fname, input, 3)
-    k = _tup(kernel_size, 3, fname, "kernel_size")
-    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _tup(
-        stride, 3, fname, "stride")
-    p, d = _tup(padding, 3, fname, "padding"), _tup(dilation, 3, fname, "dilation")
-    outs = _check_pool_args(fname, x, k, s, p, d, ceil_mode)
-    sizes = list(x.shape[2:])
-    pos, valid = _strided_windows(outs, sizes, k, s, p, d)
-    vals, idx = _separable(x.reshape([x.shape[0] * x.shape[1]] + sizes), pos, valid, sizes, "max")
-    return _finish(x, batched, vals, outs), _finish(x, batched, idx, outs)
+    return _C._max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def max_pool3d(input: Tensor, kernel_size: _Ints, stride: Optional[_Ints] = None, padding: _Ints = 0,
                dilation: _Ints = 1, ceil_mode: bool = False, return_indices: bool = False) -> _Out:
     """3-d max pooling over (N, C, D, H, W) or (C, D, H, W); (values, indices) when return_indices."""
-    out = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return out if return_indices else out[0]
+    if return_indices:
+        return _C._max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _C.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def avg_pool3d(input: Tensor, kernel_size: _Ints, stride: Optional[_Ints] = None, padding: _Ints = 0,
-               ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: Optional[int] = None) -> Tensor:
-    """3-d average pooling over (N, C, D, H, W) or (C, D, H, W)."""
-    fname = "avg_pool3d"
-    x, batched = _planes(fname, input, 3)
-    k = _tup(kernel_size, 3, fname, "kernel_size")
-    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _tup(
-        stride, 3, fname, "stride")
-    p = _tup(padding, 3, fname, "padding")
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("avg_pool3d: divisor must be not zero")
-    outs = _check_pool_args(fname, x, k, s, p, (1, 1, 1), ceil_mode)
-    sizes = list(x.shape[2:])
-    pos, valid = _strided_windows(outs, sizes, k, s, p, (1, 1, 1))
-    total, _ = _separable(x.reshape([x.shape[0] * x.shape[1]] + sizes), pos, valid, sizes, "sum")
-    if divisor_override is not None:
-        div: Any = _C.full((1,), float(divisor_override), dtype=total.dtype) if total.is_floating_point() else \
-            _C.full((1,), int(divisor_override), dtype=total.dtype)
-    else:
-        div = None
-        for i, (o, L, ki, si, pi) in enumerate(zip(outs, sizes, k, s, p)):
-            start = _arange(o) * si - pi
-            end = (start + ki).clamp(max=L + pi)
-            size = end - start
-            if not count_include_pad:
-                size = end.clamp(max=L) - start.clamp(min=0)
-            shape = [1] * 3
-            shape[i] = o
-            size = size.reshape(shape)
-            div = size if div is None else div * size
-        div = div.reshape(1, -1).to(total.dtype)
-    if total.is_floating_point():
-        out = total / div
-    else:
-        out = _C.div(total, div, rounding_mode="trunc")
-    return _finish(x, batched, out, outs)
-
-
-def _adaptive_sizes(fname: str, x: Tensor, output_size: _OptInts, n: int) -> List[int]:
-    """Adaptive output sizes (None entries: the input's size)."""
-    if isinstance(output_size, (list, tuple)):
-        if len(output_size) != n:
-            raise RuntimeError(f"{fname}: internal error: output_size.size() must be {n}, got {len(output_size)}")
-        sizes = [x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size)]
-    elif output_size is None:
-        sizes = list(x.shape[2:])
-    else:
-        sizes = [int(output_size)] * n
-    if any(o < 0 for o in sizes):
-        raise RuntimeError(f"{fname}: elements of output_size must be greater than or equal to 0 but received "
-                           f"{sizes}")
-    return sizes
-
-
-def _adaptive_windows(outs: Sequence[int], sizes: Sequence[int]) -> Tuple[List[Tensor], List[Optional[Tensor]]]:
-    """Per-dim adaptive windows [floor(o*L/O), ceil((o+1)*L/O)) as (1, O, K) tables with masks."""
-    pos: List[Tensor] = []
-    valid: List[Optional[Tensor]] = []
-    for o, L in zip(outs, sizes):
-        if o == 0:
-            pos.append(_C.zeros((1, 0, 1), dtype=_arange(1).dtype))
-            valid.append(None)
-            continue
-        starts = [(j * L) // o for j in range(o)]
-        ends = [-((-(j + 1) * L) // o) for j in range(o)]
-        kmax = max(e - b for b, e in zip(starts, ends))
-        start = _C.tensor(starts).unsqueeze(1)
-        t = start + _arange(kmax).unsqueeze(0)
-        inside = t < _C.tensor(ends).unsqueeze(1)
-        pos.append(t.unsqueeze(0))
-        valid.append(None if bool(inside.all()) else inside.unsqueeze(0))
-    return pos, valid
+# avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+# divisor_override=None): the engine binding itself
+avg_pool3d = _C._avg_pool3d
 
 
 def _adaptive_rank(input: Tensor, output_size: _OptInts, n: int) -> None:
     """torch.nn.functional's check for None entries in output_size: the input needs n + 1 dims or more."""
-    if isinstance(output_size, (list, tuple)) and input.dim() <= len(output_size):
+    if isinstance(output_size, (list, tuple)) and isinstance(input, Tensor) and input.dim() <= len(output_size):
         raise ValueError(f"Input dimension should be at least {n + 1}")
+
+
+def _adaptive_size3(input: Tensor, output_size: _OptInts) -> _OptInts:
+    """output_size with None entries taken from the input's last three dims."""
+    if isinstance(output_size, (list, tuple)) and len(output_size) == 3 and any(o is None for o in output_size):
+        return [input.shape[input.dim() - 3 + i] if o is None else o for i, o in enumerate(output_size)]
+    return output_size
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: _OptInts) -> Tensor:
     """3-d adaptive average pooling to output_size (None entries: the input's size)."""
-    fname = "adaptive_avg_pool3d"
     _adaptive_rank(input, output_size, 3)
-    _float_only(input, "adaptive_avg_pool3d_cpu")
-    x, batched = _planes(fname, input, 3)
-    outs = _adaptive_sizes(fname, x, output_size, 3)
-    sizes = list(x.shape[2:])
-    pos, valid = _adaptive_windows(outs, sizes)
-    total, _ = _separable(x.reshape([x.shape[0] * x.shape[1]] + sizes), pos, valid, sizes, "sum")
-    count = None
-    for i, (t, v) in enumerate(zip(pos, valid)):
-        c = _C.full((int(t.shape[1]),), float(t.shape[2]), dtype=total.dtype) if v is None else \
-            v[0].to(total.dtype).sum(1)
-        shape = [1] * 3
-        shape[i] = int(t.shape[1])
-        c = c.reshape(shape)
-        count = c if count is None else count * c
-    return _finish(x, batched, total / count.reshape(1, -1), outs)
+    if isinstance(input, Tensor):
+        _float_only(input, "adaptive_avg_pool3d_cpu")
+    return _C._adaptive_avg_pool3d(input, _adaptive_size3(input, output_size))
 
 
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size: _OptInts,
                                      return_indices: bool = False) -> Tuple[Tensor, Tensor]:
     """3-d adaptive max pooling; returns (values, indices)."""
-    fname = "adaptive_max_pool3d"
     _adaptive_rank(input, output_size, 3)
-    _float_only(input, "adaptive_max_pool3d_cpu")
-    x, batched = _planes(fname, input, 3)
-    outs = _adaptive_sizes(fname, x, output_size, 3)
-    sizes = list(x.shape[2:])
-    pos, valid = _adaptive_windows(outs, sizes)
-    vals, idx = _separable(x.reshape([x.shape[0] * x.shape[1]] + sizes), pos, valid, sizes, "max")
-    return _finish(x, batched, vals, outs), _finish(x, batched, idx, outs)
+    if isinstance(input, Tensor):
+        _float_only(input, "adaptive_max_pool3d_cpu")
+    return _C._adaptive_max_pool3d(input, _adaptive_size3(input, output_size))
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: _OptInts, return_indices: bool = False) -> _Out:

@@ -2,7 +2,10 @@
  * (values and int64 argmax indices, or int32 tap codes for 2x2 windows),
  * avg pool and its adjoint, the first-order max backward, over contiguous
  * (planes, spatial...) tensors of one window geometry (Note [Pool windows],
- * src/backend/kernels.h); planes split across threads (disjoint outputs). */
+ * src/backend/kernels.h); planes split across threads (disjoint outputs).
+ * The same maps over channels-last (batch, spatial..., C) tensors run the
+ * loops of Note [Channels-last pool kernels], vectorised over C. One kernel
+ * of each kind serves 1, 2 and 3 spatial dims (canonical 3-D geometry). */
 #include "cpu_kernels.h"
 
 #include <math.h>
@@ -356,6 +359,275 @@ AVG_BACK_KERNEL(avg_back_f32, float)
 AVG_BACK_KERNEL(avg_back_f64, double)
 
 
+
+/* ---------------------------------------------------------------- channels-last kernels */
+
+/* Note [Channels-last pool kernels]: with g->channels = C every operand is
+ * (batch, spatial..., C) contiguous, so one spatial position holds a row of
+ * C channels and every window tap is a row: the loops run over a window's
+ * valid taps (clipped once per dim, no per-tap bounds checks) and, inside,
+ * over the C channels with unit stride, which the compiler vectorises (the
+ * max is a compare and two selects per channel, as in Note [2x2 max pool]).
+ * The forward splits the (batch, output position) rows across threads; the
+ * backwards split (batch, block of channels) pairs, each summing its
+ * gradients in the one order of the outputs, so the result does not depend
+ * on the thread count. The max takes the first maximum of the row-major
+ * scan, a later NaN replacing it (the last NaN wins), as the planar kernels;
+ * the sums run in the element type (float32 for float32, as PyTorch's
+ * channels-last kernels; the planar ones sum in double). */
+
+/* The taps j in [*lo, *hi) of window w whose positions lie in [0, I). */
+static void valid_taps(const pool_win *w, int64_t I, int64_t *lo, int64_t *hi) {
+    int64_t a = 0, b = w->count;
+    if (w->start < 0) a = (-w->start + w->step - 1) / w->step;
+    int64_t room = I - w->start; /* positions start + j*step < I: j < ceil(room / step) */
+    int64_t lim = room > 0 ? (room + w->step - 1) / w->step : 0;
+    if (lim < b) b = lim;
+    *lo = a;
+    *hi = b > a ? b : a;
+}
+
+/* The windows of output row r (a (batch, position) pair) and its clipped taps. */
+typedef struct cl_row {
+    int64_t n, ol;
+    pool_win w[3];
+    int64_t lo[3], hi[3];
+} cl_row;
+
+static void cl_row_of(const pool_geom *g, int64_t r, cl_row *q) {
+    int64_t L = vol(g->out);
+    q->n = r / L;
+    q->ol = r % L;
+    int64_t o[3] = {q->ol / (g->out[1] * g->out[2]), (q->ol / g->out[2]) % g->out[1], q->ol % g->out[2]};
+    for (int c = 0; c < 3; c++) {
+        q->w[c] = window(g, c, o[c]);
+        valid_taps(&q->w[c], g->in[c], &q->lo[c], &q->hi[c]);
+    }
+}
+
+/* Loop over the valid taps of row q: BODY with the input position's flat index f. */
+#define CL_TAPS(q, BODY)                                                                       \
+    for (int64_t j0 = (q).lo[0]; j0 < (q).hi[0]; j0++) {                                       \
+        const int64_t i0 = (q).w[0].start + j0 * (q).w[0].step;                                \
+        for (int64_t j1 = (q).lo[1]; j1 < (q).hi[1]; j1++) {                                   \
+            const int64_t i1 = (q).w[1].start + j1 * (q).w[1].step;                            \
+            for (int64_t j2 = (q).lo[2]; j2 < (q).hi[2]; j2++) {                               \
+                const int64_t f = (i0 * g->in[1] + i1) * g->in[2] + (q).w[2].start + j2 * (q).w[2].step; \
+                BODY;                                                                          \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+#define CL_FLOAT_NAN(v) ((v) != (v))
+#define CL_NO_NAN(v) false
+
+/* max: src (batch, in..., C) -> dst (batch, out..., C) and, WITH_IDX, idx (batch, out..., C) */
+#define MAX_CL_KERNEL(name, T, ISNAN, WITH_IDX)                                                \
+    static void name(int64_t b, int64_t e, void *p) {                                          \
+        const pool_job *jb = p;                                                                \
+        const pool_geom *g = jb->g;                                                            \
+        const int64_t C = g->channels, P = vol(g->in);                                         \
+        for (int64_t r = b; r < e; r++) {                                                      \
+            cl_row q;                                                                          \
+            cl_row_of(g, r, &q);                                                               \
+            const T *x = (const T *)jb->src + q.n * P * C;                                     \
+            T *restrict y = (T *)jb->dst + r * C;                                              \
+            int64_t *restrict ix = WITH_IDX ? jb->idx + r * C : NULL;                          \
+            bool first = true;                                                                 \
+            CL_TAPS(q, {                                                                       \
+                const T *restrict xr = x + f * C;                                              \
+                if (first) {                                                                   \
+                    for (int64_t c = 0; c < C; c++) y[c] = xr[c];                              \
+                    if (WITH_IDX)                                                              \
+                        for (int64_t c = 0; c < C; c++) ix[c] = f;                             \
+                    first = false;                                                             \
+                } else if (WITH_IDX) {                                                         \
+                    for (int64_t c = 0; c < C; c++) {                                          \
+                        T v = xr[c];                                                           \
+                        bool take = (v > y[c]) | ISNAN(v);                                     \
+                        y[c] = take ? v : y[c];                                                \
+                        ix[c] = take ? f : ix[c];                                              \
+                    }                                                                          \
+                } else {                                                                       \
+                    for (int64_t c = 0; c < C; c++) {                                          \
+                        T v = xr[c];                                                           \
+                        y[c] = (v > y[c]) | ISNAN(v) ? v : y[c];                               \
+                    }                                                                          \
+                }                                                                              \
+            })                                                                                 \
+            if (first) { /* no valid tap (cannot happen for a validated geometry): zeros */   \
+                memset(y, 0, sizeof(T) * (size_t)C);                                           \
+                if (WITH_IDX) memset(ix, 0, sizeof(int64_t) * (size_t)C);                      \
+            }                                                                                  \
+        }                                                                                      \
+    }
+MAX_CL_KERNEL(max_cl_f32, float, CL_FLOAT_NAN, 1)
+MAX_CL_KERNEL(max_cl_f64, double, CL_FLOAT_NAN, 1)
+MAX_CL_KERNEL(max_cl_i64, int64_t, CL_NO_NAN, 1)
+MAX_CL_KERNEL(max_cl_values_f32, float, CL_FLOAT_NAN, 0)
+MAX_CL_KERNEL(max_cl_values_f64, double, CL_FLOAT_NAN, 0)
+MAX_CL_KERNEL(max_cl_values_i64, int64_t, CL_NO_NAN, 0)
+
+/* The avg divisor of row q (Note [Pool windows]): divisor_override, else the product of the window factors */
+static int64_t cl_divisor(const pool_geom *g, const cl_row *q) {
+    return g->divisor ? g->divisor : q->w[0].factor * q->w[1].factor * q->w[2].factor;
+}
+
+/* avg: src (batch, in..., C) -> dst (batch, out..., C), summed in dst's row */
+#define AVG_CL_KERNEL(name, T)                                                                 \
+    static void name(int64_t b, int64_t e, void *p) {                                          \
+        const pool_job *jb = p;                                                                \
+        const pool_geom *g = jb->g;                                                            \
+        const int64_t C = g->channels, P = vol(g->in);                                         \
+        for (int64_t r = b; r < e; r++) {                                                      \
+            cl_row q;                                                                          \
+            cl_row_of(g, r, &q);                                                               \
+            const T *x = (const T *)jb->src + q.n * P * C;                                     \
+            T *restrict y = (T *)jb->dst + r * C;                                              \
+            for (int64_t c = 0; c < C; c++) y[c] = 0;                                          \
+            CL_TAPS(q, {                                                                       \
+                const T *restrict xr = x + f * C;                                              \
+                for (int64_t c = 0; c < C; c++) y[c] += xr[c];                                 \
+            })                                                                                 \
+            int64_t taps = (q.hi[0] - q.lo[0]) * (q.hi[1] - q.lo[1]) * (q.hi[2] - q.lo[2]);     \
+            const T dv = (T)cl_divisor(g, &q);                                                 \
+            if (taps && dv != 0)                                                               \
+                for (int64_t c = 0; c < C; c++) y[c] = y[c] / dv;                              \
+            else                                                                               \
+                for (int64_t c = 0; c < C; c++) y[c] = 0;                                      \
+        }                                                                                      \
+    }
+AVG_CL_KERNEL(avg_cl_f32, float)
+AVG_CL_KERNEL(avg_cl_f64, double)
+
+/* int64 avg (Note [Integer pool]): wrapping int64 sums, truncating division */
+static void avg_cl_i64(int64_t b, int64_t e, void *p) {
+    const pool_job *jb = p;
+    const pool_geom *g = jb->g;
+    const int64_t C = g->channels, P = vol(g->in);
+    for (int64_t r = b; r < e; r++) {
+        cl_row q;
+        cl_row_of(g, r, &q);
+        const int64_t *x = (const int64_t *)jb->src + q.n * P * C;
+        int64_t *restrict y = (int64_t *)jb->dst + r * C;
+        for (int64_t c = 0; c < C; c++) y[c] = 0;
+        CL_TAPS(q, {
+            const int64_t *restrict xr = x + f * C;
+            for (int64_t c = 0; c < C; c++) y[c] = (int64_t)((uint64_t)y[c] + (uint64_t)xr[c]);
+        })
+        int64_t taps = (q.hi[0] - q.lo[0]) * (q.hi[1] - q.lo[1]) * (q.hi[2] - q.lo[2]);
+        const int64_t dv = cl_divisor(g, &q);
+        for (int64_t c = 0; c < C; c++) y[c] = taps && dv ? y[c] / dv : 0;
+    }
+}
+
+/* The backwards' unit of work: a block of CL_CBLOCK channels of one batch element. */
+#define CL_CBLOCK 64
+typedef struct cl_back_job {
+    const pool_geom *g;
+    const char *gy;
+    const int64_t *idx; /* max: the argmax indices (batch, out..., C); avg: NULL */
+    char *gx;
+} cl_back_job;
+
+/* gx block (batch n, in..., [c0, c1)) <- 0 */
+#define CL_ZERO_BLOCK(T, gx, P, C, c0, cb)                                                     \
+    for (int64_t s_ = 0; s_ < (P); s_++) memset((gx) + s_ * (C) + (c0), 0, sizeof(T) * (size_t)(cb))
+
+/* avg backward: gy (batch, out..., C) -> gx (batch, in..., C), each output's g / divisor added to its taps */
+#define AVG_BACK_CL_KERNEL(name, T)                                                            \
+    static void name(int64_t b, int64_t e, void *p) {                                          \
+        const cl_back_job *jb = p;                                                             \
+        const pool_geom *g = jb->g;                                                            \
+        const int64_t C = g->channels, P = vol(g->in), L = vol(g->out);                        \
+        const int64_t nb = (C + CL_CBLOCK - 1) / CL_CBLOCK;                                    \
+        for (int64_t u = b; u < e; u++) {                                                      \
+            const int64_t n = u / nb, c0 = (u % nb) * CL_CBLOCK;                               \
+            const int64_t cb = C - c0 < CL_CBLOCK ? C - c0 : CL_CBLOCK;                        \
+            T *gx = (T *)jb->gx + n * P * C;                                                   \
+            CL_ZERO_BLOCK(T, gx, P, C, c0, cb);                                                \
+            for (int64_t ol = 0; ol < L; ol++) {                                               \
+                cl_row q;                                                                      \
+                cl_row_of(g, n * L + ol, &q);                                                  \
+                const int64_t dv = cl_divisor(g, &q);                                          \
+                if (!dv) continue;                                                             \
+                const T *restrict gr = (const T *)jb->gy + (n * L + ol) * C + c0;              \
+                T v[CL_CBLOCK];                                                                \
+                for (int64_t c = 0; c < cb; c++) v[c] = (T)((double)gr[c] / (double)dv);       \
+                CL_TAPS(q, {                                                                   \
+                    T *restrict xr = gx + f * C + c0;                                          \
+                    for (int64_t c = 0; c < cb; c++) xr[c] += v[c];                            \
+                })                                                                             \
+            }                                                                                  \
+        }                                                                                      \
+    }
+AVG_BACK_CL_KERNEL(avg_back_cl_f32, float)
+AVG_BACK_CL_KERNEL(avg_back_cl_f64, double)
+
+/* max backward: gx (batch, in..., C) = 0, then gx[n, idx, c] += gy[n, o, c] */
+#define MAX_BACK_CL_KERNEL(name, T)                                                            \
+    static void name(int64_t b, int64_t e, void *p) {                                          \
+        const cl_back_job *jb = p;                                                             \
+        const pool_geom *g = jb->g;                                                            \
+        const int64_t C = g->channels, P = vol(g->in), L = vol(g->out);                        \
+        const int64_t nb = (C + CL_CBLOCK - 1) / CL_CBLOCK;                                    \
+        for (int64_t u = b; u < e; u++) {                                                      \
+            const int64_t n = u / nb, c0 = (u % nb) * CL_CBLOCK;                               \
+            const int64_t cb = C - c0 < CL_CBLOCK ? C - c0 : CL_CBLOCK;                        \
+            T *gx = (T *)jb->gx + n * P * C;                                                   \
+            CL_ZERO_BLOCK(T, gx, P, C, c0, cb);                                                \
+            for (int64_t ol = 0; ol < L; ol++) {                                               \
+                const T *gr = (const T *)jb->gy + (n * L + ol) * C;                            \
+                const int64_t *ir = jb->idx + (n * L + ol) * C;                                \
+                for (int64_t c = c0; c < c0 + cb; c++) gx[ir[c] * C + c] += gr[c];             \
+            }                                                                                  \
+        }                                                                                      \
+    }
+MAX_BACK_CL_KERNEL(max_back_cl_f32, float)
+MAX_BACK_CL_KERNEL(max_back_cl_f64, double)
+
+/* The forward over rows of batch * out positions, the backwards over (batch, channel block) pairs. */
+static int64_t cl_tap_count(const pool_geom *g) {
+    int64_t w = 1;
+    for (int c = 0; c < 3; c++) w *= g->adaptive ? g->in[c] / (g->out[c] ? g->out[c] : 1) + 2 : g->k[c];
+    return w;
+}
+
+static cg_status cl_forward(cg_range_fn fn, const pool_geom *g, cg_tensor *dst, cg_tensor *idx,
+                            const cg_tensor *src) {
+    pool_job jb = {g, cg_tensor_ptr(src), cg_tensor_ptr(dst), idx ? (int64_t *)cg_tensor_ptr(idx) : NULL, NULL};
+    int64_t rows = g->channels ? cg_tensor_numel(dst) / g->channels : 0, work = cl_tap_count(g) * g->channels;
+    cg_parallel_for(rows, CG_GRAIN / (work > 0 ? work : 1) + 1, fn, &jb);
+    return CG_OK;
+}
+
+static cg_status cl_backward(cg_range_fn fn, const pool_geom *g, cg_tensor *gx, const cg_tensor *gy,
+                             const cg_tensor *idx) {
+    cl_back_job jb = {g, cg_tensor_ptr(gy), idx ? (const int64_t *)cg_tensor_ptr(idx) : NULL, cg_tensor_ptr(gx)};
+    int64_t C = g->channels, batch = C ? cg_tensor_numel(gx) / (vol(g->in) * C) : 0;
+    int64_t units = batch * ((C + CL_CBLOCK - 1) / CL_CBLOCK);
+    int64_t work = (vol(g->in) + vol(g->out) * (idx ? 1 : cl_tap_count(g))) * (C < CL_CBLOCK ? C : CL_CBLOCK);
+    cg_parallel_for(units, CG_GRAIN / (work > 0 ? work : 1) + 1, fn, &jb);
+    return CG_OK;
+}
+
+static cg_status cl_pool(cg_pool_kind kind, const pool_geom *g, cg_tensor *dst, cg_tensor *idx,
+                         const cg_tensor *src) {
+    cg_dtype dt = dst->dtype;
+    int w = dt == CG_DTYPE_F64 ? 1 : dt == CG_DTYPE_I64 ? 2 : 0;
+    static const cg_range_fn maxi[3] = {max_cl_f32, max_cl_f64, max_cl_i64},
+                             maxv[3] = {max_cl_values_f32, max_cl_values_f64, max_cl_values_i64},
+                             avg[3] = {avg_cl_f32, avg_cl_f64, avg_cl_i64};
+    if (kind == CG_POOL_MAX) {
+        CG_CHECK_S(!idx || idx->dtype == CG_DTYPE_I64, CG_ERR_NOT_IMPLEMENTED,
+                   "[pool] channels-last max pool keeps int64 indices");
+        return cl_forward(idx ? maxi[w] : maxv[w], g, dst, idx, src);
+    }
+    if (kind == CG_POOL_AVG) return cl_forward(avg[w], g, dst, NULL, src);
+    CG_CHECK_S(dt != CG_DTYPE_I64, CG_ERR_NOT_IMPLEMENTED, "[pool] integer pooling has no backward");
+    return cl_backward(w ? avg_back_cl_f64 : avg_back_cl_f32, g, dst, src, NULL);
+}
+
 /* Number of planes of t (prod of its dims before the nsp spatial ones). */
 static int64_t planes_of(const cg_tensor *t, int nsp) {
     int64_t n = 1;
@@ -387,6 +659,7 @@ static cg_status pool_launch(cg_range_fn f32, cg_range_fn f64, const pool_geom *
 }
 
 cg_status cg_cpu_pool(cg_pool_kind kind, const cg_pool_geom *g, cg_tensor *dst, cg_tensor *idx, const cg_tensor *src) {
+    if (g->channels) return cl_pool(kind, g, dst, idx, src); /* Note [Channels-last pool kernels] */
     if (dst->dtype == CG_DTYPE_I64) { /* Note [Integer pool] */
         CG_CHECK_S(kind != CG_POOL_AVG_BACKWARD && (!idx || idx->dtype == CG_DTYPE_I64), CG_ERR_NOT_IMPLEMENTED,
                    "[pool] integer pooling has no backward");
@@ -406,6 +679,7 @@ cg_status cg_cpu_max_pool_backward(const cg_pool_geom *g, cg_tensor *gx, const c
     int64_t P = vol(g->in), L = vol(g->out), planes = planes_of(gx, g->nsp);
     if (planes * P <= 0) return CG_OK;
     bool f32 = gx->dtype == CG_DTYPE_F32;
+    if (g->channels) return cl_backward(f32 ? max_back_cl_f32 : max_back_cl_f64, g, gx, gy, idx);
     if (idx->dtype == CG_DTYPE_I32) { /* tap codes (Note [2x2 max pool]) */
         max2_back_job j = {g, cg_tensor_ptr(gy), (const int32_t *)cg_tensor_ptr(idx), cg_tensor_ptr(gx)};
         cg_parallel_for(planes, CG_GRAIN / (2 * P) + 1, f32 ? max_2x2_back_f32 : max_2x2_back_f64, &j);

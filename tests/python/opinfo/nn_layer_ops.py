@@ -52,7 +52,7 @@ def _convt_samples(nsp):
 def _pool_samples(nsp, max_pool):
     def fn(dtype):
         rng = np.random.default_rng(320 + nsp)
-        sp = (8, 6)[:nsp]
+        sp = (8, 6, 5)[:nsp]
         out = [
             SampleInput(_arrays(rng, dtype, (2, 3) + sp) + (2,)),
             SampleInput(_arrays(rng, dtype, (2, 3) + sp) + (3,), {"stride": 2, "padding": 1}),
@@ -60,7 +60,7 @@ def _pool_samples(nsp, max_pool):
             SampleInput(_arrays(rng, dtype, (3,) + sp) + (2,), {"stride": 1}),  # unbatched
             SampleInput(_arrays(rng, dtype, (0, 3) + sp) + (2,)),  # empty batch
             SampleInput(_arrays(rng, dtype, (2, 3) + sp) + (2,), noncontig=True),
-            SampleInput(_arrays(rng, dtype, (1, 1) + (5, 4)[:nsp]) + (2,), {"stride": 1}),  # gradcheck
+            SampleInput(_arrays(rng, dtype, (1, 1) + (5, 4, 3)[:nsp]) + (2,), {"stride": 1}),  # gradcheck
         ]
         if max_pool:
             out.append(SampleInput(_arrays(rng, dtype, (2, 3) + sp) + (2,), {"dilation": 2, "padding": 1}))
@@ -221,6 +221,7 @@ OPS = [
            errors=("kwarg", bad(RuntimeError, "channels", Z(2, 2, 4, 4, 4), Z(3, 3, 3, 3, 3)))),
     OpInfo("max_pool1d", _pool_samples(1, True), **_NN),
     OpInfo("max_pool2d", _pool_samples(2, True), **_NN),
+    OpInfo("max_pool3d", _pool_samples(3, True), **_NN),
     OpInfo("max_pool1d_with_indices", _pool_samples(1, True), **_NN),
     OpInfo("avg_pool1d", _pool_samples(1, False), **_NN),
     OpInfo("adaptive_avg_pool1d", _adaptive_samples, **_NN),
