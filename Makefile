@@ -84,7 +84,7 @@ FMNIST_DIR := /usr/share/datasets/fashion-mnist
 OOT_CC = cc -std=c11 -Wall -Wextra -Werror $(1) -o $(2) $$(PKG_CONFIG_PATH=$(INSTALL_PREFIX)/lib/pkgconfig pkg-config --cflags --libs cgrad) $(3) -lm
 test-install: py-install data-if-possible
 	rm -rf build-install
-	$(MESON) setup build-install -Dpython=false -Dnative=true -Dstatic=true --prefix=$(INSTALL_PREFIX) --libdir=lib >/dev/null
+	$(MESON) setup build-install -Dpython=false -Dnative=true -Dstatic=true -Dgpu=disabled --prefix=$(INSTALL_PREFIX) --libdir=lib >/dev/null
 	$(NINJA) -C build-install install >/dev/null
 	mkdir -p build-install/out-of-tree && cp examples/mlp.c examples/c/fashion_mnist_mlp.c build-install/out-of-tree/
 	cd build-install/out-of-tree && $(call OOT_CC,mlp.c,mlp,) && \
@@ -144,7 +144,7 @@ ASAN_CI_TESTS ?= tests/python/test_indexing.py tests/python/test_torch_checkpoin
   tests/python/test_threads.py tests/python/test_fuzz_corpus.py tests/python/test_checker_selfcheck.py
 
 build-asan/build.ninja: | deps
-	$(MESON) setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+	$(MESON) setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dgpu=disabled
 
 asan-build: deps py-install build-asan/build.ninja
 	$(NINJA) -C build-asan
@@ -179,7 +179,7 @@ test-asan-ci: test-asan-c
 # they share with us reads as a race (sgemm_beta zeroing C on a worker, our read of
 # C after the call). Our own thread pool keeps the full thread count.
 build-tsan/build.ninja: | deps
-	$(MESON) setup build-tsan --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Dpython=false
+	$(MESON) setup build-tsan --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Dpython=false -Dgpu=disabled
 
 test-tsan: deps build-tsan/build.ninja
 	$(NINJA) -C build-tsan cgrad_tests

@@ -62,12 +62,13 @@ typedef enum cg_device_type {
     CG_DEVICE_CPU = 0,
     CG_DEVICE_META = 1, /* shapes and dtypes only, no data */
     CG_DEVICE_PRIVATE = 2, /* served by a backend registered at run time (out-of-tree, tests) */
+    CG_DEVICE_CUDA = 3, /* an NVIDIA GPU, by ordinal (cg_cuda; the CUDA section below) */
     CG_DEVICE_TYPE_COUNT
 } cg_device_type;
 
 typedef struct cg_device {
     cg_device_type type;
-    int index; /* always 0 (one device of each type) */
+    int index; /* the CUDA ordinal for cuda devices; 0 for the others (one device of each type) */
 } cg_device;
 
 typedef enum cg_status {
@@ -119,6 +120,32 @@ CG_API const char *cg_device_name(cg_device d); /* "cpu", "meta", or the registe
 CG_API bool cg_device_to_dlpack(cg_device d, int32_t *type, int32_t *id);
 /* the cgrad device of a DLPack device; false when no backend serves that type and id */
 CG_API bool cg_device_from_dlpack(int32_t type, int32_t id, cg_device *d);
+
+/* ------------------------------------------------------------- CUDA devices
+ * The CUDA backend's kernels live in libcgrad_cuda.so beside the engine, loaded
+ * at the first of these calls (Note [CUDA kernel library]); without it, a
+ * driver or a GPU, there are no cuda devices and cg_cuda_unavailable_reason
+ * says why. Work on a cuda tensor is enqueued on its device's stream; reading
+ * its values (a copy to the CPU) waits for it, as does cg_cuda_synchronize. */
+
+typedef struct cg_cuda_props {
+    char name[256];
+    int major, minor;    /* compute capability */
+    int multiprocessors;
+    size_t total_memory; /* bytes */
+} cg_cuda_props;
+
+CG_API cg_device cg_cuda(int index);
+/* whether this engine has the CUDA kernel library beside it */
+CG_API bool cg_cuda_is_built(void);
+/* the number of usable CUDA devices (0 when none) */
+CG_API int cg_cuda_device_count(void);
+/* why there is no usable cuda device (static storage); NULL when there is one */
+CG_API const char *cg_cuda_unavailable_reason(void);
+CG_API cg_status cg_cuda_properties(int index, cg_cuda_props *out);
+/* waits for the device's work; fails with the first asynchronous error of its kernels */
+CG_API cg_status cg_cuda_synchronize(int index);
+CG_API cg_status cg_cuda_mem_info(int index, size_t *free_bytes, size_t *total_bytes);
 
 /* ------------------------------------------------------------- global state */
 

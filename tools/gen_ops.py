@@ -11,12 +11,15 @@ Outputs (paths relative to the repository root), all checked in:
     src/backend/cpu/elementwise_loops.gen.h internal: the CPU loops' prototypes and their table
     src/backend/cpu/elementwise_loops.gen.c the CPU loops (the CG_*_LOOP macros of loops.h)
     python/cgrad/_C/elementwise_ops.gen.h   the binding's X-macro lists and promotion kinds
+    src/backend/cuda/lib/elementwise.gen.cu the CUDA kernels of the generated rows and their dispatcher
+                                            (with elementwise_1.gen.cu: the kernels split in CU_PARTS files)
 
 Standard library only. The table is plain data (ast.literal_eval)."""
 from __future__ import annotations
 
 import argparse
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -99,7 +102,53 @@ def loops_of(r):
     """The macro invocations of r's CPU loops and its table (dtype suffix -> function). A hand row's
     loops are written under src/backend/cpu/, one cg_cpu_<name>_<dtype> per dtype of its list
     (of the row named by loops_of, when it shares that row's loops): no code here."""
+    code, table, _ = loops_and_specs(r)
+    return code, table
+
+
+# the per-dtype loop signatures of the CG_*_LOOPS families of loops.h: macro -> (args -> {dtype suffix:
+# (T, CT, OT, LOAD, STORE, expr)}), what each family expands to (the CUDA kernels follow them)
+def _float_fam(ot_bool):
+    def f(ef, ed):
+        ob = "uint8_t" if ot_bool else None
+        st = "CG_ST_BOOL" if ot_bool else None
+        return {"f32": ("float", "float", ob or "float", "CG_ID", st or "CG_ID", ef),
+                "f64": ("double", "double", ob or "double", "CG_ID", st or "CG_ID", ed),
+                "f16": ("cg_f16", "float", ob or "cg_f16", "CG_LD_F16", st or "CG_ST_F16", ef),
+                "bf16": ("cg_bf16", "float", ob or "cg_bf16", "CG_LD_BF16", st or "CG_ST_BF16", ef)}
+    return f
+
+
+def _int_fam(e):
+    return {d: (CTYPE[d], CTYPE[d], CTYPE[d], "CG_ID", "CG_ID", e) for d in INTS}
+
+
+def _pred_fam(e):
+    s = {"b": ("uint8_t", "int", "uint8_t", "CG_LD_BOOL", "CG_ST_BOOL", e)}
+    s.update({d: (CTYPE[d], CTYPE[d], "uint8_t", "CG_ID", "CG_ST_BOOL", e) for d in INTS + ["f32", "f64"]})
+    s["f16"] = ("cg_f16", "float", "uint8_t", "CG_LD_F16", "CG_ST_BOOL", e)
+    s["bf16"] = ("cg_bf16", "float", "uint8_t", "CG_LD_BF16", "CG_ST_BOOL", e)
+    return s
+
+
+FAMILIES = {
+    "CG_UNARY_FLOAT_LOOPS": _float_fam(False), "CG_BINARY_FLOAT_LOOPS": _float_fam(False),
+    "CG_UNARY_FLOAT_PRED_LOOPS": _float_fam(True),
+    "CG_UNARY_INT_LOOPS": _int_fam, "CG_BINARY_INT_LOOPS": _int_fam,
+    "CG_BINARY_WRAPPING_INT_LOOPS": lambda e: {
+        d: (CTYPE[d], "uint64_t" if d == "i64" else "uint32_t", CTYPE[d], "CG_ID", "CG_ID", e) for d in INTS},
+    "CG_BINARY_PRED_LOOPS": _pred_fam,
+    "CG_BINARY_UINT_LOOPS": lambda e: {
+        d: (CTYPE[d], "uint64_t" if d == "u64" else "uint32_t", CTYPE[d], "CG_ID", "CG_ID", e) for d in UINTS},
+    "CG_BINARY_UINT_PRED_LOOPS": lambda e: {d: (CTYPE[d], CTYPE[d], "uint8_t", "CG_ID", "CG_ST_BOOL", e) for d in UINTS},
+}
+
+
+def loops_and_specs(r):
+    """loops_of's code and table, and the specs: dtype suffix -> (T, CT, OT, LOAD, STORE, expr), the
+    signature and scalar expression of each dtype's loop (empty for a hand row)."""
     n = "cg_cpu_" + r.get("loops_of", r["name"])
+    specs = {}
     if "hand" in r["loops"]:
         dts = []
         for tok in r["loops"]["hand"].split():
@@ -108,7 +157,7 @@ def loops_of(r):
                 if d not in CTYPE:
                     raise SystemExit(f"{r['name']}: unknown dtype {d!r}")
                 dts.append(d)
-        return [], {d: f"{n}_{d}" for d in dts}
+        return [], {d: f"{n}_{d}" for d in dts}, {}
     un = r["arity"] == 1
     L = "CG_UNARY_LOOP" if un else "CG_BINARY_LOOP"
     code, table = [], {}
@@ -117,11 +166,14 @@ def loops_of(r):
         code.append(f"{L}({n}_{sfx}, {T}, {CT}, {OT}, {LD}, {ST}, {e})")
         for d in dts or [sfx]:
             table[d] = f"{n}_{sfx}"
+            specs[d] = (T, CT, OT, LD, ST, e)
 
     def fam(macro, args, dts):
         code.append(f"{macro}({n}, {', '.join(args)})")
+        fs = FAMILIES[macro](*args)
         for d in dts:
             table[d] = f"{n}_{d}"
+            specs[d] = fs[d]
 
     for key, v in r["loops"].items():
         if key == "float":
@@ -182,7 +234,7 @@ def loops_of(r):
                     one(d, CTYPE[d], CTYPE[d], CTYPE[d], "CG_ID", "CG_ID", v, dts)
             else:
                 one(dts[0], *v, dts=dts)
-    return code, table
+    return code, table, specs
 
 
 def dtype_list(table) -> str:
@@ -377,6 +429,99 @@ def gen_binding(rows) -> str:
     return "".join(out)
 
 
+# ------------------------------------------------------------------ CUDA kernels
+
+CU_TYPE = {"cg_f16": "cgcu_f16", "cg_bf16": "cgcu_bf16"}
+CU_PARTS = 2  # the generated kernels are split over this many files (parallel compiles)
+
+
+def cu_part_path(k: int) -> str:
+    return "src/backend/cuda/lib/elementwise.gen.cu" if k == 0 else f"src/backend/cuda/lib/elementwise_{k}.gen.cu"
+
+
+def cu_functors(rows):
+    """The CUDA functors of the generated rows: (functors, dispatch) with functors a list of (name, arity,
+    spec, flags, row name) deduplicated by content (flags: the expression passes the zero-divisor flag `p`
+    of a row with a loop_error), dispatch a list of (row, [(dtype suffix, functor name, flags)])."""
+    functors, by_key, dispatch = [], {}, []
+    for r in generated(rows):
+        _, table, specs = loops_and_specs(r)
+        cases = []
+        for s, _, _ in DTYPES:
+            if s not in table:
+                continue
+            spec = specs[s]
+            flags = bool(r["loop_error"]) and re.search(r"\bp\b", spec[5]) is not None
+            key = (r["arity"], spec, flags)
+            if key not in by_key:
+                by_key[key] = f"ew_{r['name']}_{s}"
+                functors.append((by_key[key], r["arity"], spec, flags, r["name"]))
+            cases.append((s, by_key[key], flags))
+        dispatch.append((r, cases))
+    return functors, dispatch
+
+
+def cu_functor(name, arity, spec, flags) -> str:
+    T, CT, OT, LD, ST, e = spec
+    T, OT = CU_TYPE.get(T, T), CU_TYPE.get(OT, OT)
+    names = ["x"] if arity == 1 else ["a", "b"]
+    args = ", ".join(f"{T} {v}_" for v in names)
+    loads = ", ".join(f"{v} = {LD}({v}_)" for v in names)
+    member = "    int *p; /* the zero-divisor flag */\n" if flags else ""
+    return (f"struct {name} : cgcu_ew_typed<{name}, {OT}, {T}, {arity}> {{\n{member}"
+            f"    __device__ __forceinline__ {OT} f({args}) const {{\n"
+            f"        {CT} {loads};\n        return {ST}({e});\n    }}\n}};\n")
+
+
+def gen_cuda_part(rows, k: int) -> str:
+    functors, dispatch = cu_functors(rows)
+    # rows go to the parts in turn, balanced by their number of functors
+    load, part_of = [0] * CU_PARTS, {}
+    for r, cases in dispatch:
+        j = load.index(min(load))
+        part_of[r["name"]] = j
+        load[j] += len({f for _, f, _ in cases})
+    mine = [(r, c) for r, c in dispatch if part_of[r["name"]] == k]
+    needed = {f for _, c in mine for _, f, _ in c}
+    what = ("elementwise.gen.cu — the CUDA kernels of the op table's generated rows (part 0 of %d) and the\n"
+            " * dispatcher cgcu_elementwise (by op id and dtype; the hand rows are elementwise_hand.cu's)." % CU_PARTS
+            if k == 0 else
+            "elementwise_%d.gen.cu — the CUDA kernels of the op table's generated rows, part %d of %d\n"
+            " * (elementwise.gen.cu's dispatcher calls this part's)." % (k, k, CU_PARTS))
+    out = [header(what + "\n * Each (row, dtype) is a functor computing the CPU loop's scalar expression with its compute\n"
+                  " * type, loads and stores (loops.h; the math of ew_math.cuh), run by the kernels of ew_launch.cuh."),
+           '#include "ew_launch.cuh"\n#include "ew_math.cuh"\n\n'
+           "/* returned by a part for a row it does not hold */\n#define CGCU_EW_ELSEWHERE (-100)\n\n"]
+    seen = set()
+    out.append("namespace { /* the functors (and so their kernels) are private to this file */\n")
+    for name, arity, spec, flags, row in functors:
+        if name in needed and name not in seen:
+            seen.add(name)
+            out.append(cu_functor(name, arity, spec, flags))
+    out.append("} // namespace\n\n")
+    if k == 0:
+        for j in range(1, CU_PARTS):
+            out.append(f"int cgcu_ew_gen_{j}(int dev, const cgcu_plan *p, int op_id, int dtype, int *loop_error);\n")
+    out.append(("static " if k == 0 else "") +
+               f"int cgcu_ew_gen_{k}(int dev, const cgcu_plan *p, int op_id, int dtype, int *loop_error) {{\n"
+               "    (void)loop_error;\n    switch (op_id) {\n")
+    for r, cases in mine:
+        out.append(f"    case {cid(r)}: /* {r['name']} */\n        switch (dtype) {{\n")
+        for s, f, flags in cases:
+            call = f"cgcu_ew_run_flagged(dev, p, {f}{{}}, loop_error)" if flags else f"cgcu_ew_run(dev, p, {f}{{}})"
+            out.append(f"        case {DT_ENUM[s]}: return {call};\n")
+        out.append("        default: return CGCU_MISSING;\n        }\n")
+    out.append("    default: return CGCU_EW_ELSEWHERE;\n    }\n}\n")
+    if k == 0:
+        out.append("\nint cgcu_elementwise(int dev, const cgcu_plan *p, int op_id, int dtype, const double *params,\n"
+                   "                     int *loop_error) {\n    int s = cgcu_ew_gen_0(dev, p, op_id, dtype, loop_error);\n")
+        for j in range(1, CU_PARTS):
+            out.append(f"    if (s == CGCU_EW_ELSEWHERE) s = cgcu_ew_gen_{j}(dev, p, op_id, dtype, loop_error);\n")
+        out.append("    if (s == CGCU_EW_ELSEWHERE) s = cgcu_elementwise_hand(dev, p, op_id, dtype, params, loop_error);\n"
+                   "    return s;\n}\n")
+    return "".join(out)
+
+
 OUTPUTS = {
     "include/cgrad_op_ids.h": gen_ids,
     "include/cgrad_elementwise_ops.h": gen_decls,
@@ -386,6 +531,8 @@ OUTPUTS = {
     "src/backend/cpu/elementwise_loops.gen.c": gen_loops_c,
     "python/cgrad/_C/elementwise_ops.gen.h": gen_binding,
 }
+for _k in range(CU_PARTS):
+    OUTPUTS[cu_part_path(_k)] = (lambda k: lambda rows: gen_cuda_part(rows, k))(_k)
 
 
 def generate(out_root: Path, root: Path = ROOT) -> list:

@@ -112,6 +112,7 @@ typedef struct cg_reduce_plan {
     bool has_idx, chunked;
     cg_reduce_kind kind;
     const double *params;
+    int nparams; /* the doubles at params */
 } cg_reduce_plan;
 
 /* ------------------------------------------------------------- the backend interface
@@ -137,18 +138,23 @@ typedef struct cg_backend {
     /* memory: alloc returns NULL and sets CG_ERR_OOM on failure (nbytes > 0) */
     void *(*alloc)(size_t nbytes, cg_device dev);
     void (*free)(void *p, size_t nbytes, cg_device dev);
-    void (*copy_from_host)(void *dst, const void *src, size_t nbytes, cg_device dev);
-    void (*copy_to_host)(void *dst, const void *src, size_t nbytes, cg_device dev);
-    void (*synchronize)(cg_device dev);
-    /* compute: every element of the plan (its ptr[] are this device's) through the device's loop of
-     * op table row op_id (cg_op_id) for the data inputs' dtype dt (the driver checked the row's dtypes) */
-    void (*run_elementwise)(const cg_iter *plan, int op_id, cg_dtype dt, const void *params, int64_t grain);
-    /* plan->ptr[0] (dtype dst) <- plan->ptr[1] (dtype src, converted), every element, within the device */
-    void (*copy)(const cg_iter *plan, cg_dtype dst, cg_dtype src);
-    /* every output of a reduction plan; NULL: the device has no reductions */
-    void (*run_reduce)(const cg_reduce_plan *plan);
+    /* copies and waits: a failure (an asynchronous error of the device's earlier work) sets the error */
+    cg_status (*copy_from_host)(void *dst, const void *src, size_t nbytes, cg_device dev);
+    cg_status (*copy_to_host)(void *dst, const void *src, size_t nbytes, cg_device dev);
+    cg_status (*synchronize)(cg_device dev);
+    /* compute on device dev: every element of the plan (its ptr[] are dev's) through the device's loop of
+     * op table row op_id (cg_op_id) for the data inputs' dtype dt (the driver checked the row's dtypes);
+     * fails (error set) when the device has no loop for the row (cg_kernel_missing) */
+    cg_status (*run_elementwise)(cg_device dev, const cg_iter *plan, int op_id, cg_dtype dt, const void *params,
+                                 int64_t grain);
+    /* plan->ptr[0] (dtype dst) <- plan->ptr[1] (dtype src, converted), every element, within the device.
+     * copy and fill cannot fail on the host's devices; an asynchronous device reports a failure of
+     * either at its next copy_to_host / synchronize */
+    void (*copy)(cg_device dev, const cg_iter *plan, cg_dtype dst, cg_dtype src);
+    /* every output of a reduction plan; NULL: the device has no reductions; fails as run_elementwise */
+    cg_status (*run_reduce)(cg_device dev, const cg_reduce_plan *plan);
     /* plan->ptr[0] <- the itemsize-byte value at `value` (host memory), every element */
-    void (*fill)(const cg_iter *plan, const void *value, size_t itemsize);
+    void (*fill)(cg_device dev, const cg_iter *plan, const void *value, size_t itemsize);
     /* the custom kernels (NULL or a NULL entry: the device lacks it) */
     const cg_kernels *kernels;
     /* the device's caching pool, behind alloc / free (cg_allocator_stats reads it); NULL: none */
@@ -158,6 +164,10 @@ typedef struct cg_backend {
 /* Fails with CG_ERR_NOT_IMPLEMENTED, "[op] is not implemented for device
  * 'name'", and returns that status: the one message for an op a device lacks. */
 cg_status cg_kernel_missing(const char *op, cg_device dev);
+/* A generic runner's failure (status st, error set) restated for the op the driver runs: "[op] is not
+ * implemented for device 'name' (dtype dt)" for CG_ERR_NOT_IMPLEMENTED, else "[op] " + the backend's
+ * message. Returns st. */
+cg_status cg_backend_failed(const char *op, cg_device dev, cg_dtype dt, cg_status st);
 
 /* The backend of a device type (never NULL for a valid, registered type). */
 const cg_backend *cg_backend_of(cg_device dev);
@@ -167,5 +177,10 @@ void cg_backend_register_private(const cg_backend *b);
 /* The backends in this tree. */
 extern const cg_backend cg_backend_cpu;
 extern const cg_backend cg_backend_meta;
+/* the CUDA backend (src/backend/cuda/cuda_backend.c) once its kernel library is loaded and a device
+ * found; NULL otherwise */
+const cg_backend *cg_backend_cuda_get(void);
+/* the caching pool of CUDA device `index` (NULL when there is no such device) */
+cg_cache_pool *cg_cuda_pool(int index);
 
 #endif

@@ -5,6 +5,7 @@
 #include "backend.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 
 static _Atomic(const cg_backend *) g_private = NULL;
 
@@ -13,6 +14,7 @@ static const cg_backend *lookup(cg_device dev) {
     case CG_DEVICE_CPU: return &cg_backend_cpu;
     case CG_DEVICE_META: return &cg_backend_meta;
     case CG_DEVICE_PRIVATE: return atomic_load_explicit(&g_private, memory_order_acquire);
+    case CG_DEVICE_CUDA: return cg_backend_cuda_get();
     default: return NULL;
     }
 }
@@ -25,9 +27,13 @@ const cg_backend *cg_backend_of(cg_device dev) {
 
 void cg_backend_register_private(const cg_backend *b) { atomic_store_explicit(&g_private, b, memory_order_release); }
 
-bool cg_device_valid(cg_device dev) { return dev.index == 0 && lookup(dev) != NULL; }
+bool cg_device_valid(cg_device dev) {
+    if (dev.type == CG_DEVICE_CUDA) return lookup(dev) != NULL && dev.index >= 0 && dev.index < cg_cuda_device_count();
+    return dev.index == 0 && lookup(dev) != NULL;
+}
 
 const char *cg_device_name(cg_device d) {
+    if (d.type == CG_DEVICE_CUDA) return "cuda"; /* also where no device is usable, for the messages that say so */
     const cg_backend *b = lookup(d);
     return b ? b->name : "invalid";
 }
@@ -51,7 +57,7 @@ bool cg_device_to_dlpack(cg_device d, int32_t *type, int32_t *id) {
 }
 
 bool cg_device_from_dlpack(int32_t type, int32_t id, cg_device *d) {
-    static const cg_device_type k_types[] = {CG_DEVICE_CPU, CG_DEVICE_META, CG_DEVICE_PRIVATE};
+    static const cg_device_type k_types[] = {CG_DEVICE_CPU, CG_DEVICE_META, CG_DEVICE_PRIVATE, CG_DEVICE_CUDA};
     for (size_t i = 0; type > 0 && i < sizeof k_types / sizeof k_types[0]; i++) {
         cg_device c = {k_types[i], id};
         const cg_backend *b = cg_device_valid(c) ? lookup(c) : NULL;
@@ -75,14 +81,34 @@ void cg_device_free(void *p, size_t nbytes, cg_device dev) {
     if (p) cg_backend_of(dev)->free(p, nbytes, dev);
 }
 
+cg_status cg_device_invalid(const char *op, cg_device dev) {
+    if (dev.type == CG_DEVICE_CUDA) {
+        const char *why = cg_cuda_unavailable_reason();
+        if (why) return cg_set_error(CG_ERR_DEVICE, "[%s] cannot use device cuda:%d: %s", op, dev.index, why);
+        return cg_set_error(CG_ERR_DEVICE, "[%s] invalid device ordinal cuda:%d (%d CUDA devices)", op, dev.index,
+                            cg_cuda_device_count());
+    }
+    return cg_set_error(CG_ERR_DEVICE, "[%s] invalid device %d:%d", op, (int)dev.type, dev.index);
+}
+
 cg_status cg_kernel_missing(const char *op, cg_device dev) {
     return cg_set_error(CG_ERR_NOT_IMPLEMENTED, "[%s] is not implemented for device '%s'", op, cg_device_name(dev));
+}
+
+cg_status cg_backend_failed(const char *op, cg_device dev, cg_dtype dt, cg_status st) {
+    if (st == CG_ERR_NOT_IMPLEMENTED)
+        return cg_set_error(st, "[%s] is not implemented for device '%s' (dtype %s)", op, cg_device_name(dev),
+                            cg_dtype_name(dt));
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", cg_last_error_message());
+    return cg_set_error(st, "[%s] %s", op, msg);
 }
 
 /* ------------------------------------------------------------- allocator statistics
  * Each device's caching pool (Note [Allocator]); a device without one (meta,
  * or an invalid device) reports zeros and has nothing to reset or empty. */
 static cg_cache_pool *pool_of(cg_device dev) {
+    if (dev.type == CG_DEVICE_CUDA) return cg_cuda_pool(dev.index);
     const cg_backend *b = cg_device_valid(dev) ? lookup(dev) : NULL;
     return b ? b->memory : NULL;
 }

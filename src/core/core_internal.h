@@ -187,6 +187,8 @@ cg_tensor *cg_tensor_view_of(const cg_tensor *t, int ndim, const int64_t *shape,
  * a device only by these entry points, which the backend layer's registry
  * (src/backend/registry.c) implements. */
 bool cg_device_valid(cg_device dev);
+/* fails with CG_ERR_DEVICE naming op and why dev cannot hold tensors (no CUDA device: the reason) */
+cg_status cg_device_invalid(const char *op, cg_device dev);
 bool cg_device_host_addressable(cg_device dev);
 bool cg_device_has_data(cg_device dev); /* false: meta */
 /* *out <- nbytes of the device's memory (NULL for 0 bytes or a device without

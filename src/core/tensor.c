@@ -91,7 +91,10 @@ void cg_tensor_release(cg_tensor *t) {
 cg_tensor *cg_tensor_new(const char *op, int ndim, const int64_t *shape, cg_dtype dt, cg_device dev) {
     int64_t numel;
     CG_CHECK(dt >= 0 && dt < CG_DTYPE_COUNT, CG_ERR_DTYPE, "[%s] invalid dtype %d", op, (int)dt);
-    CG_CHECK(cg_device_valid(dev), CG_ERR_DEVICE, "[%s] invalid device %d:%d", op, (int)dev.type, dev.index);
+    if (!cg_device_valid(dev)) {
+        cg_device_invalid(op, dev);
+        return NULL;
+    }
     size_t isz = cg_itemsize(dt);
     if (cg_shape_check(op, ndim, shape, isz, &numel)) return NULL;
     cg_tensor_block *b = cg_tensor_block_alloc();

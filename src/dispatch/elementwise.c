@@ -107,7 +107,8 @@ static cg_status run_loop(const cg_elementwise_op *op, cg_tensor *out, int n, cg
     } else {
         cg_iter_init(&it, n + 1, args, out->ndim, out->shape);
     }
-    cg_backend_of(out->device)->run_elementwise(&it, (int)op->id, dt, &lp, CG_GRAIN);
+    cg_status st = cg_backend_of(out->device)->run_elementwise(out->device, &it, (int)op->id, dt, &lp, CG_GRAIN);
+    if (st) return cg_backend_failed(op->schema.name, out->device, dt, st);
     if (atomic_load_explicit(&lp.error, memory_order_relaxed))
         return cg_set_error(CG_ERR_VALUE, "[%s] %s", op->schema.name, op->loop_error ? op->loop_error : "invalid input");
     return CG_OK;

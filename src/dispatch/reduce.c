@@ -107,9 +107,14 @@ static cg_status reduce_forward(const cg_reduce_op *op, cg_tensor *x, uint32_t m
         cg_reduce_plan plan; /* field by field: an initializer would zero the whole iterator first */
         plan.n = R, plan.stride = rstride, plan.in_dtype = src->dtype, plan.out_dtype = odt;
         plan.has_idx = ix != NULL, plan.chunked = op->chunked, plan.kind = op->kind, plan.params = params;
+        plan.nparams = np;
         cg_tensor *args[3] = {ok, ix ? ixk : xk, xk};
         cg_iter_init(&plan.iter, ix ? 3 : 2, args, kn, kshape);
-        be->run_reduce(&plan);
+        st = be->run_reduce(src->device, &plan);
+        if (st) {
+            st = cg_backend_failed(name, src->device, src->dtype, st);
+            goto done;
+        }
     }
     if (op->backward && cg_dtype_is_floating(odt) && cg_any_requires_grad(1, &xs)) {
         int nsaved = (op->schema.saves_inputs ? 1 : 0) + (op->schema.saves_output ? 1 : 0) + (op->has_indices ? 1 : 0);

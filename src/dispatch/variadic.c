@@ -13,7 +13,7 @@ void cg_copy_strided(cg_tensor *dst, const cg_tensor *src) {
     cg_tensor *args[2] = {dst, (cg_tensor *)src};
     cg_iter it;
     cg_iter_init(&it, 2, args, dst->ndim, dst->shape);
-    cg_backend_of(dst->device)->copy(&it, dst->dtype, dst->dtype);
+    cg_backend_of(dst->device)->copy(dst->device, &it, dst->dtype, dst->dtype);
 }
 
 /* ---------------------------------------------------------------- validation */

@@ -11,7 +11,7 @@ static void copy_raw(cg_tensor *dst, cg_tensor *src) {
     cg_tensor *args[2] = {dst, src};
     cg_iter it;
     cg_iter_init(&it, 2, args, dst->ndim, dst->shape);
-    cg_backend_of(dst->device)->copy(&it, dst->dtype, src->dtype);
+    cg_backend_of(dst->device)->copy(dst->device, &it, dst->dtype, src->dtype);
 }
 
 /* ------------------------------------------------------------- copy_ */
@@ -225,16 +225,16 @@ static cg_status move_data(cg_tensor *out, cg_tensor *t) {
     const cg_backend *from = cg_backend_of(c->device), *to = cg_backend_of(out->device);
     cg_status st = CG_OK;
     if (from->host_addressable) {
-        to->copy_from_host(cg_tensor_ptr(out), cg_tensor_ptr(c), nbytes, out->device);
+        st = to->copy_from_host(cg_tensor_ptr(out), cg_tensor_ptr(c), nbytes, out->device);
     } else if (to->host_addressable) {
-        from->copy_to_host(cg_tensor_ptr(out), cg_tensor_ptr(c), nbytes, c->device);
+        st = from->copy_to_host(cg_tensor_ptr(out), cg_tensor_ptr(c), nbytes, c->device);
     } else {
         void *stage = cg_malloc_n("to", 1, nbytes);
         if (!stage) {
             st = cg_last_error();
         } else {
-            from->copy_to_host(stage, cg_tensor_ptr(c), nbytes, c->device);
-            to->copy_from_host(cg_tensor_ptr(out), stage, nbytes, out->device);
+            st = from->copy_to_host(stage, cg_tensor_ptr(c), nbytes, c->device);
+            if (!st) st = to->copy_from_host(cg_tensor_ptr(out), stage, nbytes, out->device);
             free(stage);
         }
     }
@@ -248,7 +248,10 @@ cg_tensor *cg_to_device(cg_tensor *t, cg_device dev) {
         cg_tensor_retain(t);
         return t;
     }
-    CG_CHECK(cg_device_valid(dev), CG_ERR_DEVICE, "[to] invalid device %d:%d", (int)dev.type, dev.index);
+    if (!cg_device_valid(dev)) {
+        cg_device_invalid("to", dev);
+        return NULL;
+    }
     CG_CHECK(cg_device_has_data(t->device) || !cg_device_has_data(dev), CG_ERR_NOT_IMPLEMENTED,
              "[to] copying a tensor from %s to %s is not supported (meta tensors have no data)",
              cg_device_name(t->device), cg_device_name(dev));
@@ -295,7 +298,7 @@ CG_PROF_FN(cg_status, cg_fill_, "fill_", (cg_tensor *t, double value), (t, value
     if (!s) return cg_last_error();
     cg_iter it;
     cg_iter_init(&it, 1, &t, t->ndim, t->shape);
-    cg_backend_of(t->device)->fill(&it, cg_tensor_ptr(s), cg_itemsize(t->dtype));
+    cg_backend_of(t->device)->fill(t->device, &it, cg_tensor_ptr(s), cg_itemsize(t->dtype));
     cg_tensor_release(s);
     cg_storage_bump_version(t->storage);
     return CG_OK;

@@ -54,17 +54,22 @@ static void fake_free(void *p, size_t nbytes, cg_device dev) {
     atomic_fetch_add(&g_frees, 1);
     cg_pool_free(&g_pool, p, nbytes);
 }
-static void fake_from_host(void *dst, const void *src, size_t nbytes, cg_device dev) {
+static cg_status fake_from_host(void *dst, const void *src, size_t nbytes, cg_device dev) {
     (void)dev;
     atomic_fetch_add(&g_to_device, 1);
     memcpy(host_of(dst), src, nbytes);
+    return CG_OK;
 }
-static void fake_to_host(void *dst, const void *src, size_t nbytes, cg_device dev) {
+static cg_status fake_to_host(void *dst, const void *src, size_t nbytes, cg_device dev) {
     (void)dev;
     atomic_fetch_add(&g_to_host, 1);
     memcpy(dst, host_of(src), nbytes);
+    return CG_OK;
 }
-static void fake_synchronize(cg_device dev) { (void)dev; }
+static cg_status fake_synchronize(cg_device dev) {
+    (void)dev;
+    return CG_OK;
+}
 
 /* the plan, run serially over its outer coordinates with host addresses */
 static void run_plan(const cg_iter *plan, cg_loop_fn fn, const void *params) {
@@ -91,12 +96,15 @@ static void run_plan(const cg_iter *plan, cg_loop_fn fn, const void *params) {
 }
 
 /* the row's loops are the CPU's (a device backend compiles its own from the same op table) */
-static void fake_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, const void *params, int64_t grain) {
-    (void)grain;
+static cg_status fake_run_elementwise(cg_device dev, const cg_iter *plan, int op_id, cg_dtype dt, const void *params,
+                                      int64_t grain) {
+    (void)dev, (void)grain;
     atomic_fetch_add(&g_runs, 1);
     run_plan(plan, cg_cpu_elementwise_loops[op_id][dt], params);
+    return CG_OK;
 }
-static void fake_copy(const cg_iter *plan, cg_dtype dst, cg_dtype src) {
+static void fake_copy(cg_device dev, const cg_iter *plan, cg_dtype dst, cg_dtype src) {
+    (void)dev;
     atomic_fetch_add(&g_runs, 1);
     run_plan(plan, cg_cpu_cast_loop(dst, src), NULL);
 }
@@ -110,16 +118,19 @@ static void reduce_outputs(char **args, const int64_t *steps, int64_t n, const v
         loop(args[0] + i * steps[0], p->has_idx ? args[1] + i * steps[1] : NULL, args[in] + i * steps[in], p->n,
                 p->stride, p->params);
 }
-static void fake_run_reduce(const cg_reduce_plan *plan) {
+static cg_status fake_run_reduce(cg_device dev, const cg_reduce_plan *plan) {
+    (void)dev;
     atomic_fetch_add(&g_runs, 1);
     run_plan(&plan->iter, reduce_outputs, plan);
+    return CG_OK;
 }
 
 static void fill_bytes(char **args, const int64_t *steps, int64_t n, const void *params) {
     const size_t *isz = params;
     for (int64_t k = 0; k < n; k++) memcpy(args[0] + k * steps[0], args[1], *isz);
 }
-static void fake_fill(const cg_iter *plan, const void *value, size_t itemsize) {
+static void fake_fill(cg_device dev, const cg_iter *plan, const void *value, size_t itemsize) {
+    (void)dev;
     atomic_fetch_add(&g_fills, 1);
     if (plan->numel == 0) return;
     /* the value is host memory: tag a copy's address so run_plan treats it as ours */

@@ -10,14 +10,34 @@
 
 static void *cpu_alloc(size_t nbytes, cg_device dev) { return cg_alloc(nbytes, dev); }
 static void cpu_free(void *p, size_t nbytes, cg_device dev) { cg_free(p, nbytes, dev); }
-static void cpu_copy(void *dst, const void *src, size_t nbytes, cg_device dev) {
+static cg_status cpu_copy(void *dst, const void *src, size_t nbytes, cg_device dev) {
     (void)dev;
     if (nbytes) memcpy(dst, src, nbytes);
+    return CG_OK;
 }
-static void cpu_synchronize(cg_device dev) { (void)dev; }
+static cg_status cpu_synchronize(cg_device dev) {
+    (void)dev;
+    return CG_OK;
+}
 
-static void cpu_run_elementwise(const cg_iter *plan, int op_id, cg_dtype dt, const void *params, int64_t grain) {
+static cg_status cpu_run_elementwise(cg_device dev, const cg_iter *plan, int op_id, cg_dtype dt, const void *params,
+                                     int64_t grain) {
+    (void)dev;
     cg_iter_run(plan, cg_cpu_elementwise_loops[op_id][dt], params, grain);
+    return CG_OK;
+}
+static cg_status cpu_run_reduce(cg_device dev, const cg_reduce_plan *plan) {
+    (void)dev;
+    cg_cpu_run_reduce(plan);
+    return CG_OK;
+}
+static void cpu_copy_elements(cg_device dev, const cg_iter *plan, cg_dtype dst, cg_dtype src) {
+    (void)dev;
+    cg_cpu_copy(plan, dst, src);
+}
+static void cpu_fill(cg_device dev, const cg_iter *plan, const void *value, size_t itemsize) {
+    (void)dev;
+    cg_cpu_fill(plan, value, itemsize);
 }
 
 const cg_backend cg_backend_cpu = {
@@ -31,9 +51,9 @@ const cg_backend cg_backend_cpu = {
     .copy_to_host = cpu_copy,
     .synchronize = cpu_synchronize,
     .run_elementwise = cpu_run_elementwise,
-    .run_reduce = cg_cpu_run_reduce,
-    .copy = cg_cpu_copy,
-    .fill = cg_cpu_fill,
+    .run_reduce = cpu_run_reduce,
+    .copy = cpu_copy_elements,
+    .fill = cpu_fill,
     .kernels = &cg_cpu_kernels,
     .memory = &cg_cpu_memory_pool,
 };

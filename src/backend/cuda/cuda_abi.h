@@ -1,0 +1,124 @@
+/* cuda_abi.h — the C ABI between the engine's CUDA backend (cuda_backend.c,
+ * plain C, compiled into every engine) and the CUDA kernel library
+ * libcgrad_cuda.so (src/backend/cuda/lib, built by nvcc when a CUDA toolkit is
+ * found, loaded at run time: Note [CUDA kernel library]). Plain C types only;
+ * included by C and by CUDA C++. The library exports one symbol,
+ * cgcu_get_api, which returns the table of entry points below.
+ *
+ * Conventions. Every entry returns an int status: CGCU_OK, one of the negative
+ * CGCU_ codes, or a positive cudaError_t (error_string names it). `dev` is the
+ * CUDA device ordinal; an entry makes it current on the calling thread. Work is
+ * enqueued on the device's stream (one per device, created at first use) and
+ * the entry returns without waiting, except where it says it waits. Device
+ * pointers are plain CUDA device addresses. dtype codes are cg_dtype values and
+ * op ids cg_op_id values (cgrad.h). */
+#ifndef CG_CUDA_ABI_H
+#define CG_CUDA_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CGCU_ABI_VERSION 1
+#define CGCU_MAX_DIMS 16 /* = CG_MAX_DIMS */
+#define CGCU_MAX_ARGS 6  /* = CG_ITER_MAX_ARGS */
+#define CGCU_MAX_PARAMS 4
+
+enum {
+    CGCU_OK = 0,
+    CGCU_MISSING = -1, /* the library has no kernel for this op / kind / dtype */
+    CGCU_OOM = -2,     /* device memory (or host memory for the library's own bookkeeping) ran out */
+    CGCU_INVALID = -3, /* an argument the library cannot take (a size beyond its indexing) */
+    CGCU_NO_BLAS = -4, /* cuBLAS could not be loaded or set up (error_string says from where it was looked for) */
+    CGCU_BLAS_FAILED = -5, /* a cuBLAS call failed (error_string names its status) */
+};
+
+/* An iterator plan, the same layout as cg_iter (backend.h; the engine
+ * checks this with a static assertion): dim 0 innermost, byte strides, ptr[0]
+ * the output, ptr[1..] the inputs; only the first nargs entries of ptr and
+ * strides are defined. */
+typedef struct cgcu_plan {
+    int ndim;
+    int nargs;
+    int64_t numel;
+    int64_t shape[CGCU_MAX_DIMS];
+    char *ptr[CGCU_MAX_ARGS];
+    int64_t strides[CGCU_MAX_ARGS][CGCU_MAX_DIMS];
+} cgcu_plan;
+
+/* A reduction plan (cg_reduce_plan, backend.h): `iter` runs over the outputs
+ * (args: the outputs, the int64 indices when has_idx, then the first input
+ * element of each output's run); each output folds n input elements `stride`
+ * bytes apart, with the semantics of the CPU loops of `kind` (a
+ * cg_reduce_kind) for input dtype in_dtype into out_dtype. */
+typedef struct cgcu_reduce_plan {
+    cgcu_plan iter;
+    int64_t n, stride;
+    int in_dtype, out_dtype;
+    int has_idx;
+    int kind;
+    double params[CGCU_MAX_PARAMS];
+} cgcu_reduce_plan;
+
+typedef struct cgcu_props {
+    char name[256];
+    int major, minor;    /* compute capability */
+    int multiprocessors;
+    size_t total_memory; /* bytes */
+} cgcu_props;
+
+typedef struct cgcu_api {
+    int abi_version; /* CGCU_ABI_VERSION */
+    /* the message of a status (static storage) */
+    const char *(*error_string)(int status);
+
+    /* ---- runtime (src/backend/cuda/lib/runtime.cu) */
+    /* *n <- the number of devices (0 and a positive status when there is no driver or device) */
+    int (*device_count)(int *n);
+    int (*properties)(int dev, cgcu_props *p);
+    /* device memory: cudaMalloc / cudaFree (free waits for the device's work) */
+    int (*malloc)(int dev, size_t nbytes, void **p);
+    int (*free)(int dev, void *p);
+    int (*mem_info)(int dev, size_t *free_bytes, size_t *total_bytes);
+    /* host -> device: returns once src may be reused; device -> host: waits for the device's stream */
+    int (*copy_h2d)(int dev, void *dst, const void *src, size_t nbytes);
+    int (*copy_d2h)(int dev, void *dst, const void *src, size_t nbytes);
+    /* waits for every piece of work enqueued on the device's stream; returns the first asynchronous error */
+    int (*synchronize)(int dev);
+
+    /* ---- elementwise, casts, fill (src/backend/cuda/lib/elementwise.gen.cu, copy_fill.cu) */
+    /* every element of the plan through op table row op_id's kernel for data dtype `dtype`, with the CPU
+     * loop's semantics bit for bit where the math is exact; params: CGCU_MAX_PARAMS doubles (the loop
+     * parameters). *loop_error <- 1 when the kernel flagged an input it cannot compute (Note [Loop errors]);
+     * an op row that can flag makes this entry wait for its kernel. CGCU_MISSING: no kernel for the row. */
+    int (*elementwise)(int dev, const cgcu_plan *p, int op_id, int dtype, const double *params, int *loop_error);
+    /* ptr[0] (dtype dst) <- ptr[1] (dtype src), converted as the CPU's cast loops do */
+    int (*cast)(int dev, const cgcu_plan *p, int dst_dtype, int src_dtype);
+    /* ptr[0] <- the itemsize-byte value at `value` (host memory) */
+    int (*fill)(int dev, const cgcu_plan *p, const void *value, size_t itemsize);
+
+    /* ---- reductions (src/backend/cuda/lib/reduce.cu) */
+    int (*reduce)(int dev, const cgcu_reduce_plan *p);
+
+    /* ---- BLAS (src/backend/cuda/lib/blas.cu, cuBLAS loaded at first use) */
+    /* row-major, batched: for b < batch, C_b (m, n; leading dim ldc, batch stride sc elements) <-
+     * alpha * op(A_b) @ op(B_b) + beta * C_b (beta 0: C not read); op(A_b) is (m, k): A_b (m, k) with
+     * leading dim lda when !ta, A_b (k, m) when ta; likewise B. dtype_ab: float32 / float64 with dtype_c the
+     * same, or bfloat16 / float16 with dtype_c float32 (accumulated in float32). Strides in elements.
+     * k == 0: C_b <- beta * C_b (zeros when beta is 0). */
+    int (*gemm)(int dev, int dtype_ab, int dtype_c, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
+                const void *a, int64_t lda, int64_t sa, const void *b, int64_t ldb, int64_t sb, double beta, void *c,
+                int64_t ldc, int64_t sc, int64_t batch);
+
+    /* ---- softmax (src/backend/cuda/lib/softmax.cu): x, y (outer, len, inner) contiguous of float dtype
+     * `dtype` (f32 / f64 / f16 / bf16), along the middle dim, accumulated as the CPU's kernel does */
+    int (*softmax)(int dev, int dtype, void *y, const void *x, int64_t outer, int64_t len, int64_t inner, int log);
+    /* gx <- the gradient: softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g) */
+    int (*softmax_backward)(int dev, int dtype, void *gx, const void *g, const void *y, int64_t outer, int64_t len,
+                            int64_t inner, int log);
+} cgcu_api;
+
+/* the library's one export; NULL when abi_version is not the library's */
+typedef const cgcu_api *(*cgcu_get_api_fn)(int abi_version);
+#define CGCU_GET_API_SYMBOL "cgcu_get_api"
+
+#endif

@@ -1,0 +1,585 @@
+/* test_cuda.c — the CUDA backend (src/backend/cuda). Without a usable device
+ * (CI): that every way onto a cuda device fails with CG_ERR_DEVICE and says
+ * why, and that the CPU is untouched. With one (tools/gpu_check.sh runs these
+ * on a GPU machine): every row of the op table on cuda against the CPU in
+ * each of its dtypes, on contiguous, broadcast, non-contiguous, 0-d and empty
+ * inputs, with the gradient and, in float64, the second derivative; the
+ * reductions; the products through cuBLAS; softmax; casts between all
+ * dtypes; the device's memory statistics and out-of-memory recovery. */
+#include "dispatch/dispatch_internal.h"
+#include "ops/elementwise_ops.gen.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool have_gpu(void) { return cg_cuda_device_count() > 0; }
+
+/* ---------------------------------------------------------------- no device */
+
+TEST(cuda_unavailable_is_explained) {
+    if (have_gpu()) return;
+    const char *why = cg_cuda_unavailable_reason();
+    CHECK(why != NULL && strlen(why) > 0);
+    CHECK(cg_cuda_device_count() == 0);
+    CHECK(strcmp(cg_device_name(cg_cuda(0)), "cuda") == 0);
+    CHECK(!cg_device_valid(cg_cuda(0)));
+    int64_t shape[1] = {3};
+    CHECK_ERR(cg_zeros(1, shape, CG_DTYPE_F32, cg_cuda(0)) == NULL, CG_ERR_DEVICE, "cuda:0");
+    CHECK_ERR(cg_zeros(1, shape, CG_DTYPE_F32, cg_cuda(0)) == NULL, CG_ERR_DEVICE, why);
+    cg_tensor *x = cg_zeros(1, shape, CG_DTYPE_F32, cg_cpu());
+    CHECK_ERR(cg_to_device(x, cg_cuda(1)) == NULL, CG_ERR_DEVICE, "cuda:1");
+    CHECK_ERR(cg_cuda_synchronize(0) != CG_OK, CG_ERR_DEVICE, why);
+    cg_cuda_props p;
+    CHECK_ERR(cg_cuda_properties(0, &p) != CG_OK, CG_ERR_DEVICE, why);
+    size_t fr, tot;
+    CHECK_ERR(cg_cuda_mem_info(0, &fr, &tot) != CG_OK, CG_ERR_DEVICE, why);
+    /* no pool: zero statistics, nothing to empty */
+    cg_alloc_stats s = cg_allocator_stats(cg_cuda(0));
+    CHECK(s.live_bytes == 0 && s.cached_bytes == 0);
+    cg_allocator_empty_cache(cg_cuda(0));
+    /* the CPU works as before */
+    cg_tensor *y = cg_add(x, x);
+    CHECK_NN(y);
+    cg_tensor_release(y);
+    cg_tensor_release(x);
+}
+
+/* the DLPack device of a cuda tensor is kDLCUDA with the ordinal, and back only when the device exists */
+TEST(cuda_dlpack_device_mapping) {
+    int32_t type = 0, id = -1;
+    cg_device d;
+    if (!have_gpu()) {
+        CHECK(!cg_device_from_dlpack(2, 0, &d));
+        return;
+    }
+    CHECK(cg_device_to_dlpack(cg_cuda(0), &type, &id) && type == 2 && id == 0);
+    CHECK(cg_device_from_dlpack(2, 0, &d) && d.type == CG_DEVICE_CUDA && d.index == 0);
+    CHECK(!cg_device_from_dlpack(2, cg_cuda_device_count(), &d));
+}
+
+/* ---------------------------------------------------------------- with a device: helpers */
+
+static cg_tensor *to_gpu(cg_tensor *t) { return cg_to_device(t, cg_cuda(0)); }
+static cg_tensor *to_cpu(cg_tensor *t) { return cg_to_device(t, cg_cpu()); }
+
+static double tol_rel(cg_dtype dt) {
+    switch (dt) {
+    case CG_DTYPE_F64: return 1e-12;
+    case CG_DTYPE_F32: return 2e-6;
+    case CG_DTYPE_F16: return 2e-3;
+    case CG_DTYPE_BF16: return 1.6e-2;
+    default: return 0;
+    }
+}
+
+/* whether gpu (a cuda tensor; released) equals cpu within dt's tolerance scaled by `scale`
+ * (0 for exact dtypes); prints the worst element otherwise */
+static bool same(const char *what, cg_tensor *gpu, const cg_tensor *cpu, double scale) {
+    if (!gpu || !cpu) {
+        fprintf(stderr, "    %s: %s result missing: %s\n", what, gpu ? "cpu" : "cuda", cg_last_error_message());
+        cg_tensor_release(gpu);
+        return false;
+    }
+    cg_tensor *g = to_cpu(gpu);
+    cg_tensor_release(gpu);
+    if (!g) return false;
+    bool ok = cg_tensor_dtype(g) == cg_tensor_dtype(cpu) && cg_tensor_ndim(g) == cg_tensor_ndim(cpu) &&
+              !memcmp(cg_tensor_shape(g), cg_tensor_shape(cpu), sizeof(int64_t) * (size_t)cg_tensor_ndim(g));
+    double rel = tol_rel(cg_tensor_dtype(cpu)) * scale;
+    for (int64_t i = 0; ok && i < cg_tensor_numel(g); i++) {
+        double a = tt_get(g, i), b = tt_get(cpu, i);
+        if (a == b || (isnan(a) && isnan(b))) continue;
+        if (!(fabs(a - b) <= rel * (fabs(b) + 1e-3))) {
+            fprintf(stderr, "    %s: element %lld: cuda %.17g, cpu %.17g\n", what, (long long)i, a, b);
+            ok = false;
+        }
+    }
+    if (!ok && cg_tensor_numel(g) == cg_tensor_numel(cpu) && cg_tensor_dtype(g) != cg_tensor_dtype(cpu))
+        fprintf(stderr, "    %s: dtype %s vs %s\n", what, cg_dtype_name(cg_tensor_dtype(g)),
+                cg_dtype_name(cg_tensor_dtype(cpu)));
+    cg_tensor_release(g);
+    return ok;
+}
+
+/* values safe for every row's domain (logs, inverse trigonometry, division, shifts) */
+static cg_tensor *input_for(cg_dtype dt, int nd, const int64_t *shape, unsigned seed) {
+    if (dt == CG_DTYPE_BOOL) {
+        cg_tensor *r = tt_rand(CG_DTYPE_F32, nd, shape, 0, 1, seed), *half = cg_scalar(0.5, CG_DTYPE_F32);
+        cg_tensor *b = cg_binary_forward(&cg_op_gt, r, half, NULL, 0);
+        cg_tensor_release(r);
+        cg_tensor_release(half);
+        return b;
+    }
+    if (cg_dtype_is_floating(dt)) return tt_rand(dt, nd, shape, 0.2, 0.8, seed);
+    cg_tensor *r = tt_rand(CG_DTYPE_F64, nd, shape, 1, 6, seed), *i = cg_to_dtype(r, dt); /* 1 .. 5 */
+    cg_tensor_release(r);
+    return i;
+}
+
+/* ---------------------------------------------------------------- every op table row */
+
+typedef enum { L_CONTIG, L_BROADCAST, L_STRIDED, L_SCALAR, L_EMPTY, L_COUNT } layout;
+static const char *const k_layout[L_COUNT] = {"contiguous", "broadcast", "strided", "0-d", "empty"};
+
+/* input i of a row for layout l: the CPU tensor and the same values on cuda (strided: a permuted view on each) */
+static void make_input(layout l, int i, cg_dtype dt, unsigned seed, cg_tensor **cpu, cg_tensor **gpu) {
+    int64_t full[3] = {3, 4, 5}, bc[2][3] = {{3, 1, 5}, {1, 4, 1}}, rev[3] = {5, 4, 3}, empty[2] = {0, 3};
+    static const int64_t perm[3] = {2, 1, 0};
+    cg_tensor *c = NULL;
+    switch (l) {
+    case L_CONTIG: c = input_for(dt, 3, full, seed); break;
+    case L_BROADCAST: c = input_for(dt, 3, bc[i % 2], seed); break;
+    case L_STRIDED: c = input_for(dt, 3, rev, seed); break;
+    case L_SCALAR: c = input_for(dt, 0, NULL, seed); break;
+    default: c = input_for(dt, 2, empty, seed); break;
+    }
+    cg_tensor *g = c ? to_gpu(c) : NULL;
+    if (l == L_STRIDED && c && g) {
+        cg_tensor *cp = cg_permute(c, perm), *gp = cg_permute(g, perm);
+        cg_tensor_release(c);
+        cg_tensor_release(g);
+        c = cp, g = gp;
+    }
+    *cpu = c, *gpu = g;
+}
+
+static const double k_params[CG_EW_MAX_PARAMS] = {0.5, 2.0, 0.25, 3.0};
+
+/* one row, one dtype, one layout: forward; the gradient of <v, y> for differentiable float rows (and the
+ * second derivative in float64); returns false on a mismatch */
+static bool check_row(const cg_elementwise_op *op, cg_dtype dt, layout l) {
+    char what[160];
+    snprintf(what, sizeof what, "%s %s %s", op->schema.name, cg_dtype_name(dt), k_layout[l]);
+    cg_tensor *c[CG_ITER_MAX_ARGS] = {0}, *g[CG_ITER_MAX_ARGS] = {0};
+    bool grad = op->backward && (dt == CG_DTYPE_F32 || dt == CG_DTYPE_F64), ok = true;
+    for (int i = 0; i < op->arity; i++) {
+        cg_dtype di = (op->bool_inputs >> i) & 1 ? CG_DTYPE_BOOL : dt;
+        make_input(l, i, di, 17u * (unsigned)op->id + 3u * (unsigned)i + (unsigned)l, &c[i], &g[i]);
+        if (!c[i] || !g[i]) {
+            fprintf(stderr, "    %s: making input %d failed: %s\n", what, i, cg_last_error_message());
+            ok = false;
+        }
+        if (ok && grad && cg_dtype_is_floating(di)) {
+            cg_tensor_set_requires_grad(c[i], true);
+            cg_tensor_set_requires_grad(g[i], true);
+        }
+    }
+    cg_tensor *yc = ok ? cg_elementwise_forward(op, op->arity, c, k_params, CG_EW_MAX_PARAMS) : NULL;
+    cg_status stc = yc ? CG_OK : cg_last_error();
+    cg_tensor *yg = ok ? cg_elementwise_forward(op, op->arity, g, k_params, CG_EW_MAX_PARAMS) : NULL;
+    if (ok && !yc) { /* the CPU refuses these inputs: so must cuda, the same way */
+        if (yg || cg_last_error() != stc) {
+            fprintf(stderr, "    %s: cpu failed (%d), cuda %s\n", what, (int)stc, yg ? "did not" : "failed otherwise");
+            ok = false;
+        }
+        cg_tensor_release(yg);
+        yg = NULL;
+    } else if (ok) {
+        cg_tensor_retain(yg);
+        ok = same(what, yg, yc, 4);
+    }
+    if (ok && yc && grad && cg_tensor_requires_grad(yc) && cg_tensor_numel(yc) > 0) {
+        cg_tensor *v = tt_rand(cg_tensor_dtype(yc), cg_tensor_ndim(yc), cg_tensor_shape(yc), -1, 1, 99);
+        cg_tensor *vg = to_gpu(v);
+        cg_tensor *rc[CG_ITER_MAX_ARGS] = {0}, *rg[CG_ITER_MAX_ARGS] = {0}, *ic[CG_ITER_MAX_ARGS],
+                  *ig[CG_ITER_MAX_ARGS];
+        int m = 0;
+        for (int i = 0; i < op->arity; i++)
+            if (cg_tensor_requires_grad(c[i])) ic[m] = c[i], ig[m++] = g[i];
+        bool second = dt == CG_DTYPE_F64;
+        if (cg_autograd_grad(1, &yc, &v, m, ic, second, second, true, rc) ||
+            cg_autograd_grad(1, &yg, &vg, m, ig, second, second, true, rg)) {
+            fprintf(stderr, "    %s: backward failed: %s\n", what, cg_last_error_message());
+            ok = false;
+        }
+        for (int k = 0; ok && k < m; k++) {
+            if (!rc[k] != !rg[k]) ok = false;
+            else if (rc[k]) {
+                cg_tensor_retain(rg[k]);
+                char w2[200];
+                snprintf(w2, sizeof w2, "%s grad %d", what, k);
+                ok = same(w2, rg[k], rc[k], 16);
+            }
+        }
+        /* second order: d/d inputs of sum_k <grad_k, w_k> */
+        if (ok && second) {
+            cg_tensor *sc = NULL, *sg = NULL;
+            for (int k = 0; k < m; k++) {
+                if (!rc[k] || !cg_tensor_requires_grad(rc[k])) continue;
+                cg_tensor *w = tt_rand(CG_DTYPE_F64, cg_tensor_ndim(rc[k]), cg_tensor_shape(rc[k]), -1, 1, 7 + k);
+                cg_tensor *wg = to_gpu(w);
+                cg_tensor *pc = cg_mul(rc[k], w), *pg = cg_mul(rg[k], wg);
+                cg_tensor *tc = cg_sum(pc, 0, NULL, false), *tg = cg_sum(pg, 0, NULL, false);
+                cg_tensor *nc = sc ? cg_add(sc, tc) : (cg_tensor_retain(tc), tc);
+                cg_tensor *ng = sg ? cg_add(sg, tg) : (cg_tensor_retain(tg), tg);
+                cg_tensor *rel[] = {w, wg, pc, pg, tc, tg, sc, sg};
+                for (int r = 0; r < 8; r++) cg_tensor_release(rel[r]);
+                sc = nc, sg = ng;
+            }
+            if (sc && sg) {
+                cg_tensor *hc[CG_ITER_MAX_ARGS] = {0}, *hg[CG_ITER_MAX_ARGS] = {0};
+                if (cg_autograd_grad(1, &sc, NULL, m, ic, false, false, true, hc) ||
+                    cg_autograd_grad(1, &sg, NULL, m, ig, false, false, true, hg)) {
+                    fprintf(stderr, "    %s: double backward failed: %s\n", what, cg_last_error_message());
+                    ok = false;
+                }
+                for (int k = 0; k < m; k++) {
+                    if (ok && hc[k] && hg[k]) {
+                        char w2[200];
+                        snprintf(w2, sizeof w2, "%s grad-grad %d", what, k);
+                        cg_tensor_retain(hg[k]);
+                        ok = same(w2, hg[k], hc[k], 64);
+                    } else if (ok && !hc[k] != !hg[k]) {
+                        fprintf(stderr, "    %s: grad-grad %d present on one device only\n", what, k);
+                        ok = false;
+                    }
+                    cg_tensor_release(hc[k]);
+                    cg_tensor_release(hg[k]);
+                }
+            } else if (!sc != !sg) {
+                ok = false;
+            }
+            cg_tensor_release(sc);
+            cg_tensor_release(sg);
+        }
+        for (int k = 0; k < m; k++) {
+            cg_tensor_release(rc[k]);
+            cg_tensor_release(rg[k]);
+        }
+        cg_tensor_release(v);
+        cg_tensor_release(vg);
+    }
+    cg_tensor_release(yc);
+    cg_tensor_release(yg);
+    for (int i = 0; i < op->arity; i++) {
+        cg_tensor_release(c[i]);
+        cg_tensor_release(g[i]);
+    }
+    return ok;
+}
+
+TEST(cuda_every_op_row_matches_cpu) {
+    if (!have_gpu()) return;
+    int rows = 0, cases = 0, failed = 0;
+    for (int id = 1; id < CG_OP_COUNT; id++) {
+        const cg_elementwise_op *op = cg_elementwise_ops[id];
+        if (!op) continue;
+        rows++;
+        for (int dt = 0; dt < CG_DTYPE_COUNT; dt++) {
+            if (!(op->dtypes & CG_DTYPE_BIT(dt))) continue;
+            for (int l = 0; l < L_COUNT; l++) {
+                cases++;
+                if (!check_row(op, (cg_dtype)dt, (layout)l)) failed++;
+            }
+        }
+    }
+    printf("    cuda op rows: %d rows, %d (row, dtype, layout) cases, %d mismatches\n", rows, cases, failed);
+    CHECK_MSG(failed == 0, "%d of %d op-row cases differ between cuda and cpu", failed, cases);
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+typedef cg_tensor *(*red_fn)(cg_tensor *x, int nd, const int64_t *dims, bool keepdim);
+static cg_tensor *r_var(cg_tensor *x, int nd, const int64_t *d, bool k) { return cg_var(x, nd, d, 1, k); }
+static cg_tensor *r_std(cg_tensor *x, int nd, const int64_t *d, bool k) { return cg_std(x, nd, d, 0, k); }
+static cg_tensor *r_n1(cg_tensor *x, int nd, const int64_t *d, bool k) { return cg_norm(x, 1, nd, d, k); }
+static cg_tensor *r_n2(cg_tensor *x, int nd, const int64_t *d, bool k) { return cg_norm(x, 2, nd, d, k); }
+static cg_tensor *r_n3(cg_tensor *x, int nd, const int64_t *d, bool k) { return cg_norm(x, 3, nd, d, k); }
+static cg_tensor *r_ninf(cg_tensor *x, int nd, const int64_t *d, bool k) { return cg_norm(x, INFINITY, nd, d, k); }
+static cg_tensor *r_cnz(cg_tensor *x, int nd, const int64_t *d, bool k) {
+    (void)k;
+    return cg_count_nonzero(x, nd, d);
+}
+
+TEST(cuda_reductions_match_cpu) {
+    if (!have_gpu()) return;
+    static const struct {
+        const char *name;
+        red_fn fn;
+        uint32_t dtypes; /* input dtypes */
+        bool grad;
+    } k_red[] = {
+        {"sum", cg_sum, 0x1fffu, true},      {"mean", cg_mean, 0, true},    {"prod", cg_prod, 0x1fffu, true},
+        {"amax", cg_amax, 0x1ffeu, true},    {"amin", cg_amin, 0x1ffeu, true}, {"var", r_var, 0, true},
+        {"std", r_std, 0, true},             {"logsumexp", cg_logsumexp, 0, true}, {"norm1", r_n1, 0, true},
+        {"norm2", r_n2, 0, true},            {"norm3", r_n3, 0, true},     {"norm_inf", r_ninf, 0, true},
+        {"all", cg_all, 0x1fffu, false},     {"any", cg_any, 0x1fffu, false}, {"count_nonzero", r_cnz, 0x1fffu, false},
+    };
+    static const struct {
+        int nd;
+        int64_t dims[3];
+        bool keep;
+    } k_dims[] = {{0, {0}, false}, {1, {0}, false}, {1, {1}, true}, {1, {2}, false}, {2, {0, 2}, true}};
+    const uint32_t floats = CG_DTYPE_BIT(CG_DTYPE_F16) | CG_DTYPE_BIT(CG_DTYPE_BF16) | CG_DTYPE_BIT(CG_DTYPE_F32) |
+                            CG_DTYPE_BIT(CG_DTYPE_F64);
+    int failed = 0, cases = 0;
+    int64_t rev[3] = {7, 6, 5}, big[1] = {(int64_t)1 << 21};
+    static const int64_t perm[3] = {2, 1, 0};
+    for (size_t r = 0; r < sizeof k_red / sizeof k_red[0]; r++) {
+        uint32_t dts = k_red[r].dtypes ? k_red[r].dtypes : floats;
+        for (int dt = 0; dt < CG_DTYPE_COUNT; dt++) {
+            if (!(dts & CG_DTYPE_BIT(dt))) continue;
+            cg_tensor *c0 = input_for((cg_dtype)dt, 3, rev, 5 + (unsigned)r), *g0 = to_gpu(c0);
+            cg_tensor *c = cg_permute(c0, perm), *g = cg_permute(g0, perm); /* (5, 6, 7), not contiguous */
+            bool grad = k_red[r].grad && (dt == CG_DTYPE_F32 || dt == CG_DTYPE_F64);
+            for (size_t d = 0; d < sizeof k_dims / sizeof k_dims[0]; d++) {
+                char what[128];
+                snprintf(what, sizeof what, "%s %s dims#%zu", k_red[r].name, cg_dtype_name((cg_dtype)dt), d);
+                cases++;
+                cg_tensor *xc = c, *xg = g;
+                if (grad) {
+                    xc = cg_detach(c), xg = cg_detach(g);
+                    cg_tensor_set_requires_grad(xc, true);
+                    cg_tensor_set_requires_grad(xg, true);
+                }
+                cg_tensor *yc = k_red[r].fn(xc, k_dims[d].nd, k_dims[d].dims, k_dims[d].keep);
+                cg_tensor *yg = k_red[r].fn(xg, k_dims[d].nd, k_dims[d].dims, k_dims[d].keep);
+                cg_tensor_retain(yg);
+                bool ok = same(what, yg, yc, 64);
+                if (ok && grad) {
+                    cg_tensor *v = tt_rand(cg_tensor_dtype(yc), cg_tensor_ndim(yc), cg_tensor_shape(yc), -1, 1, 3);
+                    cg_tensor *vg = to_gpu(v), *hc = NULL, *hg = NULL;
+                    if (cg_autograd_grad(1, &yc, &v, 1, &xc, false, false, false, &hc) ||
+                        cg_autograd_grad(1, &yg, &vg, 1, &xg, false, false, false, &hg)) {
+                        fprintf(stderr, "    %s: backward failed: %s\n", what, cg_last_error_message());
+                        ok = false;
+                    } else {
+                        char w2[160];
+                        snprintf(w2, sizeof w2, "%s grad", what);
+                        cg_tensor_retain(hg);
+                        ok = same(w2, hg, hc, 64);
+                    }
+                    cg_tensor *rel[] = {v, vg, hc, hg};
+                    for (int i = 0; i < 4; i++) cg_tensor_release(rel[i]);
+                }
+                failed += !ok;
+                cg_tensor_release(yc);
+                cg_tensor_release(yg);
+                if (grad) {
+                    cg_tensor_release(xc);
+                    cg_tensor_release(xg);
+                }
+            }
+            cg_tensor *rel[] = {c0, g0, c, g};
+            for (int i = 0; i < 4; i++) cg_tensor_release(rel[i]);
+        }
+    }
+    /* max / min / argmax along a dim, with ties and NaN: the first index, NaN wins */
+    double vals[12] = {1, 3, 3, 2, NAN, 0, 5, 5, 1, -1, -1, -2};
+    int64_t s34[2] = {3, 4};
+    for (int dt = CG_DTYPE_F32; dt <= CG_DTYPE_F64; dt++) {
+        cg_tensor *c = tt_tensor((cg_dtype)dt, 2, s34, vals), *g = to_gpu(c);
+        for (int dim = 0; dim < 2; dim++) {
+            cg_tensor *vc, *icx, *vg, *igx;
+            CHECK_OK(cg_max_dim(c, dim, false, &vc, &icx));
+            CHECK_OK(cg_max_dim(g, dim, false, &vg, &igx));
+            cases += 2;
+            failed += !same("max_dim values", vg, vc, 0);
+            failed += !same("max_dim indices", igx, icx, 0);
+            cg_tensor_release(vc);
+            cg_tensor_release(icx);
+            cg_tensor *ac = cg_argmin(c, true, dim, false), *ag = cg_argmin(g, true, dim, false);
+            cases++;
+            failed += !same("argmin", ag, ac, 0);
+            cg_tensor_release(ac);
+        }
+        cg_tensor *ac = cg_argmax(c, false, 0, false), *ag = cg_argmax(g, false, 0, false);
+        cases++;
+        failed += !same("argmax (flat)", ag, ac, 0);
+        cg_tensor_release(ac);
+        cg_tensor_release(c);
+        cg_tensor_release(g);
+    }
+    /* one long run (the block-wide path) and empty reductions */
+    for (int dt = CG_DTYPE_F32; dt <= CG_DTYPE_F64; dt++) {
+        cg_tensor *c = tt_rand((cg_dtype)dt, 1, big, -1, 1, 11), *g = to_gpu(c);
+        red_fn fns[3] = {cg_sum, cg_amax, r_var};
+        for (int i = 0; i < 3; i++) {
+            cg_tensor *yc = fns[i](c, 0, NULL, false);
+            cases++;
+            failed += !same("long reduction", fns[i](g, 0, NULL, false), yc, 1e4);
+            cg_tensor_release(yc);
+        }
+        int64_t e[2] = {0, 4};
+        cg_tensor *ec = cg_zeros(2, e, (cg_dtype)dt, cg_cpu()), *eg = to_gpu(ec);
+        red_fn efns[4] = {cg_sum, cg_prod, cg_mean, r_var};
+        for (int i = 0; i < 4; i++) {
+            int64_t dim0 = 0;
+            cg_tensor *yc = efns[i](ec, 1, &dim0, false);
+            cases++;
+            failed += !same("empty reduction", efns[i](eg, 1, &dim0, false), yc, 0);
+            cg_tensor_release(yc);
+        }
+        cg_tensor *rel[] = {c, g, ec, eg};
+        for (int i = 0; i < 4; i++) cg_tensor_release(rel[i]);
+    }
+    printf("    cuda reductions: %d cases, %d mismatches\n", cases, failed);
+    CHECK_MSG(failed == 0, "%d of %d reduction cases differ between cuda and cpu", failed, cases);
+}
+
+/* ---------------------------------------------------------------- products and softmax */
+
+TEST(cuda_products_match_cpu) {
+    if (!have_gpu()) return;
+    static const cg_dtype k_dt[] = {CG_DTYPE_F32, CG_DTYPE_F64, CG_DTYPE_BF16, CG_DTYPE_F16};
+    int failed = 0, cases = 0;
+    for (size_t t = 0; t < sizeof k_dt / sizeof k_dt[0]; t++) {
+        cg_dtype dt = k_dt[t];
+        double scale = dt == CG_DTYPE_F64 || dt == CG_DTYPE_F32 ? 100 : 4;
+        int64_t sa[2] = {33, 17}, sb[2] = {17, 45}, sat[2] = {17, 33}, sbt[2] = {45, 17};
+        cg_tensor *a = tt_rand(dt, 2, sa, -1, 1, 1), *b = tt_rand(dt, 2, sb, -1, 1, 2);
+        cg_tensor *at0 = tt_rand(dt, 2, sat, -1, 1, 3), *bt0 = tt_rand(dt, 2, sbt, -1, 1, 4);
+        cg_tensor *at = cg_transpose(at0, 0, 1), *bt = cg_transpose(bt0, 0, 1); /* transposed layouts */
+        cg_tensor *ga = to_gpu(a), *gb = to_gpu(b), *gat0 = to_gpu(at0), *gbt0 = to_gpu(bt0);
+        cg_tensor *gat = cg_transpose(gat0, 0, 1), *gbt = cg_transpose(gbt0, 0, 1);
+        cg_tensor *pairs[4][4] = {{a, b, ga, gb}, {at, b, gat, gb}, {a, bt, ga, gbt}, {at, bt, gat, gbt}};
+        for (int p = 0; p < 4; p++) {
+            cg_tensor *yc = cg_matmul(pairs[p][0], pairs[p][1]);
+            cases++;
+            if (!same("matmul", cg_matmul(pairs[p][2], pairs[p][3]), yc, scale)) {
+                fprintf(stderr, "    (matmul %s layout %d)\n", cg_dtype_name(dt), p);
+                failed++;
+            }
+            cg_tensor_release(yc);
+        }
+        /* batched with broadcast, linear with bias, addmm */
+        int64_t s3[3] = {4, 9, 17}, w2[2] = {12, 17}, b1[1] = {12}, s4[2] = {9, 12};
+        cg_tensor *x3 = tt_rand(dt, 3, s3, -1, 1, 5), *w = tt_rand(dt, 2, w2, -1, 1, 6),
+                  *bias = tt_rand(dt, 1, b1, -1, 1, 7), *self = tt_rand(dt, 2, s4, -1, 1, 8);
+        cg_tensor *gx3 = to_gpu(x3), *gw = to_gpu(w), *gbias = to_gpu(bias), *gself = to_gpu(self);
+        cg_tensor *yc = cg_matmul(x3, b);
+        cases++;
+        failed += !same("batched matmul", cg_matmul(gx3, gb), yc, scale);
+        cg_tensor_release(yc);
+        yc = cg_linear(x3, w, bias);
+        cases++;
+        failed += !same("linear", cg_linear(gx3, gw, gbias), yc, scale);
+        cg_tensor_release(yc);
+        cg_tensor *x2c = cg_select(x3, 0, 1), *x2g = cg_select(gx3, 0, 1), *wtc = cg_transpose(w, 0, 1),
+                  *wtg = cg_transpose(gw, 0, 1);
+        yc = cg_addmm(self, x2c, wtc, 0.5, 2.0);
+        cases++;
+        failed += !same("addmm", cg_addmm(gself, x2g, wtg, 0.5, 2.0), yc, scale);
+        cg_tensor_release(yc);
+        cg_tensor *rel[] = {a, b, at0, bt0, at, bt, ga, gb, gat0, gbt0, gat, gbt, x3, w, bias, self, gx3, gw,
+                            gbias, gself, x2c, x2g, wtc, wtg};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) cg_tensor_release(rel[i]);
+    }
+    /* the gradient of a linear layer (three products) */
+    int64_t sx[2] = {8, 5}, sw[2] = {3, 5};
+    cg_tensor *x = tt_rand(CG_DTYPE_F64, 2, sx, -1, 1, 9), *w = tt_rand(CG_DTYPE_F64, 2, sw, -1, 1, 10);
+    cg_tensor *gx = to_gpu(x), *gw = to_gpu(w);
+    cg_tensor *in_c[2] = {x, w}, *in_g[2] = {gx, gw};
+    for (int i = 0; i < 2; i++) {
+        cg_tensor_set_requires_grad(in_c[i], true);
+        cg_tensor_set_requires_grad(in_g[i], true);
+    }
+    cg_tensor *yc = cg_linear(x, w, NULL), *yg = cg_linear(gx, gw, NULL);
+    cg_tensor *sc = cg_sum(yc, 0, NULL, false), *sg = cg_sum(yg, 0, NULL, false);
+    cg_tensor *hc[2] = {0}, *hg[2] = {0};
+    CHECK_OK(cg_autograd_grad(1, &sc, NULL, 2, in_c, false, false, false, hc));
+    CHECK_OK(cg_autograd_grad(1, &sg, NULL, 2, in_g, false, false, false, hg));
+    for (int i = 0; i < 2; i++) {
+        cases++;
+        failed += !same("linear grad", hg[i], hc[i], 100);
+        cg_tensor_release(hc[i]);
+    }
+    cg_tensor *rel[] = {x, w, gx, gw, yc, yg, sc, sg};
+    for (int i = 0; i < 8; i++) cg_tensor_release(rel[i]);
+    printf("    cuda products: %d cases, %d mismatches\n", cases, failed);
+    CHECK_MSG(failed == 0, "%d of %d product cases differ between cuda and cpu", failed, cases);
+}
+
+TEST(cuda_softmax_matches_cpu) {
+    if (!have_gpu()) return;
+    static const cg_dtype k_dt[] = {CG_DTYPE_F32, CG_DTYPE_F64, CG_DTYPE_BF16, CG_DTYPE_F16};
+    int failed = 0, cases = 0;
+    int64_t shape[3] = {6, 50, 7};
+    for (size_t t = 0; t < sizeof k_dt / sizeof k_dt[0]; t++) {
+        for (int log = 0; log < 2; log++) {
+            for (int dim = 0; dim < 3; dim++) {
+                cg_tensor *c = tt_rand(k_dt[t], 3, shape, -4, 4, 1 + dim), *g = to_gpu(c);
+                bool grad = k_dt[t] == CG_DTYPE_F32 || k_dt[t] == CG_DTYPE_F64;
+                if (grad) {
+                    cg_tensor_set_requires_grad(c, true);
+                    cg_tensor_set_requires_grad(g, true);
+                }
+                cg_tensor *yc = log ? cg_log_softmax(c, dim) : cg_softmax(c, dim);
+                cg_tensor *yg = log ? cg_log_softmax(g, dim) : cg_softmax(g, dim);
+                cases++;
+                cg_tensor_retain(yg);
+                bool ok = same(log ? "log_softmax" : "softmax", yg, yc, 16);
+                if (ok && grad) {
+                    cg_tensor *v = tt_rand(k_dt[t], 3, shape, -1, 1, 4), *vg = to_gpu(v), *hc = NULL, *hg = NULL;
+                    CHECK_OK(cg_autograd_grad(1, &yc, &v, 1, &c, false, false, false, &hc));
+                    CHECK_OK(cg_autograd_grad(1, &yg, &vg, 1, &g, false, false, false, &hg));
+                    cases++;
+                    ok = same(log ? "log_softmax grad" : "softmax grad", hg, hc, 64);
+                    cg_tensor_release(hc);
+                    cg_tensor_release(v);
+                    cg_tensor_release(vg);
+                }
+                failed += !ok;
+                cg_tensor *rel[] = {c, g, yc, yg};
+                for (int i = 0; i < 4; i++) cg_tensor_release(rel[i]);
+            }
+        }
+    }
+    printf("    cuda softmax: %d cases, %d mismatches\n", cases, failed);
+    CHECK_MSG(failed == 0, "%d of %d softmax cases differ between cuda and cpu", failed, cases);
+}
+
+/* ---------------------------------------------------------------- casts, memory, errors */
+
+TEST(cuda_casts_between_every_dtype) {
+    if (!have_gpu()) return;
+    double vals[8] = {0, 1, -1, 2.5, -3.75, 300, 70000.5, NAN};
+    int64_t s[1] = {8};
+    int failed = 0;
+    for (int src = 0; src < CG_DTYPE_COUNT; src++) {
+        cg_tensor *c0 = tt_tensor(CG_DTYPE_F64, 1, s, vals), *c = cg_to_dtype(c0, (cg_dtype)src), *g = to_gpu(c);
+        for (int dst = 0; dst < CG_DTYPE_COUNT; dst++) {
+            cg_tensor *yc = cg_to_dtype(c, (cg_dtype)dst);
+            char what[64];
+            snprintf(what, sizeof what, "cast %s -> %s", cg_dtype_name((cg_dtype)src), cg_dtype_name((cg_dtype)dst));
+            failed += !same(what, cg_to_dtype(g, (cg_dtype)dst), yc, 0);
+            cg_tensor_release(yc);
+        }
+        cg_tensor_release(c0);
+        cg_tensor_release(c);
+        cg_tensor_release(g);
+    }
+    CHECK_MSG(failed == 0, "%d casts differ between cuda and cpu", failed);
+}
+
+TEST(cuda_memory_statistics_and_out_of_memory) {
+    if (!have_gpu()) return;
+    CHECK_OK(cg_cuda_synchronize(0));
+    cg_cuda_props p;
+    CHECK_OK(cg_cuda_properties(0, &p));
+    CHECK(p.major >= 3 && p.total_memory > 0 && strlen(p.name) > 0);
+    size_t fr = 0, tot = 0;
+    CHECK_OK(cg_cuda_mem_info(0, &fr, &tot));
+    CHECK(tot > 0 && fr <= tot);
+    int64_t live0 = cg_allocator_stats(cg_cuda(0)).live_bytes;
+    int64_t shape[1] = {1 << 20};
+    cg_tensor *t = cg_zeros(1, shape, CG_DTYPE_F32, cg_cuda(0));
+    CHECK_NN(t);
+    CHECK(cg_allocator_stats(cg_cuda(0)).live_bytes >= live0 + (4 << 20));
+    cg_tensor_release(t);
+    CHECK(cg_allocator_stats(cg_cuda(0)).live_bytes == live0);
+    /* far beyond any GPU: CG_ERR_OOM naming CUDA, after which allocation works again */
+    int64_t huge[2] = {(int64_t)1 << 22, (int64_t)1 << 22};
+    CHECK_ERR(cg_empty(2, huge, CG_DTYPE_F32, cg_cuda(0)) == NULL, CG_ERR_OOM, "CUDA out of memory");
+    t = cg_zeros(1, shape, CG_DTYPE_F32, cg_cuda(0));
+    CHECK_NN(t);
+    cg_tensor_release(t);
+    cg_allocator_empty_cache(cg_cuda(0));
+    CHECK(cg_allocator_stats(cg_cuda(0)).cached_bytes == 0);
+    /* a cross-device op is refused, never copied */
+    cg_tensor *a = cg_zeros(1, shape, CG_DTYPE_F32, cg_cpu()), *b = cg_zeros(1, shape, CG_DTYPE_F32, cg_cuda(0));
+    CHECK_ERR(cg_add(a, b) == NULL, CG_ERR_DEVICE, "cuda");
+    cg_tensor_release(a);
+    cg_tensor_release(b);
+}
