@@ -81,6 +81,14 @@ void cg_device_free(void *p, size_t nbytes, cg_device dev) {
     if (p) cg_backend_of(dev)->free(p, nbytes, dev);
 }
 
+cg_status cg_device_copy_from_host(void *dst, const void *src, size_t nbytes, cg_device dev) {
+    return nbytes ? cg_backend_of(dev)->copy_from_host(dst, src, nbytes, dev) : CG_OK;
+}
+
+cg_status cg_device_copy_to_host(void *dst, const void *src, size_t nbytes, cg_device dev) {
+    return nbytes ? cg_backend_of(dev)->copy_to_host(dst, src, nbytes, dev) : CG_OK;
+}
+
 cg_status cg_device_invalid(const char *op, cg_device dev) {
     if (dev.type == CG_DEVICE_CUDA) {
         const char *why = cg_cuda_unavailable_reason();

@@ -195,6 +195,10 @@ bool cg_device_has_data(cg_device dev); /* false: meta */
  * data); CG_ERR_OOM (error set) on failure. */
 cg_status cg_device_alloc(void **out, size_t nbytes, cg_device dev);
 void cg_device_free(void *p, size_t nbytes, cg_device dev);
+/* dev's memory at dst <- nbytes of host memory (any device with data; waits as the backend's copy does) */
+cg_status cg_device_copy_from_host(void *dst, const void *src, size_t nbytes, cg_device dev);
+/* host memory at dst <- nbytes of dev's memory at src (waits for the device's work on it) */
+cg_status cg_device_copy_to_host(void *dst, const void *src, size_t nbytes, cg_device dev);
 
 /* Release ts[0..n) (NULL entries allowed). */
 static inline void cg_release_all(int n, cg_tensor **ts) {

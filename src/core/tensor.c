@@ -264,7 +264,17 @@ cg_tensor *cg_from_blob_on(void *data, int ndim, const int64_t *shape, const int
 
 cg_tensor *cg_scalar_on(double value, cg_dtype dt, cg_device dev) {
     cg_tensor *t = cg_tensor_new("scalar", 0, NULL, dt, dev);
-    if (t && t->storage->data) cg_store_f64(t->storage->data, dt, value);
+    if (!t || !t->storage->data) return t;
+    if (cg_device_host_addressable(dev)) {
+        cg_store_f64(t->storage->data, dt, value);
+        return t;
+    }
+    uint64_t v = 0; /* the value in host memory, then one copy to the device */
+    cg_store_f64(&v, dt, value);
+    if (cg_device_copy_from_host(t->storage->data, &v, cg_itemsize(dt), dev)) {
+        cg_tensor_release(t);
+        return NULL;
+    }
     return t;
 }
 cg_tensor *cg_scalar(double value, cg_dtype dt) { return cg_scalar_on(value, dt, cg_cpu()); }
@@ -388,11 +398,19 @@ static int64_t flat_offset(const cg_tensor *t, int64_t i) {
 
 cg_status cg_tensor_get_flat(const cg_tensor *t, int64_t index, double *out) {
     int64_t n = cg_tensor_numel(t);
-    CG_CHECK_S(cg_device_host_addressable(t->device), CG_ERR_DEVICE, "[get_flat] tensor is on %s, %s", cg_device_name(t->device),
-               cg_device_has_data(t->device) ? "whose memory the host cannot address: copy it with to(cpu) first" : "which has no data");
+    CG_CHECK_S(cg_device_has_data(t->device), CG_ERR_DEVICE, "[get_flat] tensor is on %s, which has no data",
+               cg_device_name(t->device));
     CG_CHECK_S(index >= 0 && index < n, CG_ERR_INDEX, "[get_flat] index %lld is out of bounds for %lld elements",
                (long long)index, (long long)n);
-    *out = cg_load_f64(cg_tensor_ptr(t) + flat_offset(t, index), t->dtype);
+    const char *p = cg_tensor_ptr(t) + flat_offset(t, index);
+    if (!cg_device_host_addressable(t->device)) { /* one element copied to the host (waits, as PyTorch's item) */
+        uint64_t v = 0;
+        cg_status st = cg_device_copy_to_host(&v, p, cg_itemsize(t->dtype), t->device);
+        if (st) return st;
+        *out = cg_load_f64(&v, t->dtype);
+        return CG_OK;
+    }
+    *out = cg_load_f64(p, t->dtype);
     return CG_OK;
 }
 

@@ -5,7 +5,7 @@
  * library's entry points (cuda_abi.h). Device memory goes through one caching
  * pool per device; work is enqueued on the device's stream, so the pool's
  * reuse of a freed block is ordered after the work that used it. */
-#include "cuda_abi.h"
+#include "cuda_backend.h"
 
 #include "../backend.h"
 
@@ -94,6 +94,7 @@ static const cgcu_api *api_get(void) {
 
 const cg_backend *cg_backend_cuda_get(void) { return api_get() ? &cg_backend_cuda : NULL; }
 
+
 /* ------------------------------------------------------------- errors
  * A status of the library as the engine's error, naming the op. Asynchronous
  * failures of work that returns nothing (copy, fill) are kept per device and
@@ -138,6 +139,23 @@ static cg_cache_pool g_pools[CUDA_MAX_DEVICES] = {POOL(0),  POOL(1),  POOL(2),  
 
 cg_cache_pool *cg_cuda_pool(int index) {
     return api_get() && index >= 0 && index < g_count ? &g_pools[index] : NULL;
+}
+
+/* Note [Mock CUDA library]: the tests serve the cuda devices from a host-memory library of the same ABI
+ * (tests/c/mock_cuda.c) on machines without a GPU, so every line of this file runs in make test. The
+ * caches of the pools go back to the library that allocated them before the switch. */
+static const cgcu_api *g_loaded_api; /* what loading found, kept while a test library serves */
+static int g_loaded_count;
+static bool g_swapped;
+
+void cg_cuda_use_library(const cgcu_api *api, int ndev) {
+    api_get();
+    for (int i = 0; i < g_count; i++) cg_pool_empty(&g_pools[i]);
+    for (int i = 0; i < CUDA_MAX_DEVICES; i++) atomic_store(&g_pending[i], 0);
+    if (!g_swapped) g_loaded_api = g_api, g_loaded_count = g_count;
+    g_swapped = api != NULL;
+    g_api = api ? api : g_loaded_api;
+    g_count = api ? (ndev < CUDA_MAX_DEVICES ? ndev : CUDA_MAX_DEVICES) : g_loaded_count;
 }
 
 static void *cuda_alloc(size_t nbytes, cg_device dev) {
