@@ -666,3 +666,109 @@ TEST(cuda_pools_cache_per_device) {
     cg_tensor_release(c);
     mock_cuda_uninstall();
 }
+
+/* ---------------------------------------------------------------- staged entries (Note [Staged entries]) */
+
+/* a small CNN on cuda, forward and backward, equals the CPU's; the seeded RNG on cuda draws the CPU's values
+ * bit for bit; the staged entries (conv, pool, norms, losses, embedding, gather / scatter, sort, scans,
+ * dropout, one_hot, tril, arange, optimizer steps) agree with the CPU */
+CUDA_TEST(cuda_staged_entries_match_cpu) {
+    int failed = 0;
+    cg_device cu = cg_cuda(0);
+    int64_t sx[4] = {2, 3, 8, 8}, sw[4] = {4, 3, 3, 3}, sb[1] = {4}, sl[2] = {10, 36};
+    cg_manual_seed(7);
+    cg_tensor *x = cg_randn(4, sx, CG_DTYPE_F32, cg_cpu());
+    cg_manual_seed(7);
+    cg_tensor *xg = cg_randn(4, sx, CG_DTYPE_F32, cu);
+    failed += !same_keep("randn (seeded)", xg, x, 0);
+    cg_tensor *w = tt_rand(CG_DTYPE_F32, 4, sw, -0.5, 0.5, 1), *b = tt_rand(CG_DTYPE_F32, 1, sb, -0.5, 0.5, 2);
+    cg_tensor *lw = tt_rand(CG_DTYPE_F32, 2, sl, -0.5, 0.5, 3);
+    double tv[2] = {3, 7};
+    int64_t s2[1] = {2};
+    cg_tensor *tgt = tt_tensor(CG_DTYPE_I64, 1, s2, tv);
+    cg_tensor *wg = to_gpu(w), *bg = to_gpu(b), *lwg = to_gpu(lw), *tgtg = to_gpu(tgt);
+    cg_tensor *leaves[2][3] = {{w, b, lw}, {wg, bg, lwg}};
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 3; i++) cg_tensor_set_requires_grad(leaves[d][i], true);
+    cg_tensor *loss[2] = {0}, *grads[2][3] = {{0}};
+    for (int d = 0; d < 2; d++) {
+        cg_tensor *in = d ? xg : x, *t = d ? tgtg : tgt;
+        int64_t st1[2] = {1, 1}, pad[2] = {1, 1}, dil[2] = {1, 1}, k2[2] = {2, 2}, p0[2] = {0, 0};
+        cg_tensor *y = cg_conv2d(in, leaves[d][0], leaves[d][1], st1, pad, dil, 1);
+        cg_tensor *r = y ? cg_leaky_relu(y, 0.01) : NULL, *pooled = NULL;
+        if (r) cg_max_pool2d(r, k2, k2, p0, dil, false, &pooled, NULL);
+        int64_t nshape[1] = {4};
+        cg_tensor *ln = pooled ? cg_layer_norm(pooled, 1, nshape, NULL, NULL, 1e-5) : NULL;
+        cg_tensor *fl = ln ? cg_flatten(ln, 1, -1) : NULL;
+        int64_t rs[2] = {2, 64};
+        cg_tensor *fr = fl ? cg_reshape(fl, 2, rs) : NULL;
+        cg_tensor *sel = fr ? cg_narrow(fr, 1, 0, 36) : NULL; /* the first 36 features */
+        cg_tensor *logits = sel ? cg_linear(sel, leaves[d][2], NULL) : NULL;
+        loss[d] = logits ? cg_cross_entropy(logits, t, NULL, -100, 0.0, CG_REDUCTION_MEAN) : NULL;
+        if (!loss[d]) fprintf(stderr, "    cnn on %s failed: %s\n", d ? "cuda" : "cpu", cg_last_error_message());
+        else if (cg_autograd_grad(1, &loss[d], NULL, 3, leaves[d], false, false, false, grads[d]))
+            fprintf(stderr, "    cnn backward on %s failed: %s\n", d ? "cuda" : "cpu", cg_last_error_message());
+        cg_tensor *rel[] = {y, r, pooled, ln, fl, fr, sel, logits};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) cg_tensor_release(rel[i]);
+    }
+    failed += !same_keep("cnn loss", loss[1], loss[0], 16);
+    for (int i = 0; i < 3; i++) failed += !same_keep("cnn grad", grads[1][i], grads[0][i], 64);
+    /* dropout with the same seed keeps the same elements */
+    cg_manual_seed(11);
+    cg_tensor *dc = cg_dropout(x, 0.5, true);
+    cg_manual_seed(11);
+    failed += !same("dropout (seeded)", cg_dropout(xg, 0.5, true), dc, 0);
+    /* embedding, one_hot, gather / scatter_add, sort, cumsum, tril, batch norm */
+    int64_t se[2] = {6, 5}, si[1] = {4};
+    double iv[4] = {5, 0, 2, 2};
+    cg_tensor *emb = tt_rand(CG_DTYPE_F32, 2, se, -1, 1, 4), *ids = tt_tensor(CG_DTYPE_I64, 1, si, iv);
+    cg_tensor *embg = to_gpu(emb), *idsg = to_gpu(ids);
+    cg_tensor *ec = cg_embedding(emb, ids, -1);
+    failed += !same("embedding", cg_embedding(embg, idsg, -1), ec, 0);
+    cg_tensor *oc = cg_one_hot(ids, 6);
+    failed += !same("one_hot", cg_one_hot(idsg, 6), oc, 0);
+    int64_t sgi[2] = {6, 2};
+    double giv[12] = {0, 4, 1, 3, 2, 2, 3, 1, 4, 0, 0, 0};
+    cg_tensor *gi = tt_tensor(CG_DTYPE_I64, 2, sgi, giv), *gig = to_gpu(gi);
+    cg_tensor *gc = cg_gather(emb, 1, gi);
+    failed += !same("gather", cg_gather(embg, 1, gig), gc, 0);
+    cg_tensor *sc = cg_scatter_add(emb, 1, gi, gc), *gcg = to_gpu(gc);
+    failed += !same("scatter_add", cg_scatter_add(embg, 1, gig, gcg), sc, 4);
+    cg_tensor *sv, *si_, *svg, *sig;
+    CHECK_OK(cg_sort(emb, 1, true, true, &sv, &si_));
+    CHECK_OK(cg_sort(embg, 1, true, true, &svg, &sig));
+    failed += !same("sort values", svg, sv, 0);
+    failed += !same("sort indices", sig, si_, 0);
+    cg_tensor *cs = cg_cumsum(emb, 0);
+    failed += !same("cumsum", cg_cumsum(embg, 0), cs, 4);
+    cg_tensor *tr = cg_tril(emb, 1);
+    failed += !same("tril", cg_tril(embg, 1), tr, 0);
+    cg_tensor *bn = cg_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5);
+    failed += !same("batch_norm", cg_batch_norm(xg, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), bn, 16);
+    /* Adam: two steps on cuda (the step counts on cuda too) equal the CPU's */
+    cg_tensor *p[2], *gr[2], *m[2], *v[2], *stp[2];
+    for (int d = 0; d < 2; d++) {
+        cg_device dv = d ? cu : cg_cpu();
+        p[d] = d ? to_gpu(emb) : cg_contiguous(emb);
+        gr[d] = d ? to_gpu(gc) : cg_contiguous(gc);
+        m[d] = cg_zeros(2, se, CG_DTYPE_F32, dv), v[d] = cg_zeros(2, se, CG_DTYPE_F32, dv);
+        stp[d] = cg_zeros(0, NULL, CG_DTYPE_F32, cg_cpu()); /* a cpu step count, as PyTorch keeps it */
+    }
+    cg_tensor_release(gr[0]);
+    cg_tensor_release(gr[1]);
+    gr[0] = tt_rand(CG_DTYPE_F32, 2, se, -1, 1, 9), gr[1] = to_gpu(gr[0]);
+    cg_adam_options ao = {.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
+    for (int k = 0; k < 2; k++)
+        for (int d = 0; d < 2; d++) CHECK_OK(cg_adam_step(1, &p[d], &gr[d], &m[d], &v[d], NULL, &stp[d], &ao));
+    failed += !same_keep("adam parameter", p[1], p[0], 16);
+    CHECK(tt_get(stp[1], 0) == 2 && tt_get(stp[0], 0) == 2);
+    cg_tensor *rel[] = {x, xg, w, b, lw, tgt, wg, bg, lwg, tgtg, loss[0], loss[1], dc, emb, ids, embg, idsg, ec, oc, gi,
+                        gig, gc, sc, gcg, sv, si_, cs, tr, bn};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) cg_tensor_release(rel[i]);
+    for (int d = 0; d < 2; d++) {
+        for (int i = 0; i < 3; i++) cg_tensor_release(grads[d][i]);
+        cg_tensor *r2[] = {p[d], gr[d], m[d], v[d], stp[d]};
+        for (int i = 0; i < 5; i++) cg_tensor_release(r2[i]);
+    }
+    CHECK_MSG(failed == 0, "%d staged-entry checks differ between cuda and cpu", failed);
+}

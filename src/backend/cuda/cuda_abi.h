@@ -84,6 +84,8 @@ typedef struct cgcu_api {
     int (*copy_d2h)(int dev, void *dst, const void *src, size_t nbytes);
     /* waits for every piece of work enqueued on the device's stream; returns the first asynchronous error */
     int (*synchronize)(int dev);
+    /* *dev <- the ordinal of the device whose memory holds p (an address the library allocated) */
+    int (*pointer_device)(const void *p, int *dev);
 
     /* ---- elementwise, casts, fill (src/backend/cuda/lib/elementwise.gen.cu, copy_fill.cu) */
     /* every element of the plan through op table row op_id's kernel for data dtype `dtype`, with the CPU

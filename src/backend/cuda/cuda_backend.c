@@ -255,14 +255,22 @@ static void dense_plan(cgcu_plan *p, const cg_tensor *t, void *buffer, bool to_d
     p->ptr[d] = buffer;
 }
 
-/* a host tensor holding t's values (t on cuda, any strides); NULL + error on failure */
+/* a host tensor holding t's values (t on cuda, any strides), with t's strides when t is dense (a
+ * channels-last tensor stays channels-last), else contiguous; NULL + error on failure */
 static cg_tensor *staged(const char *op, const cg_tensor *t) {
     cg_tensor *h = cg_tensor_new(op, t->ndim, t->shape, t->dtype, cg_cpu());
     if (!h || !cg_tensor_numel(t)) return h;
     size_t nb = nbytes_of(t);
     void *src = cg_tensor_ptr(t), *tmp = NULL;
     int st = CGCU_OK;
-    if (!cg_tensor_is_contiguous(t)) {
+    if (cg_tensor_is_non_overlapping_and_dense(t)) {
+        if (!cg_tensor_is_contiguous(t)) {
+            cg_tensor *hs = cg_tensor_make(h->storage, 0, t->ndim, t->shape, t->strides, t->dtype);
+            cg_tensor_release(h);
+            if (!hs) return NULL;
+            h = hs;
+        }
+    } else {
         tmp = cuda_alloc(nb, t->device);
         if (!tmp) {
             cg_tensor_release(h);
@@ -283,11 +291,11 @@ static cg_tensor *staged(const char *op, const cg_tensor *t) {
     return h;
 }
 
-/* t (on cuda, any strides) <- the host tensor h of its shape and dtype */
+/* t (on cuda, any strides) <- the host tensor h of its shape and dtype, laid out as staged() lays t out */
 static cg_status unstage(const char *op, cg_tensor *t, const cg_tensor *h) {
     size_t nb = nbytes_of(t);
     if (!nb) return CG_OK;
-    if (cg_tensor_is_contiguous(t)) {
+    if (cg_tensor_is_non_overlapping_and_dense(t)) {
         int st = g_api->copy_h2d(t->device.index, cg_tensor_ptr(t), cg_tensor_ptr(h), nb);
         return st ? fail(op, t->device, st) : CG_OK;
     }
@@ -302,6 +310,44 @@ static cg_status unstage(const char *op, cg_tensor *t, const cg_tensor *h) {
     cuda_free(tmp, nb, t->device);
     return st ? fail(op, t->device, st) : CG_OK;
 }
+
+/* Note [Staged entries]: a custom kernel the library has no CUDA kernel for yet runs as the CPU's entry
+ * on host copies: every tensor argument is staged (read back, waiting for the device), the CPU entry
+ * runs, and the tensors it writes are copied back. Correct and deterministic (the RNG entries draw the
+ * CPU's Philox stream, so a seeded sample on cuda equals the CPU's bit for bit), but synchronous and
+ * bound by the host link: each is a CUDA kernel to come. */
+typedef struct {
+    cg_tensor *h[CG_MAX_DIMS + 4]; /* the most an entry stages: index_offsets (off, x, an index per dim) */
+    int n;
+} stage_set;
+
+/* the host copy of t (NULL stays NULL); false + error on failure */
+static bool stage_in(stage_set *s, const char *op, const cg_tensor *t, cg_tensor **out) {
+    *out = t ? staged(op, t) : NULL;
+    s->h[s->n++] = *out;
+    return !t || *out;
+}
+
+/* copies the written tensors back (pairs: nw times a cuda tensor, NULL when not written, and its host
+ * copy), then releases every host copy; returns the first failure */
+static cg_status stage_end(stage_set *s, const char *op, cg_status st, int nw, cg_tensor *const *pairs) {
+    for (int i = 0; i < nw && !st; i++)
+        if (pairs[2 * i]) st = unstage(op, pairs[2 * i], pairs[2 * i + 1]);
+    for (int i = 0; i < s->n; i++) cg_tensor_release(s->h[i]);
+    return st;
+}
+#define STAGE_BEGIN(name)   \
+    const char *op_ = name; \
+    stage_set s_ = {0};     \
+    cg_status st = CG_OK
+/* h <- the host copy of the cuda tensor t (NULL stays NULL) */
+#define STAGE(t, h)    \
+    cg_tensor *h = NULL; \
+    if (!st && !stage_in(&s_, op_, (t), &h)) st = cg_last_error()
+#define STAGE_RUN(call) \
+    if (!st) st = cg_backend_cpu.kernels->call
+/* nw (cuda tensor, host copy) pairs to copy back */
+#define STAGE_END(nw, ...) return stage_end(&s_, op_, st, nw, (cg_tensor *const[]){__VA_ARGS__})
 
 /* ------------------------------------------------------------- kernel entries: host-value queries
  * Entries whose answer is host data (values, a found-or-not, a count) read
@@ -354,6 +400,328 @@ static cg_status k_nonzero(cg_tensor *out, const cg_tensor *t) {
     cg_tensor_release(h);
     cg_tensor_release(ho);
     return st;
+}
+
+/* ------------------------------------------------------------- kernel entries: staged (Note [Staged entries]) */
+
+static cg_status k_conv(cg_conv_kind kind, const cg_conv_geom *g, cg_tensor *out, const cg_tensor *a,
+                        const cg_tensor *b, const cg_tensor *bias) {
+    STAGE_BEGIN("conv");
+    STAGE(out, ho);
+    STAGE(a, ha);
+    STAGE(b, hb);
+    STAGE(bias, hbias);
+    STAGE_RUN(conv(kind, g, ho, ha, hb, hbias));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_conv_bias_grad(cg_tensor *out, const cg_tensor *g) {
+    STAGE_BEGIN("conv_bias_grad");
+    STAGE(out, ho);
+    STAGE(g, hg);
+    STAGE_RUN(conv_bias_grad(ho, hg));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_pool(cg_pool_kind kind, const cg_pool_geom *g, cg_tensor *dst, cg_tensor *idx,
+                        const cg_tensor *src) {
+    STAGE_BEGIN("pool");
+    STAGE(dst, hd);
+    STAGE(idx, hi);
+    STAGE(src, hs);
+    STAGE_RUN(pool(kind, g, hd, hi, hs));
+    STAGE_END(2, dst, hd, idx, hi);
+}
+static cg_status k_max_pool_backward(const cg_pool_geom *g, cg_tensor *gx, const cg_tensor *gy,
+                                     const cg_tensor *idx) {
+    STAGE_BEGIN("max_pool_backward");
+    STAGE(gx, hgx);
+    STAGE(gy, hgy);
+    STAGE(idx, hi);
+    STAGE_RUN(max_pool_backward(g, hgx, hgy, hi));
+    STAGE_END(1, gx, hgx);
+}
+static cg_status k_max_pool_codes_to_index(const cg_pool_geom *g, cg_tensor *index, const cg_tensor *codes) {
+    STAGE_BEGIN("max_pool");
+    STAGE(index, hi);
+    STAGE(codes, hc);
+    STAGE_RUN(max_pool_codes_to_index(g, hi, hc));
+    STAGE_END(1, index, hi);
+}
+static cg_status k_lstm_layer(bool reverse, cg_tensor *acts, cg_tensor *cells, cg_tensor *out, cg_tensor *hn,
+                              cg_tensor *cn, const cg_tensor *xp, const cg_tensor *h0, const cg_tensor *c0,
+                              const cg_tensor *w) {
+    STAGE_BEGIN("lstm");
+    STAGE(acts, ha);
+    STAGE(cells, hc);
+    STAGE(out, ho);
+    STAGE(hn, hhn);
+    STAGE(cn, hcn);
+    STAGE(xp, hx);
+    STAGE(h0, hh0);
+    STAGE(c0, hc0);
+    STAGE(w, hw);
+    STAGE_RUN(lstm_layer(reverse, ha, hc, ho, hhn, hcn, hx, hh0, hc0, hw));
+    STAGE_END(5, acts, ha, cells, hc, out, ho, hn, hhn, cn, hcn);
+}
+static cg_status k_lstm_layer_backward(bool reverse, cg_tensor *dG, cg_tensor *dh, cg_tensor *dc, cg_tensor *dw,
+                                       const cg_tensor *go, const cg_tensor *acts, const cg_tensor *cells,
+                                       const cg_tensor *out, const cg_tensor *h0, const cg_tensor *c0,
+                                       const cg_tensor *w) {
+    STAGE_BEGIN("lstm_backward");
+    STAGE(dG, hdG);
+    STAGE(dh, hdh);
+    STAGE(dc, hdc);
+    STAGE(dw, hdw);
+    STAGE(go, hgo);
+    STAGE(acts, ha);
+    STAGE(cells, hc);
+    STAGE(out, ho);
+    STAGE(h0, hh0);
+    STAGE(c0, hc0);
+    STAGE(w, hw);
+    STAGE_RUN(lstm_layer_backward(reverse, hdG, hdh, hdc, hdw, hgo, ha, hc, ho, hh0, hc0, hw));
+    STAGE_END(4, dG, hdG, dh, hdh, dc, hdc, dw, hdw);
+}
+static cg_status k_norm(cg_tensor *y, const cg_tensor *x, double eps, double *mean, double *var) {
+    STAGE_BEGIN("norm");
+    STAGE(y, hy);
+    STAGE(x, hx);
+    STAGE_RUN(norm(hy, hx, eps, mean, var));
+    STAGE_END(1, y, hy);
+}
+static cg_status k_norm_backward(cg_tensor *gx, const cg_tensor *g, const cg_tensor *x, const cg_tensor *mean,
+                                 const cg_tensor *invstd) {
+    STAGE_BEGIN("norm_backward");
+    STAGE(gx, hgx);
+    STAGE(g, hg);
+    STAGE(x, hx);
+    STAGE(mean, hm);
+    STAGE(invstd, hi);
+    STAGE_RUN(norm_backward(hgx, hg, hx, hm, hi));
+    STAGE_END(1, gx, hgx);
+}
+static cg_status k_batch_norm(cg_tensor *y, const cg_tensor *x, const double *w, const double *b, double eps,
+                              double *mean, double *var) {
+    STAGE_BEGIN("batch_norm");
+    STAGE(y, hy);
+    STAGE(x, hx);
+    STAGE_RUN(batch_norm(hy, hx, w, b, eps, mean, var));
+    STAGE_END(1, y, hy);
+}
+static cg_status k_batch_norm_transform(cg_tensor *y, const cg_tensor *x, const double *alpha, const double *beta) {
+    STAGE_BEGIN("batch_norm");
+    STAGE(y, hy);
+    STAGE(x, hx);
+    STAGE_RUN(batch_norm_transform(hy, hx, alpha, beta));
+    STAGE_END(1, y, hy);
+}
+static cg_status k_batch_norm_backward(cg_tensor *gx, const cg_tensor *g, const cg_tensor *x, const double *mean,
+                                       const double *invstd, const double *w, double *sum_g, double *sum_gxm) {
+    STAGE_BEGIN("batch_norm_backward");
+    STAGE(gx, hgx);
+    STAGE(g, hg);
+    STAGE(x, hx);
+    STAGE_RUN(batch_norm_backward(hgx, hg, hx, mean, invstd, w, sum_g, sum_gxm));
+    STAGE_END(1, gx, hgx);
+}
+static cg_status k_dropout_mask(cg_tensor *m, double keep, double kept) {
+    STAGE_BEGIN("dropout");
+    STAGE(m, hm);
+    STAGE_RUN(dropout_mask(hm, keep, kept));
+    STAGE_END(1, m, hm);
+}
+static cg_status k_resample_u8(cg_tensor *y, const cg_tensor *x, int64_t P, int64_t In, int64_t O, int64_t R,
+                               const int64_t *start, const int64_t *count, const int16_t *w, int64_t K, unsigned prec) {
+    STAGE_BEGIN("interpolate");
+    STAGE(y, hy);
+    STAGE(x, hx);
+    STAGE_RUN(resample_u8(hy, hx, P, In, O, R, start, count, w, K, prec));
+    STAGE_END(1, y, hy);
+}
+static cg_status k_embedding(cg_tensor *out, const cg_tensor *w, const cg_tensor *idx) {
+    STAGE_BEGIN("embedding");
+    STAGE(out, ho);
+    STAGE(w, hw);
+    STAGE(idx, hi);
+    STAGE_RUN(embedding(ho, hw, hi));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_embedding_renorm(cg_tensor *w, const cg_tensor *idx, double max_norm, double norm_type) {
+    STAGE_BEGIN("embedding_renorm_");
+    STAGE(w, hw);
+    STAGE(idx, hi);
+    STAGE_RUN(embedding_renorm(hw, hi, max_norm, norm_type));
+    STAGE_END(1, w, hw);
+}
+static cg_status k_one_hot(cg_tensor *out, const cg_tensor *idx) {
+    STAGE_BEGIN("one_hot");
+    STAGE(out, ho);
+    STAGE(idx, hi);
+    STAGE_RUN(one_hot(ho, hi));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_causal_mask(cg_tensor *m) {
+    STAGE_BEGIN("scaled_dot_product_attention");
+    STAGE(m, hm);
+    STAGE_RUN(causal_mask(hm));
+    STAGE_END(1, m, hm);
+}
+static cg_status k_sample(cg_tensor *out, const cg_sample_args *a) {
+    STAGE_BEGIN("sample");
+    STAGE(out, ho);
+    STAGE_RUN(sample(ho, a));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_randperm(cg_tensor *out) {
+    STAGE_BEGIN("randperm");
+    STAGE(out, ho);
+    STAGE_RUN(randperm(ho));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_multinomial(cg_tensor *out, const cg_tensor *probs, int64_t num_samples, bool replacement) {
+    STAGE_BEGIN("multinomial");
+    STAGE(out, ho);
+    STAGE(probs, hp);
+    STAGE_RUN(multinomial(ho, hp, num_samples, replacement));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_arange(cg_tensor *out, double start, double step, int64_t istart, int64_t istep) {
+    STAGE_BEGIN("arange");
+    STAGE(out, ho);
+    STAGE_RUN(arange(ho, start, step, istart, istep));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_linspace(cg_tensor *out, double start, double end, double step, int64_t halfway, bool log,
+                            double base) {
+    STAGE_BEGIN("linspace");
+    STAGE(out, ho);
+    STAGE_RUN(linspace(ho, start, end, step, halfway, log, base));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_eye(cg_tensor *out) {
+    STAGE_BEGIN("eye");
+    STAGE(out, ho);
+    STAGE_RUN(eye(ho));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_gather(cg_tensor *out, const cg_tensor *x, const cg_tensor *index, int64_t dim) {
+    STAGE_BEGIN("gather");
+    STAGE(out, ho);
+    STAGE(x, hx);
+    STAGE(index, hi);
+    STAGE_RUN(gather(ho, hx, hi, dim));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_scatter(const char *op, cg_tensor *out, const cg_tensor *index, const cg_tensor *src, int64_t dim,
+                           int mode, bool include_self) {
+    STAGE_BEGIN(op);
+    STAGE(out, ho);
+    STAGE(index, hi);
+    STAGE(src, hs);
+    STAGE_RUN(scatter(op, ho, hi, hs, dim, mode, include_self));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_index_offsets(const char *op, cg_tensor *off, const cg_tensor *x, cg_tensor *const *idx) {
+    /* only x's geometry is read: a CPU tensor of its shape and strides stands in for it */
+    STAGE_BEGIN(op);
+    STAGE(off, hoff);
+    cg_tensor *hidx[CG_MAX_DIMS] = {0};
+    for (int d = 0; d < x->ndim && !st; d++)
+        if (idx[d] && !stage_in(&s_, op_, idx[d], &hidx[d])) st = cg_last_error();
+    cg_tensor *hx = st ? NULL : cg_tensor_new(op, 0, NULL, x->dtype, cg_cpu());
+    if (!st && !hx) st = cg_last_error();
+    if (hx) { /* a 0-d host tensor reshaped to x's geometry (no element is read) */
+        cg_tensor *v = cg_tensor_make(hx->storage, 0, x->ndim, x->shape, x->strides, x->dtype);
+        cg_tensor_release(hx);
+        hx = v;
+        if (!hx) st = cg_last_error();
+        else s_.h[s_.n++] = hx;
+    }
+    STAGE_RUN(index_offsets(op, hoff, hx, hidx));
+    STAGE_END(1, off, hoff);
+}
+static cg_status k_sort(const char *op, cg_tensor *values, cg_tensor *indices, const cg_tensor *x, int64_t dim,
+                        int64_t k, bool desc) {
+    STAGE_BEGIN(op);
+    STAGE(values, hv);
+    STAGE(indices, hi);
+    STAGE(x, hx);
+    STAGE_RUN(sort(op, hv, hi, hx, dim, k, desc));
+    STAGE_END(2, values, hv, indices, hi);
+}
+static cg_status k_scan(cg_scan_kind kind, cg_tensor *out, cg_tensor *indices, const cg_tensor *x, int64_t dim,
+                        bool reverse) {
+    STAGE_BEGIN(kind == CG_SCAN_SUM ? "cumsum" : kind == CG_SCAN_PROD ? "cumprod" : "cummax");
+    STAGE(out, ho);
+    STAGE(indices, hi);
+    STAGE(x, hx);
+    STAGE_RUN(scan(kind, ho, hi, hx, dim, reverse));
+    STAGE_END(2, out, ho, indices, hi);
+}
+static cg_status k_tril_triu(cg_tensor *out, const cg_tensor *x, int64_t diagonal, bool upper) {
+    STAGE_BEGIN(upper ? "triu" : "tril");
+    STAGE(out, ho);
+    STAGE(x, hx);
+    STAGE_RUN(tril_triu(ho, hx, diagonal, upper));
+    STAGE_END(1, out, ho);
+}
+static cg_status k_optim_step(cg_optim_kind kind, cg_tensor *const *t, const double *s, bool first, const void *opt) {
+    STAGE_BEGIN("optimizer step");
+    cg_tensor *h[CG_OPTIM_OPERANDS] = {0}, *pairs[2 * CG_OPTIM_OPERANDS];
+    for (int i = 0; i < CG_OPTIM_OPERANDS && !st; i++)
+        if (t[i] && !stage_in(&s_, op_, t[i], &h[i])) st = cg_last_error();
+    STAGE_RUN(optim_step(kind, h, s, first, opt));
+    for (int i = 0; i < CG_OPTIM_OPERANDS; i++) pairs[2 * i] = i == 1 ? NULL : t[i], pairs[2 * i + 1] = h[i];
+    return stage_end(&s_, op_, st, CG_OPTIM_OPERANDS, pairs); /* the gradient t[1] is only read */
+}
+static cg_status k_amp_unscale(cg_tensor *x, float inv_scale, bool *found_inf) {
+    STAGE_BEGIN("_amp_foreach_non_finite_check_and_unscale_");
+    STAGE(x, hx);
+    STAGE_RUN(amp_unscale(hx, inv_scale, found_inf));
+    STAGE_END(1, x, hx);
+}
+
+/* ------------------------------------------------------------- kernel entries: over iterator plans */
+
+/* whether argument a of the plan never reaches one address twice (the dims sorted by stride, each
+ * stride at least the extent of the dims inside it) */
+static bool plan_arg_disjoint(const cg_iter *it, int a, size_t isz) {
+    int order[CG_MAX_DIMS], n = 0;
+    for (int d = 0; d < it->ndim; d++)
+        if (it->shape[d] > 1) order[n++] = d;
+    for (int i = 1; i < n; i++) /* insertion sort by |stride| */
+        for (int j = i; j > 0 && llabs(it->strides[a][order[j]]) < llabs(it->strides[a][order[j - 1]]); j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    int64_t extent = (int64_t)isz;
+    for (int i = 0; i < n; i++) {
+        int64_t st = llabs(it->strides[a][order[i]]);
+        if (st < extent) return false;
+        extent = st * (it->shape[order[i]] - 1) + extent;
+    }
+    return true;
+}
+
+/* the slicing views' backward (Note [Strided scatter]): dst += src as the op table's add row over the
+ * plan with dst as output and first input; a destination view that overlaps itself must be summed in
+ * the plan's order, which only the CPU's sequential loop does */
+static cg_status k_strided_accumulate(const struct cg_iter *it, cg_dtype dt) {
+    if (it->numel == 0) return CG_OK;
+    int dev = 0, st = g_api->pointer_device(it->ptr[0], &dev);
+    if (st) return fail("as_strided_scatter", cg_cuda(0), st);
+    if (!plan_arg_disjoint(it, 0, cg_itemsize(dt)))
+        return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
+                            "[as_strided_scatter] the gradient of a self-overlapping view (unfold, as_strided) is "
+                            "not implemented for device 'cuda'");
+    cg_iter p = *it;
+    p.nargs = 3;
+    p.ptr[2] = it->ptr[1], p.ptr[1] = it->ptr[0];
+    memcpy(p.strides[2], it->strides[1], sizeof p.strides[2]);
+    memcpy(p.strides[1], it->strides[0], sizeof p.strides[1]);
+    double params[CGCU_MAX_PARAMS] = {0};
+    int loop_error = 0;
+    st = g_api->elementwise(dev, (const cgcu_plan *)&p, CG_OP_ADD, (int)dt, params, &loop_error);
+    return st ? fail("as_strided_scatter", cg_cuda(dev), st) : CG_OK;
 }
 
 /* ------------------------------------------------------------- kernel entries: BLAS products (cuBLAS) */
@@ -539,6 +907,40 @@ static const cg_kernels k_cuda_kernels = {
     .one_hot_scan = k_one_hot_scan,
     .nonzero_count = k_nonzero_count,
     .nonzero = k_nonzero,
+    /* staged (Note [Staged entries]) */
+    .conv = k_conv,
+    .conv_bias_grad = k_conv_bias_grad,
+    .pool = k_pool,
+    .max_pool_backward = k_max_pool_backward,
+    .max_pool_codes_to_index = k_max_pool_codes_to_index,
+    .lstm_layer = k_lstm_layer,
+    .lstm_layer_backward = k_lstm_layer_backward,
+    .norm = k_norm,
+    .norm_backward = k_norm_backward,
+    .batch_norm = k_batch_norm,
+    .batch_norm_transform = k_batch_norm_transform,
+    .batch_norm_backward = k_batch_norm_backward,
+    .dropout_mask = k_dropout_mask,
+    .resample_u8 = k_resample_u8,
+    .embedding = k_embedding,
+    .embedding_renorm = k_embedding_renorm,
+    .one_hot = k_one_hot,
+    .causal_mask = k_causal_mask,
+    .sample = k_sample,
+    .randperm = k_randperm,
+    .multinomial = k_multinomial,
+    .arange = k_arange,
+    .linspace = k_linspace,
+    .eye = k_eye,
+    .gather = k_gather,
+    .scatter = k_scatter,
+    .index_offsets = k_index_offsets,
+    .sort = k_sort,
+    .scan = k_scan,
+    .tril_triu = k_tril_triu,
+    .optim_step = k_optim_step,
+    .amp_unscale = k_amp_unscale,
+    .strided_accumulate = k_strided_accumulate,
 };
 
 /* memory: the caching pool of cuda:0 (the others: cg_cuda_pool, which the registry asks by index) */
