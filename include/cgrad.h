@@ -324,6 +324,9 @@ CG_API cg_memory_format cg_tensor_suggest_memory_format(const cg_tensor *t);
 CG_API bool cg_tensor_is_non_overlapping_and_dense(const cg_tensor *t);
 CG_API void *cg_tensor_data(const cg_tensor *t);             /* pointer to element 0; NULL on meta, and on a device
                                                               * whose memory the host cannot address (CG_ERR_DEVICE) */
+/* the device address of element 0 on any device with data (a CUDA device pointer for cuda tensors: for
+ * DLPack and __cuda_array_interface__, never to be dereferenced on the host); NULL on meta */
+CG_API void *cg_tensor_device_ptr(const cg_tensor *t);
 CG_API const void *cg_tensor_storage_id(const cg_tensor *t); /* equal for tensors sharing storage */
 CG_API int64_t cg_tensor_storage_nbytes(const cg_tensor *t);
 /* Move t's storage (CPU) into the caller's memory `data` of nbytes >= its size: its bytes are copied
@@ -362,7 +365,8 @@ CG_API cg_status cg_tensor_resize_(cg_tensor *t, int ndim, const int64_t *shape)
 /* `t.data = src` (PyTorch's set_data): t shares src's storage, offset, shape,
  * strides and dtype from now on, and keeps everything else: requires_grad,
  * grad, hooks, grad_fn, its place in recorded graphs, and its version.
- * Errors: different devices; src not floating while t requires grad. */
+ * t moves to src's device when they differ (PyTorch's `param.data = param.data.cuda()`).
+ * Errors: src not floating while t requires grad. */
 CG_API cg_status cg_tensor_set_data(cg_tensor *t, const cg_tensor *src);
 
 /* Read-only memory (for cg_from_blob over memory that must not be written):

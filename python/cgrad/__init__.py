@@ -65,6 +65,23 @@ def is_tensor(obj: object) -> bool:
     return isinstance(obj, Tensor)
 
 
+def get_device_module(device: object = None) -> object:
+    """The module of a device type (torch.get_device_module): cgrad.cuda for a cuda device; None means the
+    current accelerator's (cgrad.cuda when a GPU is usable). RuntimeError for a type without a module."""
+    if isinstance(device, _C.device):
+        name = device.type
+    elif isinstance(device, str):
+        name = _C.device(device).type
+    elif device is None:
+        name = "cuda" if cuda.is_available() else "cpu"
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    module = {"cuda": cuda, "mps": mps}.get(name)
+    if module is None:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as 'torch.{name}'.")
+    return module
+
+
 def numel(input: Tensor) -> int:
     """Number of elements of `input` (torch.numel)."""
     return input.numel()

@@ -4,6 +4,7 @@ from ._C import DtypeMismatch as DtypeMismatch
 from ._C import Generator as Generator
 from ._C import IndexOutOfRange as IndexOutOfRange
 from ._C import InvalidArgument as InvalidArgument
+from ._C import OutOfMemoryError as OutOfMemoryError
 from ._C import ShapeMismatch as ShapeMismatch
 from ._C import Size as Size
 from ._C import abs as abs
@@ -386,6 +387,7 @@ from ._ops_math import gcd as gcd
 from .amp.autocast_mode import get_autocast_cpu_dtype as get_autocast_cpu_dtype
 from .amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
 from ._default_device import get_default_device as get_default_device
+def get_device_module(*args: object, **kwargs: object) -> object: ...
 from ._precision import get_float32_matmul_precision as get_float32_matmul_precision
 from ._c_library import get_include as get_include
 from ._c_library import get_lib_dir as get_lib_dir

@@ -78,9 +78,31 @@ def _load_blas() -> None:
 OPENBLAS_THREAD_TIMEOUT = "4"
 
 
+CUBLAS_ENV = "CGRAD_CUBLAS_DIR"
+
+
+def cublas_dir() -> str | None:
+    """The lib folder of the nvidia-cublas wheel when it is installed (pip install cgrad[cuda]), which the
+    CUDA kernel library loads cuBLAS from (Note [CUDA kernel library]); None otherwise. Nothing is imported
+    or loaded: the library is opened at the first product on a cuda device."""
+    try:
+        spec = importlib.util.find_spec("nvidia.cublas")
+    except (ImportError, ValueError):
+        return None
+    for root in list(spec.submodule_search_locations or []) if spec else []:
+        lib = os.path.join(root, "lib")
+        if os.path.isdir(lib):
+            return lib
+    return None
+
+
 def load() -> str:
     """Load the BLAS and the engine build; returns the engine's level."""
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", OPENBLAS_THREAD_TIMEOUT)
+    if CUBLAS_ENV not in os.environ:
+        found = cublas_dir()
+        if found:
+            os.environ[CUBLAS_ENV] = found
     builds = engines()
     requested = os.environ.get(ENV_VAR, "").strip().lower() or None
     level = choose_level(_cpuinfo.supported_level(), requested, list(builds))

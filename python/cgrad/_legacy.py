@@ -110,7 +110,10 @@ def dtype_of_type(spec: Any) -> Any:
     if isinstance(spec, str):
         parts = spec.split(".")
         if len(parts) == 3 and parts[0] in ("torch", "cgrad") and parts[1] == "cuda":
-            raise RuntimeError(f"Tensor.type('{spec}'): cgrad has no CUDA backend (Torch not compiled with CUDA "
-                               "enabled)")
+            from . import cuda
+            if not cuda.is_available():
+                raise RuntimeError(f"Tensor.type('{spec}'): no CUDA device is usable here (Torch not compiled with "
+                                   "CUDA enabled, or no GPU)")
+            return f"{parts[0]}.{parts[2]}"
         return spec
     return spec

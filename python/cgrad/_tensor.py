@@ -59,7 +59,15 @@ class Tensor(_C._TensorBase, ShapeMethods, ReduceMethods, MathMethods, MiscMetho
         cgrad.DoubleTensor or a name such as 'torch.DoubleTensor', this tensor converted (itself if already so)."""
         if dtype is None:
             return _legacy.type_name(self)
-        return super().type(_legacy.dtype_of_type(dtype), non_blocking)
+        target = _legacy.dtype_of_type(dtype)
+        if isinstance(dtype, str) or isinstance(dtype, _legacy._LegacyTensorType):  # a type names a device too
+            cuda = isinstance(dtype, str) and dtype.split(".")[1:2] == ["cuda"]
+            on = self.device.type
+            if cuda and on != "cuda":
+                return _C._TensorBase.type(self.cuda(non_blocking=non_blocking), target, non_blocking)
+            if not cuda and on == "cuda":
+                return _C._TensorBase.type(self.cpu(), target, non_blocking)
+        return super().type(target, non_blocking)
 
     def __repr__(self, *, tensor_contents: Optional[str] = None) -> str:
         return tensor_repr(self)
@@ -138,8 +146,40 @@ class Tensor(_C._TensorBase, ShapeMethods, ReduceMethods, MathMethods, MiscMetho
         return _C.strided
 
     def cuda(self, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> "Tensor":
-        """cgrad has no CUDA backend yet."""
-        raise NotImplementedError("Tensor.cuda: cgrad has no CUDA backend (devices: cpu, meta)")
+        """This tensor on a CUDA device (None: the current one): itself when it is there already (as
+        torch.Tensor.cuda). Where no CUDA device is usable this raises what to('cuda') raises."""
+        if device is None:
+            dev = _C.device("cuda")
+        else:
+            dev = device if isinstance(device, _C.device) else _C.device(device)
+            if dev.type != "cuda":
+                raise RuntimeError("Invalid device, must be cuda device")
+        if memory_format is not None:
+            return self.to(dev, non_blocking=non_blocking, memory_format=memory_format)
+        return self.to(dev, non_blocking=non_blocking)
+
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]:
+        """The CUDA Array Interface (version 3) of a cuda tensor, for CuPy, Numba & co.: shape, typestr,
+        data (device address, read-only flag), strides in bytes (None when contiguous). The engine's
+        stream is not exposed, so the device's work is waited for here and no stream is given: the data
+        is ready for any stream. AttributeError on other tensors (hasattr is False), as in PyTorch."""
+        if not self.is_cuda:
+            raise AttributeError(f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {self.type()} If CUDA "
+                                 "data is required use tensor.cuda() to copy tensor to device memory.")
+        if self.requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                               "aren't required, use var.detach() to get Variable that doesn't require grad.")
+        typestr = _CUDA_TYPESTR.get(str(self.dtype).split(".")[-1])
+        if typestr is None:
+            raise TypeError(f"__cuda_array_interface__: {self.dtype} has no array-interface type string")
+        itemsize = self.element_size()
+        strides = None if self.is_contiguous() else tuple(s * itemsize for s in self.stride())
+        ptr = self.data_ptr() if self.numel() > 0 else 0
+        from . import cuda
+        cuda.synchronize(self.device)
+        return {"shape": tuple(self.shape), "typestr": typestr, "data": (ptr, False), "strides": strides,
+                "version": 3, "stream": None}
 
     def register_hook(self, hook: Callable[["Tensor"], Optional["Tensor"]]) -> _HookHandle:
         """Register a hook run with this tensor's gradient; it may return a replacement."""
@@ -148,6 +188,12 @@ class Tensor(_C._TensorBase, ShapeMethods, ReduceMethods, MathMethods, MiscMetho
     def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> _HookHandle:
         """Register hook(tensor) on a leaf, run by backward() after the gradient was accumulated into .grad."""
         return super().register_post_accumulate_grad_hook(hook)
+
+
+# the array-interface type strings (little-endian x86-64); bfloat16 has none, as in PyTorch
+_CUDA_TYPESTR = {"bool": "|b1", "uint8": "|u1", "int8": "|i1", "int16": "<i2", "int32": "<i4", "int64": "<i8",
+                 "uint16": "<u2", "uint32": "<u4", "uint64": "<u8", "float16": "<f2", "float32": "<f4",
+                 "float64": "<f8"}
 
 
 def _rebuild_tensor(data: bytes, dtype: Any, shape: Tuple[int, ...], requires_grad: bool, device: Any = "cpu",

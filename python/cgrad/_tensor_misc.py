@@ -162,16 +162,25 @@ class MiscMethods:
         return self
 
     def get_device(self) -> int:
-        """-1 for a CPU tensor, as PyTorch (cgrad has no accelerator devices yet)."""
-        return -1
+        """The CUDA ordinal of a cuda tensor; -1 for the others, as PyTorch."""
+        dev = self.device
+        return dev.index if dev.type == "cuda" else -1
 
     def is_pinned(self, device: Any = None) -> bool:
-        """False: there is no accelerator to pin memory for (PyTorch's CPU-only build)."""
+        """False: cgrad has no pinned (page-locked) host memory (see pin_memory)."""
         return False
 
     def pin_memory(self, device: Any = None) -> Any:
-        """RuntimeError, as PyTorch's CPU-only build: pinned memory needs an accelerator."""
-        raise RuntimeError("Cannot access accelerator device when none is available.")
+        """A copy of this CPU tensor for fast transfer to a CUDA device, as PyTorch's. cgrad has no pinned
+        memory allocator: the copy is ordinary pageable memory (is_pinned() stays False) and a copy from it
+        to the device is as fast as from any CPU tensor. RuntimeError without a usable CUDA device, as
+        PyTorch's CPU-only build; only CPU tensors can be pinned."""
+        from . import cuda
+        if not cuda.is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        if self.device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+        return self.clone()
 
     def is_inference(self) -> bool:
         """Whether this is an inference tensor: created in inference_mode, or a view of one (Tensor.is_inference)."""

@@ -158,7 +158,7 @@ def tensor_repr(inp: Any) -> str:
     else:
         if not has_default_dtype:
             suffixes.append(f"dtype={t.dtype}")
-        tensor_str = _tensor_str(t, indent)
+        tensor_str = _tensor_str(t.cpu() if t.is_cuda else t, indent)  # one copy from the device, not one per row
     grad_fn = inp.grad_fn
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{grad_fn.name()}>")

@@ -73,15 +73,17 @@ def torch_global(module: str, name: str) -> TorchGlobal:
 
 
 class StorageRef:
-    """A storage being saved: the tensor whose storage it is, its dtype and its key."""
-    __slots__ = ("tensor", "dtype", "key", "nbytes", "base")
+    """A storage being saved: the tensor whose storage it is, its dtype, its key and its location ('cpu',
+    'cuda:N'). A cuda storage is saved from a CPU copy of all of it (`tensor` is then that copy)."""
+    __slots__ = ("tensor", "dtype", "key", "nbytes", "base", "location")
 
-    def __init__(self, tensor: Any, key: str, nbytes: int, base: int) -> None:
+    def __init__(self, tensor: Any, key: str, nbytes: int, base: int, location: str = "cpu") -> None:
         self.tensor = tensor  # keeps the memory alive until the container has written it
         self.dtype = tensor.dtype
         self.key = key
         self.nbytes = nbytes
-        self.base = base  # address of the storage's first byte
+        self.base = base  # address of the storage's first byte (in host memory)
+        self.location = location
 
 
 class StorageTable:
@@ -92,6 +94,20 @@ class StorageTable:
 
     def ref(self, t: Any) -> StorageRef:
         sid, nbytes = t._storage_key()
+        if t.device.type == "cuda":  # the whole storage, copied to the host (the file holds its bytes)
+            key = ("cuda", sid)
+            r = self.refs.get(key)
+            if r is None:
+                n = nbytes // t.element_size()
+                with _no_grad():
+                    host = t.detach().as_strided((n,), (1,), 0).cpu() if n else _C.empty(0, dtype=t.dtype)
+                r = self.refs[key] = StorageRef(host, str(len(self.refs)), n * t.element_size(),
+                                                host.data_ptr() if n else 0, str(t.device))
+            elif r.dtype != t.dtype:
+                raise RuntimeError(f"cgrad.save: cannot save tensors of dtypes {dtype_name(r.dtype)} and "
+                                   f"{dtype_name(t.dtype)} that view the same storage (as PyTorch refuses too); "
+                                   "save a .clone() of one of them")
+            return r
         base = t.data_ptr() - t.storage_offset() * t.element_size() if nbytes else 0
         # keyed by the memory's address: two engine storages over one buffer (view(dtype), from_numpy
         # twice) are one storage in the file, as they are one in PyTorch
@@ -151,8 +167,8 @@ class TorchPickler(pickle._Pickler):  # type: ignore[name-defined,misc]
         else:
             cls, numel = torch_global("torch", STORAGE_NAMES[name]), obj.nbytes // obj.tensor.element_size()
         if self.legacy:
-            return ("storage", cls, obj.key, "cpu", numel, None)
-        return ("storage", cls, obj.key, "cpu", numel)
+            return ("storage", cls, obj.key, obj.location, numel, None)
+        return ("storage", cls, obj.key, obj.location, numel)
 
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) in _PLAIN_TYPES:
@@ -170,7 +186,7 @@ class TorchPickler(pickle._Pickler):  # type: ignore[name-defined,misc]
         from .nn.parameter import Parameter
         if t.device.type == "meta":
             raise ValueError("cgrad.save: cannot save a tensor on the meta device (it has no data)")
-        if t.device.type != "cpu":
+        if t.device.type not in ("cpu", "cuda"):
             raise NotImplementedError(f"cgrad.save of a tensor on {t.device}")
         hooks: collections.OrderedDict = collections.OrderedDict()
         if isinstance(t, Parameter):
@@ -226,7 +242,7 @@ class LoadedStorage:
             n = self.data.numel()
             if n % size:
                 raise _bad(f"an untyped storage of {n} bytes holds {name} elements of {size} bytes")
-            t = self._typed[name] = _C._from_bytes(self.data._to_bytes(), dtype, (n // size,))
+            t = self._typed[name] = _C._from_bytes(self.data._to_bytes(), dtype, (n // size,), self.data.device)
         return t
 
     @property
@@ -250,10 +266,14 @@ class LoadedStorage:
         return self if self.data.device.type == "cpu" else LoadedStorage(self.data.cpu(), "cpu")
 
     def to(self, device: Any) -> "LoadedStorage":
-        return LoadedStorage(self.data.to(device), str(_C.device(device)))
+        data = self.data.to(device)
+        return LoadedStorage(data, str(data.device))
 
     def cuda(self, device: Any = None) -> "LoadedStorage":
-        raise RuntimeError("cgrad.load: map_location moved a storage to CUDA, and cgrad runs on the CPU only")
+        dev = _C.device("cuda") if device is None else _C.device("cuda", device) if isinstance(device, int) \
+            else _C.device(device)
+        data = self.data.to(dev)
+        return LoadedStorage(data, str(data.device))
 
     def __repr__(self) -> str:
         return f"<storage of {self.size()} {dtype_name(self.dtype)} on {self.location}>"

@@ -217,12 +217,33 @@ def _restore_location(storage: LoadedStorage, location: str, map_location: MapLo
     kind = location.split(":", 1)[0]
     if kind == "cpu":
         return storage
-    if kind in ("cuda", "mps", "xpu", "hpu"):
+    if kind == "cuda":
+        return _to_cuda(storage, location)
+    if kind in ("mps", "xpu", "hpu"):
         raise RuntimeError(f"cgrad.load: the checkpoint holds tensors on {location}, and cgrad runs on the CPU "
                            f"only; load it with map_location='cpu' (or map_location=cgrad.device('cpu'))")
     if kind == "meta":
         return LoadedStorage(storage.data.to("meta"), "meta")
     raise RuntimeError(f"cgrad.load: don't know how to restore data location {location!r}")
+
+
+def _to_cuda(storage: LoadedStorage, location: str) -> LoadedStorage:
+    """A storage restored to location 'cuda' / 'cuda:N' (torch.load's checks: a usable device of that index)."""
+    from . import cuda
+    try:
+        dev = _C.device(location)
+    except RuntimeError:
+        raise RuntimeError(f"cgrad.load: don't know how to restore data location {location!r}") from None
+    if not cuda.is_available():
+        why = _C._cuda_unavailable_reason() or "no CUDA device"
+        raise RuntimeError(f"cgrad.load: the checkpoint holds tensors on {location}, and no CUDA device is usable "
+                           f"here ({why}); load it with map_location='cpu' (or map_location=cgrad.device('cpu'))")
+    count = cuda.device_count()
+    if dev.index is not None and dev.index >= count:
+        raise RuntimeError(f"cgrad.load: the checkpoint holds tensors on CUDA device {dev.index}, but "
+                           f"cgrad.cuda.device_count() is {count}; map them to an existing device with map_location")
+    data = storage.data.to(dev)
+    return LoadedStorage(data, str(data.device))
 
 
 class _Storages:

@@ -169,9 +169,6 @@ cg_status cg_tensor_resize_(cg_tensor *t, int ndim, const int64_t *shape) {
  *    error.) */
 cg_status cg_tensor_set_data(cg_tensor *t, const cg_tensor *src) {
     CG_CHECK_S(t && src, CG_ERR_VALUE, "[set_data] argument is NULL");
-    CG_CHECK_S(cg_device_eq(t->device, src->device), CG_ERR_DEVICE,
-               "[set_data] Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have incompatible "
-               "tensor type (%s and %s)", cg_device_name(t->device), cg_device_name(src->device));
     CG_CHECK_S(!t->requires_grad || cg_dtype_is_floating(src->dtype), CG_ERR_RUNTIME,
                "[set_data] data set to a tensor that requires gradients must be floating point or complex dtype "
                "(got %s)", cg_dtype_name(src->dtype));
@@ -182,6 +179,7 @@ cg_status cg_tensor_set_data(cg_tensor *t, const cg_tensor *src) {
     if (!t->home && is_own_block_storage(t, old)) t->home = old; /* keeps t's reference */
     else cg_storage_release(old);
     t->storage = src->storage;
+    t->device = src->device;
     t->offset = src->offset;
     t->ndim = src->ndim;
     t->dtype = src->dtype;
@@ -291,6 +289,9 @@ int64_t cg_tensor_numel(const cg_tensor *t) { return cg_shape_numel(t->ndim, t->
 int64_t cg_tensor_offset(const cg_tensor *t) { return t->offset; }
 cg_dtype cg_tensor_dtype(const cg_tensor *t) { return t->dtype; }
 cg_device cg_tensor_device(const cg_tensor *t) { return t->device; }
+void *cg_tensor_device_ptr(const cg_tensor *t) {
+    return t && t->storage->data ? cg_tensor_ptr(t) : NULL;
+}
 void *cg_tensor_data(const cg_tensor *t) {
     CG_CHECK(cg_device_host_addressable(t->device) || !t->storage->data, CG_ERR_DEVICE,
              "[data] tensor is on %s, whose memory the host cannot address: copy it with to(cpu) first",

@@ -399,9 +399,24 @@ case("from_numpy_complex", lambda L: L.from_numpy(__import__("numpy").zeros(2, d
 # PyTorch raises a RuntimeError about an invalid capsule
 case("from_dlpack_int", lambda L: L.from_dlpack(42), TypeError, "__dlpack__", RuntimeError)
 case("numpy_requires_grad", lambda L: L.ones(2, requires_grad=True).numpy(), RuntimeError, "requires grad")
-# PyTorch without CUDA raises an AssertionError from torch.cuda
-case("to_cuda", lambda L: L.ones(2).to("cuda"), NotImplementedError, "CUDA backend is not available",
-     AssertionError)
+
+
+def _cuda_state() -> str:
+    """'none' (no CUDA kernel library), 'no-device' (the library, no usable GPU) or 'devices'."""
+    import cgrad
+    if not cgrad.backends.cuda.is_built():
+        return "none"
+    return "devices" if cgrad.cuda.is_available() else "no-device"
+
+
+# the parity check runs against PyTorch's CPU build, which raises AssertionError for any cuda device
+if _cuda_state() == "none":  # cgrad without its CUDA kernel library is that build
+    case("to_cuda", lambda L: L.ones(2).to("cuda"), AssertionError, "Torch not compiled with CUDA enabled")
+elif _cuda_state() == "no-device":  # as PyTorch's CUDA build without a GPU: RuntimeError with the reason
+    case("to_cuda", lambda L: L.ones(2).to("cuda"), RuntimeError, "cannot use device cuda:0", AssertionError)
+else:
+    case("to_cuda_ordinal", lambda L: L.ones(2).to("cuda:99"), RuntimeError, "invalid device ordinal cuda:99",
+         AssertionError)
 case("bad_device_string", lambda L: L.device("cpu:-1"), RuntimeError, "device")
 
 # ------------------------------------------------------------ autograd misuse

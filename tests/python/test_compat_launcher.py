@@ -90,7 +90,7 @@ SUBMODULES_SCRIPT = """
     assert MultiheadAttention is cgrad.nn.MultiheadAttention
     assert issubclass(NonDynamicallyQuantizableLinear, nn.Linear)
     assert Parameter is cgrad.nn.Parameter and Optimizer is cgrad.optim.Optimizer and Function is cgrad.autograd.Function
-    assert torch.backends.cudnn is cgrad.backends.cudnn and not torch.cuda.is_available()
+    assert torch.backends.cudnn is cgrad.backends.cudnn and torch.cuda is cgrad.cuda
     # cgrad's own modules keep their names and specs; the facade is torch
     assert cgrad.nn.__name__ == "cgrad.nn" and cgrad.nn.__spec__.name == "cgrad.nn"
     assert torch.__name__ == "torch" and torch.__spec__.name == "torch"

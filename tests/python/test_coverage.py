@@ -19,6 +19,7 @@ NOT_OPS = {
     "tensor", "grad", "numel",
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
 }
+NOT_OPS |= {"OutOfMemoryError", "get_device_module"}  # device errors and modules (tests/python/test_cuda.py)
 NOT_OPS |= {"unsafe_split_with_sizes"}  # not in op_db; tests/python/test_ops_shape_extra.py
 NOT_OPS |= {"is_floating_point", "is_complex", "is_nonzero"}  # predicates (tests/python/test_ops_math_extra.py)
 NOT_OPS |= {"memory_format", "layout"}  # layout types (tests/python/test_memory_format.py)

@@ -105,3 +105,15 @@ def test_hand_row_has_its_descriptor(r):
     spelled = f".id = CG_OP_{up}," in family and f".dtypes = CG_OP_DTYPES_{up}," in family
     pasted = "CG_OP_##" in family and "CG_OP_DTYPES_##" in family and re.search(rf"\b{up}\b", family)
     assert spelled or pasted, f"{r['family']}.c has no descriptor for the hand row {r['name']}"
+
+
+def test_every_row_has_a_cuda_kernel():
+    """The CUDA kernel library's elementwise sources (Note [CUDA kernel library]) have a case for every
+    row: the generated rows in the two generated files, the hand rows in elementwise_hand.cu."""
+    lib = ROOT / "src/backend/cuda/lib"
+    gen = (lib / "elementwise.gen.cu").read_text() + (lib / "elementwise_1.gen.cu").read_text()
+    hand = (lib / "elementwise_hand.cu").read_text()
+    for r in GENERATED:
+        assert re.search(rf"\bcase CG_OP_{r['name'].upper()}:", gen), f"{r['name']}: no CUDA kernel generated"
+    for r in HAND:
+        assert re.search(rf"\bROW\(CG_OP_{r['name'].upper()},", hand), f"{r['name']}: no hand CUDA kernel"

@@ -337,8 +337,11 @@ def test_arange_out_errors_as_torch() -> None:
         cgrad.arange(3, out=cgrad.empty(3, dtype=cgrad.int32), dtype=cgrad.int64)
     with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
         cgrad.arange(3, out=cgrad.empty(3, requires_grad=True))
-    with pytest.raises(NotImplementedError, match="pin_memory"):
-        cgrad.arange(3, pin_memory=True)
+    if cgrad.cuda.is_available():  # no pinned allocator: ordinary memory (Tensor.pin_memory)
+        assert cgrad.arange(3, pin_memory=True).tolist() == [0, 1, 2]
+    else:
+        with pytest.raises(NotImplementedError, match="pin_memory"):
+            cgrad.arange(3, pin_memory=True)
 
 # ---------------------------------------------------------------- 4. Tensor.to signatures
 

@@ -82,5 +82,12 @@ def test_tensor_identity_is_stable():
 def test_tensor_cpu_and_cuda():
     t = cgrad.ones(2)
     assert t.cpu() is t  # already on the CPU, as torch returns self
-    with pytest.raises(NotImplementedError, match="CUDA"):
-        t.cuda()
+    if cgrad.cuda.is_available():
+        c = t.cuda()
+        assert c.is_cuda and c.cuda() is c and c.cpu().tolist() == [1.0, 1.0]
+    elif cgrad.backends.cuda.is_built():  # PyTorch's CUDA build without a GPU: RuntimeError
+        with pytest.raises(RuntimeError, match="cannot use device cuda:0"):
+            t.cuda()
+    else:  # PyTorch's CPU build
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            t.cuda()

@@ -102,6 +102,7 @@ def test_queries_and_views():
     both(run)
 
 
+@pytest.mark.skipif(cgrad.cuda.is_available(), reason="a CUDA device is usable: pin_memory copies (test_cuda.py)")
 def test_pin_memory_is_refused_as_on_a_cpu_build():
     def run(lib):
         with pytest.raises(RuntimeError) as ei:

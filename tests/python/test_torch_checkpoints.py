@@ -257,8 +257,14 @@ def _craft(location="cpu", byteorder=b"little", data=struct.pack("<2f", 1.5, -2.
 
 def test_map_location(tmp_path):
     assert cgrad.load(io.BytesIO(_craft())).tolist() == [1.5, -2.0]
-    with pytest.raises(RuntimeError, match="cuda:0.*map_location='cpu'"):
-        cgrad.load(io.BytesIO(_craft("cuda:0")))
+    if cgrad.cuda.is_available():  # the tensor goes back to its CUDA device
+        t = cgrad.load(io.BytesIO(_craft("cuda:0")))
+        assert t.device == cgrad.device("cuda", 0) and t.tolist() == [1.5, -2.0]
+        with pytest.raises(RuntimeError, match="CUDA device 99.*map_location"):
+            cgrad.load(io.BytesIO(_craft("cuda:99")))
+    else:
+        with pytest.raises(RuntimeError, match="cuda:0.*map_location='cpu'"):
+            cgrad.load(io.BytesIO(_craft("cuda:0")))
     for ml in ("cpu", cgrad.device("cpu"), {"cuda:0": "cpu"}, lambda storage, loc: storage,
                lambda storage, loc: storage.cpu()):
         assert cgrad.load(io.BytesIO(_craft("cuda:0")), map_location=ml).tolist() == [1.5, -2.0]

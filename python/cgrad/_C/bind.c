@@ -9,15 +9,37 @@ void cgpy_release_n(int n, cg_tensor **ts) {
     for (int i = 0; i < n; i++) cg_tensor_release(ts[i]);
 }
 
+static bool cpu_scalar(const cg_tensor *t) { return cg_tensor_ndim(t) == 0 && cg_tensor_device(t).type == CG_DEVICE_CPU; }
+
+/* Note [CPU scalars on CUDA]: as in PyTorch, a 0-d CPU tensor may join an op
+ * on a cuda tensor (x * torch.tensor(0.5)): the op's device is the first
+ * operand's that is not such a scalar, and the scalars are copied there
+ * (differentiably). Any other mix of devices reaches the engine, which refuses
+ * it (CG_ERR_DEVICE). */
+cg_tensor *cgpy_as_operand(PyObject *o, cg_dtype dt, cg_device dev) {
+    cg_tensor *t = cgpy_as_tensor(o, dt, dev);
+    if (t && dev.type == CG_DEVICE_CUDA && cgpy_is_tensor(o) && cpu_scalar(t) && cgpy_to_device_of(&t, dev)) return NULL;
+    return t;
+}
+
 int cgpy_promote_operands(int n, PyObject *const *in, bool float_only, cg_tensor **out, cg_dtype *dt) {
     cg_device dev = cg_cpu();
-    bool found = false;
-    for (int i = 0; i < n && !found; i++)
-        if (cgpy_is_tensor(in[i])) dev = cg_tensor_device(cgpy_t(in[i])), found = true;
+    bool found = false, scalar_dev = false;
+    for (int i = 0; i < n; i++) {
+        if (!cgpy_is_tensor(in[i])) continue;
+        cg_tensor *t = cgpy_t(in[i]);
+        if (!found || (scalar_dev && !cpu_scalar(t))) {
+            dev = cg_tensor_device(t);
+            scalar_dev = cpu_scalar(t);
+            if (found) break;
+            found = true;
+            if (!scalar_dev) break;
+        }
+    }
     if (cgpy_result_type(n, in, dt)) return -1;
     if (float_only && !cg_dtype_is_floating(*dt)) *dt = cgpy_default_dtype;
     for (int i = 0; i < n; i++) {
-        out[i] = cgpy_as_tensor(in[i], *dt, dev);
+        out[i] = cgpy_as_operand(in[i], *dt, dev);
         if (!out[i]) {
             cgpy_release_n(i, out);
             return -1;
@@ -64,8 +86,9 @@ static int out_check(cg_tensor *o, cg_tensor *r, const cgpy_out_rule *rule, int 
     }
     cg_device od = cg_tensor_device(o), rd = cg_tensor_device(r);
     if (od.type != rd.type || od.index != rd.index) {
+        char rs[32], os_[32];
         PyErr_Format(cgpy_DeviceMismatch, "%s(): expected out= on the result's device (%s), but it is on %s", op,
-                     rd.type == CG_DEVICE_META ? "meta" : "cpu", od.type == CG_DEVICE_META ? "meta" : "cpu");
+                     cgpy_device_str(rd, rs, sizeof rs), cgpy_device_str(od, os_, sizeof os_));
         return -1;
     }
     cg_dtype odt = cg_tensor_dtype(o), rdt = cg_tensor_dtype(r);

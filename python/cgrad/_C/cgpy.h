@@ -48,6 +48,7 @@ PyObject *cgpy_register_node_hook(PyObject *self, cg_node *n, PyObject *fn, bool
 /* ------------------------------------------------------------- errors */
 
 extern PyObject *cgpy_DtypeMismatch, *cgpy_DeviceMismatch, *cgpy_ShapeMismatch, *cgpy_InvalidArgument, *cgpy_IndexOutOfRange;
+extern PyObject *cgpy_OutOfMemoryError; /* cgrad.OutOfMemoryError (torch.OutOfMemoryError): a device ran out */
 /* Raise the engine's thread-local error as the mapped Python exception. */
 PyObject *cgpy_raise(void);
 /* 0 on CG_OK, else raise and -1. */
@@ -63,16 +64,44 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     cg_device dev;
+    int has_index; /* index is not None: cuda:N; 0 for 'cuda' (the current device) and for cpu / meta */
 } CgDeviceObject;
 extern PyTypeObject CgDtype_Type, CgDevice_Type;
 
 PyObject *cgpy_dtype(cg_dtype dt);   /* borrowed singleton */
-PyObject *cgpy_device(cg_device d);  /* new reference */
+PyObject *cgpy_device(cg_device d);  /* new reference; a cuda device with its index */
 /* PyArg "O&" converters: accept dtype objects (None leaves *out unchanged). */
 int cgpy_dtype_conv(PyObject *o, void *out);
-/* accepts device objects, "cpu", "meta", None */
+/* accepts device objects, device strings ("cpu", "meta", "cuda", "cuda:N"), an int N (cuda:N, as in
+ * PyTorch, when a CUDA device is usable) and None (leaves *out unchanged); a cuda device without an
+ * index is the thread's current CUDA device (Note [Current CUDA device]) */
 int cgpy_device_conv(PyObject *o, void *out);
+/* "cpu", "meta", "cuda:N": str(device) of an engine device, into buf */
+const char *cgpy_device_str(cg_device d, char *buf, size_t cap);
+/* the thread's current CUDA device (cuda.set_device / cuda.device; 0 unless set) */
+int cgpy_cuda_current(void);
+void cgpy_cuda_set_current(int index);
 int cgpy_init_dtypes(PyObject *m);
+
+/* ------------------------------------------------------------- host access (cuda.c)
+ * The engine reads values (item, copy_to_buffer) of host-addressable tensors only; these also take a
+ * tensor on a CUDA device, through a copy to the CPU (which waits for the device's work, as PyTorch's
+ * item() and tolist() do). */
+/* t itself (new reference) when the host can read it, else a CPU copy; NULL with the engine's error */
+cg_tensor *cgpy_host_tensor(const cg_tensor *t);
+cg_status cgpy_item(const cg_tensor *t, double *out);
+cg_status cgpy_copy_to_buffer(const cg_tensor *t, void *buf, cg_dtype dt);
+/* the address of t's element 0 in its device's memory (a CUDA device pointer on cuda: data_ptr(),
+ * DLPack, __cuda_array_interface__); NULL with a Python error when it cannot be had */
+void *cgpy_data_ptr(const cg_tensor *t);
+/* pin_memory=True of factory op: 0 when a CUDA device is usable (cgrad has no pinned allocator: the
+ * memory is ordinary pageable memory, Tensor.pin_memory's note), else -1 with NotImplementedError */
+int cgpy_check_pin(const char *op);
+/* *t (a new reference, replaced) on device dev: copy_ and x[i] = v take a source on another device, as
+ * PyTorch's do (differentiably; the engine's ops never move data themselves). 0, or -1 with *t released
+ * and NULL and the error raised */
+int cgpy_to_device_of(cg_tensor **t, cg_device dev);
+int cgpy_init_cuda(PyObject *m);
 
 /* memory_format= and layout= (layouts.c): the memory_format object o as *out (None / NULL: dflt), or -1
  * with TypeError naming op; the layout o: 0 for None / strided, -1 with NotImplementedError for the
@@ -99,6 +128,9 @@ int cgpy_result_type(int n, PyObject *const *operands, cg_dtype *out);
 /* `o` as a tensor of dtype dt on dev: Python scalars become 0-d tensors,
  * tensors are cast (differentiably) when needed. New reference or NULL. */
 cg_tensor *cgpy_as_tensor(PyObject *o, cg_dtype dt, cg_device dev);
+/* cgpy_as_tensor for an operand of an op on dev: a 0-d CPU tensor joining a cuda op is copied to dev
+ * (Note [CPU scalars on CUDA] in bind.c) */
+cg_tensor *cgpy_as_operand(PyObject *o, cg_dtype dt, cg_device dev);
 /* 0 when the Python number o fits dtype dt; -1 with a RuntimeError raised
  * otherwise (Note [Checked scalar conversion] in promote.c). */
 int cgpy_check_fits(PyObject *o, cg_dtype dt, bool check_float);

@@ -107,7 +107,7 @@ static int classify(PyObject *o, index_item *it) {
         }
         if (cg_tensor_ndim(t) == 0 && dt != CG_DTYPE_BOOL) { /* a 0-d integer tensor selects, like an int */
             int64_t k = 0;
-            cg_status st = cg_tensor_copy_to_buffer(t, &k, CG_DTYPE_I64);
+            cg_status st = cgpy_copy_to_buffer(t, &k, CG_DTYPE_I64);
             cg_tensor_release(t);
             if (st != CG_OK) return raise_engine();
             it->kind = IT_INT;
@@ -173,6 +173,15 @@ static int apply_index(cg_tensor *x, PyObject *idx, index_result *r, index_item 
         if (classify(idx, &items[0])) return -1;
     }
     *nitems = n;
+    cg_device xd = cg_tensor_device(x);
+    for (int i = 0; xd.type == CG_DEVICE_CUDA && i < n; i++) { /* CPU index tensors (and lists) go to x's device */
+        cg_tensor *t = items[i].kind == IT_TENSOR ? items[i].t : NULL;
+        if (!t || cg_tensor_device(t).type != CG_DEVICE_CPU) continue;
+        cg_tensor *m = cg_to_device(t, xd);
+        if (!m) return raise_engine();
+        cg_tensor_release(t);
+        items[i].t = m;
+    }
     int consumed = 0;
     for (int i = 0; i < n; i++) consumed += item_dims(&items[i]);
     int nd = cg_tensor_ndim(x);
@@ -280,6 +289,7 @@ static cg_tensor *value_for_put(PyObject *value, cg_tensor *x) {
         return NULL;
     }
     cg_tensor *v = cgpy_as_tensor(value, cg_tensor_dtype(x), cg_tensor_device(x));
+    if (v && cgpy_to_device_of(&v, cg_tensor_device(x))) return NULL; /* x[i] = cpu_tensor on a cuda x */
     if (!v) return NULL;
     int nd = cg_tensor_ndim(v), lead = 0;
     const int64_t *sh = cg_tensor_shape(v);
@@ -316,8 +326,8 @@ static int tensor_setitem(PyObject *self, PyObject *idx, PyObject *value) {
     if (v && !r.nent && cgpy_is_tensor(value)) { /* Note [Memory overlap], as PyTorch's copy_to */
         cg_tensor *src = cgpy_t(value);
         int nd = cg_tensor_ndim(src);
-        if (nd == cg_tensor_ndim(r.view) && !memcmp(cg_tensor_shape(src), cg_tensor_shape(r.view),
-                                                   sizeof(int64_t) * (size_t)nd)) {
+        if (nd == cg_tensor_ndim(r.view) && cg_device_eq(cg_tensor_device(src), cg_tensor_device(x)) &&
+            !memcmp(cg_tensor_shape(src), cg_tensor_shape(r.view), sizeof(int64_t) * (size_t)nd)) {
             /* the same shape: copy_ from the value as given, which refuses a partial overlap */
             cg_tensor_release(v);
             cg_tensor_retain(src);

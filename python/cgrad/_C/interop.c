@@ -402,8 +402,9 @@ static PyObject *m_numpy(CGPY_FASTKW_ARGS) {
         return NULL;
     }
     if (cg_tensor_device(t).type != CG_DEVICE_CPU) {
+        char dev[32];
         PyErr_Format(PyExc_TypeError, "can't convert %s device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
-                                      "to host memory first.", cg_device_name(cg_tensor_device(t)));
+                                      "to host memory first.", cgpy_device_str(cg_tensor_device(t), dev, sizeof dev));
         return NULL;
     }
     if (!dtype_typestr(cg_tensor_dtype(t))) {
@@ -616,6 +617,12 @@ static void capsule_versioned_destructor(PyObject *cap) {
     }
 }
 
+/* Note [DLPack streams]: a CUDA consumer names the stream it will read on
+ * (None: the legacy default stream; -1: no synchronization wanted). cgrad's
+ * work on a device runs on that device's one stream, which the engine does
+ * not expose for an event to be recorded on, so the producer side waits for
+ * the device instead (cg_cuda_synchronize) unless the consumer passed -1:
+ * slower than an event, never a race. A CPU tensor takes None or -1 only. */
 /* __dlpack__(stream=None, *, max_version=None, dl_device=None, copy=None) */
 static PyObject *m_dlpack(CGPY_FASTKW_ARGS) {
     static cgpy_spec spec = CGPY_SPEC("__dlpack__", CGPY_ARG("stream", CGPY_A_OBJ), CGPY_ARG("max_version", CGPY_A_OBJ,
@@ -637,7 +644,23 @@ static PyObject *m_dlpack(CGPY_FASTKW_ARGS) {
                      cg_device_name(cg_tensor_device(t)));
         return NULL;
     }
-    if (stream != Py_None) {
+    cg_device tdev = cg_tensor_device(t);
+    int sync = 0; /* Note [DLPack streams] */
+    if (tdev.type == CG_DEVICE_CUDA) {
+        if (stream != Py_None && (!PyLong_Check(stream) || PyBool_Check(stream))) {
+            PyErr_Format(PyExc_TypeError, "__dlpack__: stream must be None or an int, got %.100s",
+                         Py_TYPE(stream)->tp_name);
+            return NULL;
+        }
+        long long s = stream == Py_None ? 1 : PyLong_AsLongLong(stream);
+        if (s == -1 && PyErr_Occurred()) return NULL;
+        if (s == 0) {
+            PyErr_SetString(PyExc_ValueError, "__dlpack__: stream 0 is ambiguous for CUDA (use 1 for the legacy "
+                                              "default stream, 2 for the per-thread one)");
+            return NULL;
+        }
+        sync = s != -1;
+    } else if (stream != Py_None) {
         long s = PyLong_Check(stream) ? PyLong_AsLong(stream) : 0;
         if (!PyLong_Check(stream) || s != -1) {
             PyErr_SetString(PyExc_ValueError, "__dlpack__: stream must be None (or -1) for a CPU tensor");
@@ -675,11 +698,26 @@ static PyObject *m_dlpack(CGPY_FASTKW_ARGS) {
         cg_tensor_retain(t);
         c->t = t;
     }
+    void *data = cgpy_data_ptr(c->t);
+    if (!data && PyErr_Occurred()) {
+        export_free(c);
+        return NULL;
+    }
+    if (sync) { /* the consumer's stream may read once the device's stream has done the work on t */
+        cg_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = cg_cuda_synchronize(tdev.index);
+        Py_END_ALLOW_THREADS
+        if (cgpy_check(st)) {
+            export_free(c);
+            return NULL;
+        }
+    }
     int nd = cg_tensor_ndim(c->t);
     memcpy(c->shape, cg_tensor_shape(c->t), (size_t)nd * sizeof(int64_t));
     memcpy(c->strides, cg_tensor_strides(c->t), (size_t)nd * sizeof(int64_t));
     DLTensor dl = {
-        .data = cg_tensor_data(c->t), .device = dev, .ndim = nd, .dtype = dl_dtype(cg_tensor_dtype(c->t)),
+        .data = data, .device = dev, .ndim = nd, .dtype = dl_dtype(cg_tensor_dtype(c->t)),
         .shape = c->shape, .strides = c->strides, .byte_offset = 0,
     };
     PyObject *cap;
@@ -873,11 +911,11 @@ static PyObject *f_from_dlpack(CGPY_FASTKW_ARGS) {
 static PyObject *m_to_bytes(PyObject *self, PyObject *u) {
     (void)u;
     cg_tensor *t = cgpy_t(self);
-    if (cg_tensor_device(t).type != CG_DEVICE_CPU) return PyBytes_FromStringAndSize(NULL, 0);
+    if (cg_tensor_device(t).type == CG_DEVICE_META) return PyBytes_FromStringAndSize(NULL, 0); /* no data */
     Py_ssize_t n = (Py_ssize_t)(cg_tensor_numel(t) * (int64_t)cg_dtype_size(cg_tensor_dtype(t)));
     PyObject *b = PyBytes_FromStringAndSize(NULL, n);
     if (!b) return NULL;
-    if (n && cgpy_check(cg_tensor_copy_to_buffer(t, PyBytes_AS_STRING(b), cg_tensor_dtype(t)))) {
+    if (n && cgpy_check(cgpy_copy_to_buffer(t, PyBytes_AS_STRING(b), cg_tensor_dtype(t)))) {
         Py_DECREF(b);
         return NULL;
     }
@@ -900,7 +938,7 @@ static PyObject *f_from_bytes(PyObject *m, PyObject *args) {
     Py_XDECREF(st);
     cg_tensor *t = NULL;
     if (!bad) {
-        if (dev.type != CG_DEVICE_CPU) {
+        if (dev.type == CG_DEVICE_META) {
             t = cg_empty(nd, sh, dt, dev);
         } else {
             int64_t numel = 1;
@@ -910,6 +948,11 @@ static PyObject *f_from_bytes(PyObject *m, PyObject *args) {
                              (long long)numel, cg_dtype_name(dt));
             else
                 t = cg_from_data(buf.buf, nd, sh, dt);
+            if (t && dev.type != CG_DEVICE_CPU) { /* a cuda tensor's bytes: made on the CPU, then copied over */
+                cg_tensor *m = cg_to_device(t, dev);
+                cg_tensor_release(t);
+                t = m;
+            }
         }
         if (!t && !PyErr_Occurred()) cgpy_raise();
     }

@@ -128,11 +128,7 @@ static PyObject *like(CGPY_FASTKW_ARGS, int kind) {
     cg_memory_format fmt;
     if (cgpy_check_layout(kw[3].o, names[kind]) || cgpy_memory_format(kw[5].o, CG_MEMORY_PRESERVE, names[kind], &fmt))
         return NULL;
-    if (kw[4].o && PyObject_IsTrue(kw[4].o)) {
-        PyErr_Format(PyExc_NotImplementedError, "%s(): pin_memory=True needs an accelerator; cgrad has none",
-                     names[kind]);
-        return NULL;
-    }
+    if (kw[4].o && PyObject_IsTrue(kw[4].o) && cgpy_check_pin(names[kind])) return NULL;
     PyObject *fv = kind == 3 ? a[1].o : NULL;
     int dt = (int)kw[0].dtype, rg = kw[2].b;
     cg_tensor *t = a[0].t;
@@ -320,9 +316,19 @@ static PyObject *f_as_subclass(PyObject *m, PyObject *args) {
     cg_tensor *d = cgpy_t(data);
     return cgpy_wrap_as((PyTypeObject *)cls, cg_expand(d, cg_tensor_ndim(d), cg_tensor_shape(d)));
 }
-static PyObject *f_memory_stats(PyObject *m, PyObject *u) {
-    (void)m, (void)u;
-    cg_alloc_stats s = cg_allocator_stats(cg_cpu());
+/* the allocator statistics of a device's caching pool (cg_allocator_stats): _memory_stats(device=None),
+ * None the CPU; a cuda device without a usable GPU reports zeros */
+static int memory_device(PyObject *args, const char *fmt, cg_device *dev) {
+    *dev = cg_cpu();
+    PyObject *o = Py_None;
+    if (!PyArg_ParseTuple(args, fmt, &o)) return -1;
+    return cgpy_device_conv(o, dev) ? 0 : -1;
+}
+static PyObject *f_memory_stats(PyObject *m, PyObject *args) {
+    (void)m;
+    cg_device dev;
+    if (memory_device(args, "|O:_memory_stats", &dev)) return NULL;
+    cg_alloc_stats s = cg_allocator_stats(dev);
     return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsL}", "live_bytes", (long long)s.live_bytes, "peak_bytes",
                          (long long)s.peak_bytes, "cached_bytes", (long long)s.cached_bytes, "alloc_calls",
                          (long long)s.alloc_calls, "cache_hits", (long long)s.cache_hits, "system_allocs",
@@ -330,14 +336,18 @@ static PyObject *f_memory_stats(PyObject *m, PyObject *u) {
                          (long long)s.peak_allocs, "total_bytes", (long long)s.total_bytes, "freed_bytes",
                          (long long)s.freed_bytes);
 }
-static PyObject *f_memory_reset_peak(PyObject *m, PyObject *u) {
-    (void)m, (void)u;
-    cg_allocator_reset_peak(cg_cpu());
+static PyObject *f_memory_reset_peak(PyObject *m, PyObject *args) {
+    (void)m;
+    cg_device dev;
+    if (memory_device(args, "|O:_memory_reset_peak", &dev)) return NULL;
+    cg_allocator_reset_peak(dev);
     Py_RETURN_NONE;
 }
-static PyObject *f_memory_empty_cache(PyObject *m, PyObject *u) {
-    (void)m, (void)u;
-    cg_allocator_empty_cache(cg_cpu());
+static PyObject *f_memory_empty_cache(PyObject *m, PyObject *args) {
+    (void)m;
+    cg_device dev;
+    if (memory_device(args, "|O:_memory_empty_cache", &dev)) return NULL;
+    cg_allocator_empty_cache(dev);
     Py_RETURN_NONE;
 }
 
@@ -379,9 +389,9 @@ static PyMethodDef module_functions[] = {
     {"_set_tensor_class", f_set_tensor_class, METH_VARARGS, NULL},
     {"_make_subclass", f_make_subclass, METH_VARARGS, NULL},
     {"_as_subclass", f_as_subclass, METH_VARARGS, NULL},
-    {"_memory_stats", f_memory_stats, METH_NOARGS, NULL},
-    {"_memory_reset_peak", f_memory_reset_peak, METH_NOARGS, NULL},
-    {"_memory_empty_cache", f_memory_empty_cache, METH_NOARGS, NULL},
+    {"_memory_stats", f_memory_stats, METH_VARARGS, NULL},
+    {"_memory_reset_peak", f_memory_reset_peak, METH_VARARGS, NULL},
+    {"_memory_empty_cache", f_memory_empty_cache, METH_VARARGS, NULL},
     {"_build_info", f_build_info, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -421,7 +431,7 @@ PyMODINIT_FUNC PyInit__C(void) {
         return NULL;
     }
     extern int cgpy_init_amp(PyObject *m); /* amp.c */
-    if (cgpy_init_amp(m) < 0) {
+    if (cgpy_init_amp(m) < 0 || cgpy_init_cuda(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -89,9 +89,14 @@ static int is_bool_operand(PyObject *o) {
     return PyBool_Check(o) || (cgpy_is_tensor(o) && cg_tensor_dtype(cgpy_t(o)) == CG_DTYPE_BOOL);
 }
 
+/* the op's device: a tensor operand's, a 0-d CPU tensor giving way (Note [CPU scalars on CUDA] in bind.c) */
+static bool cpu_scalar_operand(PyObject *o) {
+    return cgpy_is_tensor(o) && cg_tensor_ndim(cgpy_t(o)) == 0 && cg_tensor_device(cgpy_t(o)).type == CG_DEVICE_CPU;
+}
 static cg_device device_of(PyObject *a, PyObject *b) {
     if (cgpy_is_tensor(a) && cg_tensor_ndim(cgpy_t(a)) > 0) return cg_tensor_device(cgpy_t(a));
     if (cgpy_is_tensor(b) && cg_tensor_ndim(cgpy_t(b)) > 0) return cg_tensor_device(cgpy_t(b));
+    if (cgpy_is_tensor(a) && cgpy_is_tensor(b) && cpu_scalar_operand(a)) return cg_tensor_device(cgpy_t(b));
     return cgpy_is_tensor(a) ? cg_tensor_device(cgpy_t(a)) : cg_tensor_device(cgpy_t(b));
 }
 
@@ -169,9 +174,9 @@ static PyObject *binary_promoted(const binop *op, PyObject *a, PyObject *b) {
     cg_dtype dt;
     if (op_dtype(op, a, b, &dt)) return NULL;
     cg_device dev = device_of(a, b);
-    cg_tensor *x = cgpy_as_tensor(a, dt, dev);
+    cg_tensor *x = cgpy_as_operand(a, dt, dev);
     if (!x) return NULL;
-    cg_tensor *y = cgpy_as_tensor(b, dt, dev);
+    cg_tensor *y = cgpy_as_operand(b, dt, dev);
     if (!y) {
         cg_tensor_release(x);
         return NULL;
@@ -185,7 +190,8 @@ static PyObject *binary_promoted(const binop *op, PyObject *a, PyObject *b) {
 static PyObject *binary(PyObject *a, PyObject *b, const binop *op) {
     /* fast path: two tensors of one dtype */
     if (cgpy_is_tensor(a) && cgpy_is_tensor(b) && cg_tensor_dtype(cgpy_t(a)) == cg_tensor_dtype(cgpy_t(b)) &&
-        fast_ok(op->kind, cg_tensor_dtype(cgpy_t(a))))
+        fast_ok(op->kind, cg_tensor_dtype(cgpy_t(a))) &&
+        cg_tensor_device(cgpy_t(a)).type == cg_tensor_device(cgpy_t(b)).type)
         return cgpy_result(call2(op->fn, cgpy_t(a), cgpy_t(b)));
     PyObject *x, *y;
     int k = norm_operand(a, &x);
@@ -227,7 +233,7 @@ static PyObject *inplace(PyObject *a, PyObject *b, const binop *op) {
         PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
         goto done;
     }
-    if (!(o = cgpy_as_tensor(y, sdt, cg_tensor_device(self)))) goto done;
+    if (!(o = cgpy_as_operand(y, sdt, cg_tensor_device(self)))) goto done;
     /* Note [Memory overlap]: a cast copy hides the overlap from the engine's check: test y as given */
     if (cgpy_is_tensor(y) && o != cgpy_t(y) && cgpy_overlap_refused(self, cgpy_t(y), false)) {
         char fname[64];
@@ -404,7 +410,7 @@ static int nb_bool(PyObject *a) {
         return -1;
     }
     double v;
-    if (cgpy_check(cg_tensor_item(t, &v))) return -1;
+    if (cgpy_check(cgpy_item(t, &v))) return -1;
     return v != 0;
 }
 
@@ -472,7 +478,7 @@ PyObject *cgpy_tensor_contains(PyObject *self, PyObject *el) {
     Py_DECREF(eq);
     if (!any) return cgpy_raise();
     double v;
-    cg_status st = cg_tensor_item(any, &v);
+    cg_status st = cgpy_item(any, &v);
     cg_tensor_release(any);
     if (cgpy_check(st)) return NULL;
     return PyBool_FromLong(v != 0);

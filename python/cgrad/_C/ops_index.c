@@ -308,13 +308,13 @@ typedef enum { IX_ADD, IX_COPY, IX_FILL } ix_kind;
 /* index_add / index_copy take no negative indices (index_put would wrap them) */
 static int check_nonnegative(cg_tensor *idx, const char *op, int64_t dim, cg_tensor *x, bool as_index_error) {
     int64_t n = cg_tensor_numel(idx);
-    if (n == 0 || cg_tensor_device(idx).type != CG_DEVICE_CPU) return 0;
+    if (n == 0 || cg_tensor_device(idx).type == CG_DEVICE_META) return 0;
     int64_t *buf = PyMem_Malloc((size_t)n * sizeof(int64_t));
     if (!buf) {
         PyErr_NoMemory();
         return -1;
     }
-    int rc = cgpy_check(cg_tensor_copy_to_buffer(idx, buf, CG_DTYPE_I64));
+    int rc = cgpy_check(cgpy_copy_to_buffer(idx, buf, CG_DTYPE_I64));
     for (int64_t i = 0; !rc && i < n; i++) {
         if (buf[i] < 0) {
             PyErr_Format(as_index_error ? PyExc_IndexError : cgpy_IndexOutOfRange,
@@ -339,10 +339,10 @@ static int check_nonnegative(cg_tensor *idx, const char *op, int64_t dim, cg_ten
  * replaced by the reduced list (new reference) when it had repeats. */
 static int distinct_fill_index(cg_tensor **idx, int64_t size) {
     int64_t n = cg_tensor_numel(*idx);
-    if (n < 2 || cg_tensor_device(*idx).type != CG_DEVICE_CPU) return 0;
+    if (n < 2 || cg_tensor_device(*idx).type == CG_DEVICE_META) return 0;
     int64_t *buf = PyMem_Malloc((size_t)n * sizeof(int64_t));
     unsigned char *seen = PyMem_Calloc((size_t)(size > 0 ? size : 1), 1);
-    int rc = (!buf || !seen) ? (PyErr_NoMemory(), -1) : cgpy_check(cg_tensor_copy_to_buffer(*idx, buf, CG_DTYPE_I64));
+    int rc = (!buf || !seen) ? (PyErr_NoMemory(), -1) : cgpy_check(cgpy_copy_to_buffer(*idx, buf, CG_DTYPE_I64));
     int64_t kept = 0;
     for (int64_t i = 0; !rc && i < n; i++) {
         int64_t v = buf[i], p = v < 0 ? v + size : v;
@@ -356,6 +356,12 @@ static int distinct_fill_index(cg_tensor **idx, int64_t size) {
     }
     if (!rc && kept < n) {
         cg_tensor *d = cg_from_data(buf, 1, &kept, CG_DTYPE_I64);
+        cg_device dev = cg_tensor_device(*idx);
+        if (d && dev.type != CG_DEVICE_CPU) { /* back on the index's device */
+            cg_tensor *m = cg_to_device(d, dev);
+            cg_tensor_release(d);
+            d = m;
+        }
         if (d) {
             cg_tensor_release(*idx);
             *idx = d;

@@ -216,6 +216,10 @@ static PyObject *get_is_meta(PyObject *self, void *c) {
     (void)c;
     return PyBool_FromLong(cg_tensor_device(T_OF(self)).type == CG_DEVICE_META);
 }
+static PyObject *get_is_cuda(PyObject *self, void *c) {
+    (void)c;
+    return PyBool_FromLong(cg_tensor_device(T_OF(self)).type == CG_DEVICE_CUDA);
+}
 static PyObject *get_version(PyObject *self, void *c) {
     (void)c;
     return PyLong_FromUnsignedLongLong(cg_tensor_version(T_OF(self)));
@@ -248,7 +252,7 @@ static PyGetSetDef tensor_getset[] = {
     {"data", get_data, set_data, NULL, NULL},
     {"is_cpu", get_is_cpu, NULL, NULL, NULL},
     {"is_meta", get_is_meta, NULL, NULL, NULL},
-    {"is_cuda", get_false, NULL, NULL, NULL},
+    {"is_cuda", get_is_cuda, NULL, NULL, NULL},
     {"_version", get_version, NULL, "the in-place version counter (bumped by every in-place write)", NULL},
     {"is_sparse", get_false, NULL, NULL, NULL},
     {"is_quantized", get_false, NULL, NULL, NULL},
@@ -355,7 +359,7 @@ static int fill_leaf(PyObject *o, char **p, cg_dtype dt, cg_dtype target) {
         return -1;
     }
     if (cgpy_is_tensor(o) && (dt == CG_DTYPE_I64 || dt == CG_DTYPE_U64)) { /* exact 64-bit integer staging */
-        if (cgpy_check(cg_tensor_copy_to_buffer(cgpy_t(o), *p, dt))) return -1;
+        if (cgpy_check(cgpy_copy_to_buffer(cgpy_t(o), *p, dt))) return -1;
         *p += 8;
         return 0;
     }
@@ -380,7 +384,7 @@ static int fill_leaf(PyObject *o, char **p, cg_dtype dt, cg_dtype target) {
         return 0;
     }
     if (cgpy_is_tensor(o)) {
-        if (cgpy_check(cg_tensor_item(cgpy_t(o), &v))) return -1;
+        if (cgpy_check(cgpy_item(cgpy_t(o), &v))) return -1;
     } else if (dt == CG_DTYPE_I64 && PyLong_Check(o)) {
         int64_t x = PyLong_AsLongLong(o); /* fits: checked above */
         if (x == -1 && PyErr_Occurred()) return -1;

@@ -125,11 +125,11 @@ static PyObject *m_item(PyObject *self, PyObject *u) {
         return NULL;
     }
     double v;
-    if (cgpy_check(cg_tensor_item(t, &v))) return NULL;
+    if (cgpy_check(cgpy_item(t, &v))) return NULL;
     int64_t raw = 0;
     cg_dtype dt = cg_tensor_dtype(t);
     bool exact = dt == CG_DTYPE_I64 || dt == CG_DTYPE_U64; /* 64-bit integers do not go through double */
-    if (exact && cgpy_check(cg_tensor_copy_to_buffer(t, &raw, dt))) return NULL;
+    if (exact && cgpy_check(cgpy_copy_to_buffer(t, &raw, dt))) return NULL;
     return scalar_of(dt, v, exact ? &raw : NULL);
 }
 
@@ -161,7 +161,7 @@ static PyObject *m_tolist(PyObject *self, PyObject *u) {
     bool ints = dt == CG_DTYPE_I64 || dt == CG_DTYPE_U64; /* exact: staged in their own dtype */
     void *buf = PyMem_Malloc((size_t)(n ? n : 1) * 8);
     if (!buf) return PyErr_NoMemory();
-    if (cgpy_check(cg_tensor_copy_to_buffer(t, buf, ints ? dt : CG_DTYPE_F64))) {
+    if (cgpy_check(cgpy_copy_to_buffer(t, buf, ints ? dt : CG_DTYPE_F64))) {
         PyMem_Free(buf);
         return NULL;
     }
@@ -310,7 +310,7 @@ static PyObject *m_zero_(PyObject *self, PyObject *u) {
 static PyObject *m_fill_(PyObject *self, PyObject *v) {
     double x;
     if (cgpy_is_tensor(v)) {
-        if (cgpy_check(cg_tensor_item(cgpy_t(v), &x))) return NULL;
+        if (cgpy_check(cgpy_item(cgpy_t(v), &x))) return NULL;
     } else {
         x = PyFloat_AsDouble(v);
         if ((x == -1.0 && PyErr_Occurred()) || cgpy_check_fits(v, cg_tensor_dtype(T_OF(self)), true)) return NULL;
@@ -328,9 +328,10 @@ static PyObject *m_copy_(CGPY_FASTKW_ARGS) {
                                       CGPY_A_BOOL));
     cgpy_val v[2];
     if (cgpy_args_parse(&spec, self, args, nargs, kwnames, v)) return NULL;
-    PyObject *src = v[0].o; /* non_blocking: copies are synchronous on the cpu */
+    PyObject *src = v[0].o; /* non_blocking: accepted (to()'s note) */
     cg_tensor *s = cgpy_as_tensor(src, cgpy_is_tensor(src) ? cg_tensor_dtype(cgpy_t(src)) : cg_tensor_dtype(T_OF(self)),
                                   cg_tensor_device(T_OF(self)));
+    if (s && cgpy_to_device_of(&s, cg_tensor_device(T_OF(self)))) return NULL; /* copy_ crosses devices, as PyTorch's */
     if (!s) return NULL;
     cg_status st = cg_copy_(T_OF(self), s);
     cg_tensor_release(s);
@@ -415,17 +416,16 @@ static PyObject *m_to(CGPY_FASTKW_ARGS) {
         if (dto && dto != Py_None && !to_is_dtype(dto)) return to_invalid("expected a dtype, got", dto);
         if (dto && !cgpy_dtype_conv(dto, &dt)) return NULL;
         if (devo && devo != Py_None) {
-            if (PyLong_Check(devo) && !PyBool_Check(devo)) {
-                PyErr_Format(PyExc_RuntimeError, "to(): device %R is an accelerator index, and this build has none "
-                             "(devices: cpu, meta)", devo);
-                return NULL;
-            }
-            if (!PyUnicode_Check(devo) && !PyObject_TypeCheck(devo, &CgDevice_Type))
+            int index = PyLong_Check(devo) && !PyBool_Check(devo); /* cuda:N, as in PyTorch */
+            if (!index && !PyUnicode_Check(devo) && !PyObject_TypeCheck(devo, &CgDevice_Type))
                 return to_invalid("expected a device, a device string or a dtype, got", devo);
             if (!cgpy_device_conv(devo, &dev)) return NULL;
         }
     }
-    (void)flag[0]; /* non_blocking: copies are synchronous on the cpu */
+    /* non_blocking: accepted. A copy to a cuda device is enqueued on its stream once the host memory may be
+     * reused (pageable memory: PyTorch's non_blocking then is as synchronous); a copy to the CPU waits for
+     * the device, so its result is ready when to() returns, as PyTorch's is with non_blocking=False */
+    (void)flag[0];
     cg_memory_format fmt;
     if (cgpy_memory_format(a[form == TO_DEVICE ? 4 : 3].o, CG_MEMORY_PRESERVE, "to", &fmt)) return NULL;
     cg_tensor *r = cg_to_device(t, dev);
@@ -590,7 +590,7 @@ static PyObject *new_factory(CGPY_FASTKW_ARGS, int kind) {
     new_kwargs(self, v + (kind == NEW_FULL ? 2 : 1), &dt, &dev, &rg);
     if (fv) {
         if (cgpy_is_tensor(fv)) {
-            if (cgpy_check(cg_tensor_item(cgpy_t(fv), &fill))) return NULL;
+            if (cgpy_check(cgpy_item(cgpy_t(fv), &fill))) return NULL;
         } else if (((fill = PyFloat_AsDouble(fv)) == -1.0 && PyErr_Occurred()) || cgpy_check_fits(fv, dt, true)) {
             return NULL;
         }
@@ -635,7 +635,10 @@ static PyObject *m_is_signed(PyObject *self, PyObject *u) {
 }
 static PyObject *m_data_ptr(PyObject *self, PyObject *u) {
     (void)u;
-    return PyLong_FromVoidPtr(cg_tensor_data(T_OF(self)));
+    cg_tensor *t = T_OF(self);
+    void *p = cgpy_data_ptr(t); /* a device address on cuda (Note [Device addresses] in cuda.c) */
+    if (!p && PyErr_Occurred()) return NULL;
+    return PyLong_FromVoidPtr(p);
 }
 
 /* ------------------------------------------------------------- T / mT / H / mH (properties in _tensor.py) */

@@ -23,6 +23,15 @@ def _check_device(device_type: str) -> None:
         raise RuntimeError(f"Expected one of cpu, cuda, meta device type at start of device string: {device_type}")
 
 
+# Note [CUDA autocast]: PyTorch keeps an autocast state per device type, so
+# autocast("cuda") changes cuda ops only, with CUDA's op lists. cgrad's engine
+# keeps one thread-local state that every op consults whatever its device
+# (cg_set_autocast), and the op schemas carry the CPU's policies; turning it
+# on for a "cuda" region would also cast the CPU ops in it. Until the engine
+# has per-device state, autocast("cuda") warns and stays off, as PyTorch's
+# does where CUDA is not available.
+
+
 def is_autocast_available(device_type: str) -> bool:
     """True for the device types autocast knows ("cpu"; "cuda" is known but never enabled here)."""
     return device_type in ("cpu", "cuda")
@@ -131,7 +140,12 @@ class autocast:
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
         if enabled and device_type == "cuda":
-            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
+            from .. import cuda
+            if not cuda.is_available():
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
+            else:  # Note [CUDA autocast]
+                warnings.warn("cgrad does not implement CUDA autocast (the engine keeps one autocast state for "
+                              "every device, and it is the CPU's). Disabling autocast.", stacklevel=2)
             enabled = False
         elif enabled and not any(self.fast_dtype is getattr(_C, n) for n in _SUPPORTED):
             warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"

@@ -28,8 +28,13 @@ class GradScaler:
         self._device = device
         self._enabled = bool(enabled)
         if device == "cuda" and self._enabled:
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
-                          stacklevel=2)
+            from .. import cuda
+            if not cuda.is_available():
+                warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                              stacklevel=2)
+            else:  # its scale and found-inf bookkeeping are CPU tensors and CPU engine calls
+                warnings.warn("cgrad.amp.GradScaler('cuda') is not implemented (cgrad scales gradients on the CPU "
+                              "only, and does not autocast on CUDA).  Disabling.", stacklevel=2)
             self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:

@@ -58,6 +58,9 @@ def reduce_tensor(t: Any) -> Any:
     cls, dtype, size, stride = type(t), t.dtype, tuple(t.shape), tuple(t.stride())
     if t.device.type == "meta":
         return (rebuild_meta, (cls, dtype, size, stride, t.requires_grad))
+    if t.device.type == "cuda":  # PyTorch shares CUDA memory through CUDA IPC, which cgrad does not have
+        raise RuntimeError(f"cgrad.multiprocessing: a tensor on {t.device} cannot be shared with another process "
+                           "(cgrad has no CUDA IPC); send t.cpu(), or make it on the GPU in that process")
     _, nbytes = t._storage_key()
     if nbytes == 0:
         return (rebuild_empty, (cls, dtype, size, stride, t.requires_grad))

@@ -134,7 +134,7 @@ def _tensor_data(t: Any) -> Any:
     """t's elements in row-major order: its own memory when it is a contiguous CPU tensor
     (valid while t lives), else a copy (non-contiguous views are saved contiguous)."""
     if t.device.type != "cpu":
-        t = t.cpu()
+        return t._to_bytes()  # a copy from the device (a view of a temporary CPU copy would not outlive it)
     n = t.numel() * t.element_size()
     if n and t.is_contiguous():
         return memoryview((ctypes.c_char * n).from_address(t.data_ptr())).cast("B")
@@ -681,9 +681,6 @@ def load_file(filename: Union[str, "os.PathLike[str]"], device: Union[str, int, 
     if not isinstance(got, dict) or not all(isinstance(v, _C._TensorBase) for v in got.values()):
         raise ValueError("cgrad.utils.safetensors.load_file: the file holds a nested checkpoint "
                          "(written by cgrad.utils.safetensors.save); read it with cgrad.utils.safetensors.load")
-    if isinstance(device, int):
-        raise RuntimeError(f"cgrad.utils.safetensors.load_file: device {device} is a CUDA ordinal, and cgrad "
-                           "runs on the CPU only")
-    dev = _C.device(device)
+    dev = _C.device("cuda", device) if isinstance(device, int) and not isinstance(device, bool) else _C.device(device)
     return {k: (v if v.device == dev else v.to(dev)) for k, v in got.items()}
 

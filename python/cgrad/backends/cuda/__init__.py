@@ -1,6 +1,9 @@
-"""cgrad.backends.cuda (torch.backends.cuda): CUDA settings. Not built in;
-the flags are kept and readable, with PyTorch's defaults, so scripts that set
-them run unchanged, and take effect when a CUDA backend is built."""
+"""cgrad.backends.cuda (torch.backends.cuda): CUDA settings. is_built() says
+whether this cgrad has its CUDA kernel library (libcgrad_cuda.so), whether or
+not a GPU is there. The flags are kept and readable, with PyTorch's defaults,
+so scripts that set them run unchanged; the engine's CUDA kernels do not read
+them (matmul.allow_tf32 mirrors the float32 matmul precision, which the CPU
+reads)."""
 from __future__ import annotations
 
 __all__ = ["is_built", "matmul", "flash_sdp_enabled", "enable_flash_sdp", "mem_efficient_sdp_enabled",
@@ -8,8 +11,9 @@ __all__ = ["is_built", "matmul", "flash_sdp_enabled", "enable_flash_sdp", "mem_e
 
 
 def is_built() -> bool:
-    """Whether cgrad was built with CUDA: False."""
-    return False
+    """Whether cgrad was built with CUDA: its kernel library was found beside the engine (loading it)."""
+    from ... import _C
+    return bool(_C._cuda_is_built())
 
 
 class _Matmul:

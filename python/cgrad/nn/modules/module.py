@@ -630,7 +630,7 @@ class Module:
             with no_grad():
                 converted = fn(param)
             if converted is not param:
-                param.data = converted
+                param.data = converted  # across devices too: the Parameter object stays (as PyTorch's)
             if old_grad is not None:
                 with no_grad():
                     param.grad = fn(old_grad)
@@ -667,11 +667,12 @@ class Module:
 
     def cpu(self: T) -> T:
         """Move parameters and buffers to the CPU."""
-        return self._apply(lambda t: t.to(device="cpu"))
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self: T, device: Any = None) -> T:
-        """cgrad has no CUDA backend yet."""
-        raise NotImplementedError("Module.cuda: cgrad has no CUDA device (use the CPU)")
+        """Move parameters and buffers to a CUDA device (None: the current one), as Tensor.cuda; where no
+        CUDA device is usable this raises what Tensor.cuda raises."""
+        return self._apply(lambda t: t.cuda(device))
 
     def type(self: T, dst_type: Any) -> T:
         """Cast every parameter and buffer to dst_type."""
@@ -896,8 +897,6 @@ def _parse_to(*args: Any, **kwargs: Any) -> Tuple[Any, Any, bool]:
         non_blocking = rest.pop(0)
     if rest:
         raise TypeError(f"to() received an invalid combination of arguments: {args!r}")
-    if isinstance(device, int):
-        raise NotImplementedError("Module.to: device index without a type means a CUDA device, which cgrad does not have")
-    if device is not None and not isinstance(device, _C.device):
+    if device is not None and not isinstance(device, _C.device):  # an int: cuda:N (RuntimeError without a GPU)
         device = _C.device(device)
     return device, dtype, non_blocking

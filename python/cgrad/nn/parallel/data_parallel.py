@@ -13,8 +13,10 @@ __all__ = ["DataParallel", "data_parallel"]
 
 
 class DataParallel(Module):
-    """Wraps `module` for data parallelism over GPUs; with none available (cgrad has no CUDA backend) the
-    arguments device_ids, output_device and dim are accepted and unused, and forward runs the module."""
+    """Wraps `module` for data parallelism over GPUs. cgrad does not replicate a module over devices: the
+    arguments device_ids, output_device and dim are accepted and unused, and forward runs the module where
+    its parameters are (PyTorch's behaviour without a GPU; with GPUs, move the module and its inputs to one
+    device yourself)."""
 
     def __init__(self, module: Module, device_ids: Optional[Sequence[Any]] = None, output_device: Any = None,
                  dim: int = 0) -> None:

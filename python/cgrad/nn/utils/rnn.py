@@ -60,7 +60,10 @@ class PackedSequence(_PackedSequenceBase):
         return self.to("cuda", *args, **kwargs)
 
     def pin_memory(self) -> "PackedSequence":
-        raise RuntimeError("Cannot access accelerator device when none is available.")
+        """The sequence with its data and index tensors pinned (Tensor.pin_memory: raises without a GPU)."""
+        si = self.sorted_indices.pin_memory() if self.sorted_indices is not None else None
+        ui = self.unsorted_indices.pin_memory() if self.unsorted_indices is not None else None
+        return type(self)(self.data.pin_memory(), self.batch_sizes, si, ui)
 
     def double(self) -> "PackedSequence":
         return self.to(dtype=_C.float64)

@@ -53,9 +53,11 @@ class DataLoader:
             raise ValueError("persistent_workers option needs num_workers > 0")
         if not in_order:
             raise NotImplementedError("DataLoader: in_order=False (out-of-order batches) is not supported")
-        if pin_memory:
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.")
+        if pin_memory:  # with a GPU, batches are not copied: cgrad has no pinned memory (Tensor.pin_memory)
+            from ... import cuda
+            if not cuda.is_available():
+                warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                              "then device pinned memory won't be used.")
 
         self.dataset = dataset
         self.num_workers = num_workers
