@@ -251,12 +251,13 @@ typedef struct cg_kernels {
      * NULL (a full slice) or contiguous int64 broadcasting to B; CG_ERR_INDEX "[op] index ... is out of
      * bounds ..." for an index outside its dim (only x's geometry is read) */
     cg_status (*index_offsets)(const char *op, cg_tensor *off, const cg_tensor *x, cg_tensor *const *idx);
+    /* the entries over iterator plans get the device of the plan's tensors (dev), as the generic runners do */
     /* the plan's iterator (cg_iter_init over the result shape): args[0] out, args[1] x restrided (stride 0 on
      * B), args[2] the int64 offsets: out = x[base + off] (elements of itemsize bytes) */
-    cg_status (*index_gather)(const struct cg_iter *it, size_t itemsize);
+    cg_status (*index_gather)(cg_device dev, const struct cg_iter *it, size_t itemsize);
     /* args[0] x restrided, args[1] values (broadcast), args[2] offsets: x[base + off] = v, or += v when
      * accumulate (by dtype dt), in row-major order on one thread (duplicates resolve deterministically) */
-    cg_status (*index_put)(const struct cg_iter *it, cg_dtype dt, bool accumulate);
+    cg_status (*index_put)(cg_device dev, const struct cg_iter *it, cg_dtype dt, bool accumulate);
     /* sort / scan: the lines along dim of tensors of one shape but there (0-d: one line of length 1), any
      * strides. sort: indices (int64) and values (x's dtype; NULL: not wanted) <- the first k of each line of
      * x sorted stably (ties keep their order either way; NaN is the largest; descending when desc); op names
@@ -274,7 +275,7 @@ typedef struct cg_kernels {
     cg_status (*tril_triu)(cg_tensor *out, const cg_tensor *x, int64_t diagonal, bool upper);
     /* slicing.c (Note [Strided scatter]): args[0] (a view that may overlap itself) += args[1], float32 /
      * float64 / float16 / bfloat16 dt, element by element in the plan's order on one thread */
-    cg_status (*strided_accumulate)(const struct cg_iter *it, cg_dtype dt);
+    cg_status (*strided_accumulate)(cg_device dev, const struct cg_iter *it, cg_dtype dt);
 
     /* ---- reductions and optimizer steps (src/ops/reduce*.c, src/optim) */
     /* one parameter's update in place: t[0] the parameter, t[1] its gradient, t[2..] the optimizer's states in

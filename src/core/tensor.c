@@ -422,13 +422,17 @@ cg_status cg_tensor_item(const cg_tensor *t, double *out) {
 }
 
 cg_status cg_tensor_copy_to_buffer(const cg_tensor *t, void *buf, cg_dtype dt) {
-    CG_CHECK_S(cg_device_host_addressable(t->device), CG_ERR_DEVICE, "[copy_to_buffer] tensor is on %s, which the host cannot read",
+    CG_CHECK_S(cg_device_has_data(t->device), CG_ERR_DEVICE, "[copy_to_buffer] tensor is on %s, which has no data",
                cg_device_name(t->device));
     cg_tensor *dst = cg_from_blob(buf, t->ndim, t->shape, NULL, dt, NULL, NULL);
     if (!dst) return cg_last_error();
     bool prev = cg_set_grad_enabled(false);
-    cg_status st = cg_copy_(dst, (cg_tensor *)t);
+    /* a device the host cannot read is copied to the host first (waiting for its work) */
+    cg_tensor *h = cg_device_host_addressable(t->device) ? (cg_tensor_retain((cg_tensor *)t), (cg_tensor *)t)
+                                                         : cg_to_device((cg_tensor *)t, cg_cpu());
+    cg_status st = h ? cg_copy_(dst, h) : cg_last_error();
     cg_set_grad_enabled(prev);
+    cg_tensor_release(h);
     cg_tensor_release(dst);
     return st;
 }

@@ -218,7 +218,7 @@ static cg_tensor *gather_run(const char *op, cg_tensor *x, const index_plan *p) 
     cg_iter it;
     cg_iter_init(&it, 3, args, p->rnd, p->rshape);
     cg_status st;
-    CG_RUN_KERNEL(st, op, x->device, index_gather, &it, cg_dtype_size(x->dtype));
+    CG_RUN_KERNEL(st, op, x->device, index_gather, x->device, &it, cg_dtype_size(x->dtype));
     cg_tensor_release(xv);
     cg_tensor_release(ov);
     if (st) cg_tensor_release(out), out = NULL;
@@ -236,7 +236,7 @@ static cg_status put_run(const char *op, cg_tensor *dst, const index_plan *p, cg
     cg_iter it;
     cg_iter_init(&it, 3, args, p->rnd, p->rshape);
     cg_status st;
-    CG_RUN_KERNEL(st, op, dst->device, index_put, &it, dst->dtype, accumulate);
+    CG_RUN_KERNEL(st, op, dst->device, index_put, dst->device, &it, dst->dtype, accumulate);
     cg_tensor_release(xv);
     cg_tensor_release(ov);
     return st;

@@ -62,7 +62,7 @@ static cg_tensor *strided_scatter(cg_tensor *grad, const cg_tensor_meta *in, con
     cg_iter it;
     cg_iter_init(&it, 2, args, zv->ndim, zv->shape);
     cg_status st;
-    CG_RUN_KERNEL(st, "as_strided_scatter", z->device, strided_accumulate, &it, grad->dtype);
+    CG_RUN_KERNEL(st, "as_strided_scatter", z->device, strided_accumulate, z->device, &it, grad->dtype);
     cg_tensor_release(zv);
     if (st) {
         cg_tensor_release(z);

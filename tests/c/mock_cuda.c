@@ -24,13 +24,6 @@
 static mock_cuda_counts g_counts;
 static size_t g_limit = (size_t)1 << 33, g_used;
 static int g_planted; /* the status the next synchronize / copy to host returns */
-#define MOCK_MAX_BLOCKS 65536
-static struct {
-    uintptr_t base;
-    size_t size;
-    int dev;
-} g_blocks[MOCK_MAX_BLOCKS]; /* the live blocks */
-static int g_nblocks;
 
 static void *untag(const void *p) { return (void *)((uintptr_t)p & ~TAG); }
 
@@ -59,30 +52,21 @@ static int m_properties(int dev, cgcu_props *p) {
 }
 
 static int m_malloc(int dev, size_t nbytes, void **p) {
+    (void)dev;
     g_counts.mallocs++;
     if (nbytes > g_limit - g_used) return CGCU_OOM;
     /* the size sits before the block, for free */
     size_t *b = malloc(nbytes + 64);
     if (!b) return CGCU_OOM;
-    if (g_nblocks == MOCK_MAX_BLOCKS) {
-        free(b);
-        return CGCU_OOM;
-    }
     b[0] = nbytes;
     g_used += nbytes;
     *p = (void *)((uintptr_t)((char *)b + 64) | TAG);
-    g_blocks[g_nblocks].base = (uintptr_t)*p, g_blocks[g_nblocks].size = nbytes, g_blocks[g_nblocks++].dev = dev;
     return CGCU_OK;
 }
 
 static int m_free(int dev, void *p) {
     (void)dev;
     g_counts.frees++;
-    for (int i = 0; i < g_nblocks; i++)
-        if (g_blocks[i].base == (uintptr_t)p) {
-            g_blocks[i] = g_blocks[--g_nblocks];
-            break;
-        }
     size_t *b = (size_t *)((char *)untag(p) - 64);
     g_used -= b[0];
     free(b);
@@ -119,17 +103,6 @@ static int m_synchronize(int dev) {
     (void)dev;
     g_counts.syncs++;
     return take_planted();
-}
-
-/* the device of an address inside a live block: the blocks are kept in a list */
-static int m_pointer_device(const void *p, int *dev) {
-    uintptr_t a = (uintptr_t)p;
-    for (int i = 0; i < g_nblocks; i++)
-        if (a >= g_blocks[i].base && a < g_blocks[i].base + (g_blocks[i].size ? g_blocks[i].size : 1)) {
-            *dev = g_blocks[i].dev;
-            return CGCU_OK;
-        }
-    return CGCU_INVALID;
 }
 
 static cg_iter host_plan(const cgcu_plan *p) {
@@ -273,7 +246,7 @@ static int m_softmax_backward(int dev, int dt, void *gx, const void *g, const vo
 
 static const cgcu_api k_mock = {
     CGCU_ABI_VERSION, m_error_string, m_device_count, m_properties,      m_malloc,      m_free,
-    m_mem_info,       m_copy_h2d,     m_copy_d2h,     m_synchronize,     m_pointer_device, m_elementwise, m_cast,
+    m_mem_info,       m_copy_h2d,     m_copy_d2h,     m_synchronize,     m_elementwise, m_cast,
     m_fill,           m_reduce,       m_gemm,         m_softmax,     m_softmax_backward,
 };
 

@@ -108,7 +108,7 @@ int cgpy_parse_int(PyObject *o, int64_t *v, const char *what) {
 }
 
 int cgpy_parse_double(PyObject *o, double *v, const char *what) {
-    if (cgpy_is_tensor(o)) return cgpy_check(cgpy_item(cgpy_t(o), v));
+    if (cgpy_is_tensor(o)) return cgpy_check(cg_tensor_item(cgpy_t(o), v));
     *v = PyFloat_AsDouble(o);
     if (*v == -1.0 && PyErr_Occurred()) {
         PyErr_Format(PyExc_TypeError, "%s must be a number, not %.100s", what, Py_TYPE(o)->tp_name);

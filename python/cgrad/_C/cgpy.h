@@ -83,14 +83,9 @@ int cgpy_cuda_current(void);
 void cgpy_cuda_set_current(int index);
 int cgpy_init_dtypes(PyObject *m);
 
-/* ------------------------------------------------------------- host access (cuda.c)
- * The engine reads values (item, copy_to_buffer) of host-addressable tensors only; these also take a
- * tensor on a CUDA device, through a copy to the CPU (which waits for the device's work, as PyTorch's
- * item() and tolist() do). */
-/* t itself (new reference) when the host can read it, else a CPU copy; NULL with the engine's error */
-cg_tensor *cgpy_host_tensor(const cg_tensor *t);
-cg_status cgpy_item(const cg_tensor *t, double *out);
-cg_status cgpy_copy_to_buffer(const cg_tensor *t, void *buf, cg_dtype dt);
+/* ------------------------------------------------------------- device memory (cuda.c)
+ * The engine reads the values of a cuda tensor (item, copy_to_buffer) through a copy to the host, which
+ * waits for the device's work, as PyTorch's item() and tolist() do. */
 /* the address of t's element 0 in its device's memory (a CUDA device pointer on cuda: data_ptr(),
  * DLPack, __cuda_array_interface__); NULL with a Python error when it cannot be had */
 void *cgpy_data_ptr(const cg_tensor *t);

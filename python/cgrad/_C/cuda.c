@@ -1,44 +1,14 @@
 /* cuda.c — the binding's side of CUDA devices: the private module functions
  * cgrad.cuda is written on (_cuda_*: the kernel library's presence, the
- * devices, their properties, synchronize, memory, the current device), and
- * host access to tensors whose memory the host cannot address (values read
- * through a copy to the CPU; the device address for data_ptr and the
- * interchange protocols). The engine's public CUDA calls are in cgrad.h. */
+ * devices, their properties, synchronize, memory, the current device), the
+ * moves of operands to a tensor's device, and the device address for
+ * data_ptr and the interchange protocols. The engine's public CUDA calls are
+ * in cgrad.h. */
 #include "cgpy.h"
 
-/* ------------------------------------------------------------- host access */
+/* ------------------------------------------------------------- device memory */
 
 static bool host_reads(const cg_tensor *t) { return cg_tensor_device(t).type != CG_DEVICE_CUDA; }
-
-cg_tensor *cgpy_host_tensor(const cg_tensor *t) {
-    if (host_reads(t)) {
-        cg_tensor_retain((cg_tensor *)t);
-        return (cg_tensor *)t;
-    }
-    bool prev = cg_set_grad_enabled(false);
-    cg_tensor *h = cg_to_device((cg_tensor *)t, cg_cpu()); /* waits for the device's work on t */
-    cg_set_grad_enabled(prev);
-    return h;
-}
-
-cg_status cgpy_item(const cg_tensor *t, double *out) {
-    if (host_reads(t)) return cg_tensor_item(t, out);
-    if (cg_tensor_numel(t) != 1) return cg_tensor_item(t, out); /* the engine's message for the count */
-    cg_tensor *h = cgpy_host_tensor(t);
-    if (!h) return cg_last_error();
-    cg_status st = cg_tensor_item(h, out);
-    cg_tensor_release(h);
-    return st;
-}
-
-cg_status cgpy_copy_to_buffer(const cg_tensor *t, void *buf, cg_dtype dt) {
-    if (host_reads(t)) return cg_tensor_copy_to_buffer(t, buf, dt);
-    cg_tensor *h = cgpy_host_tensor(t);
-    if (!h) return cg_last_error();
-    cg_status st = cg_tensor_copy_to_buffer(h, buf, dt);
-    cg_tensor_release(h);
-    return st;
-}
 
 int cgpy_to_device_of(cg_tensor **t, cg_device dev) {
     cg_device from = cg_tensor_device(*t);

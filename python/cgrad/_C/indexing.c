@@ -107,7 +107,7 @@ static int classify(PyObject *o, index_item *it) {
         }
         if (cg_tensor_ndim(t) == 0 && dt != CG_DTYPE_BOOL) { /* a 0-d integer tensor selects, like an int */
             int64_t k = 0;
-            cg_status st = cgpy_copy_to_buffer(t, &k, CG_DTYPE_I64);
+            cg_status st = cg_tensor_copy_to_buffer(t, &k, CG_DTYPE_I64);
             cg_tensor_release(t);
             if (st != CG_OK) return raise_engine();
             it->kind = IT_INT;

@@ -915,7 +915,7 @@ static PyObject *m_to_bytes(PyObject *self, PyObject *u) {
     Py_ssize_t n = (Py_ssize_t)(cg_tensor_numel(t) * (int64_t)cg_dtype_size(cg_tensor_dtype(t)));
     PyObject *b = PyBytes_FromStringAndSize(NULL, n);
     if (!b) return NULL;
-    if (n && cgpy_check(cgpy_copy_to_buffer(t, PyBytes_AS_STRING(b), cg_tensor_dtype(t)))) {
+    if (n && cgpy_check(cg_tensor_copy_to_buffer(t, PyBytes_AS_STRING(b), cg_tensor_dtype(t)))) {
         Py_DECREF(b);
         return NULL;
     }

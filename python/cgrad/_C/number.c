@@ -410,7 +410,7 @@ static int nb_bool(PyObject *a) {
         return -1;
     }
     double v;
-    if (cgpy_check(cgpy_item(t, &v))) return -1;
+    if (cgpy_check(cg_tensor_item(t, &v))) return -1;
     return v != 0;
 }
 
@@ -478,7 +478,7 @@ PyObject *cgpy_tensor_contains(PyObject *self, PyObject *el) {
     Py_DECREF(eq);
     if (!any) return cgpy_raise();
     double v;
-    cg_status st = cgpy_item(any, &v);
+    cg_status st = cg_tensor_item(any, &v);
     cg_tensor_release(any);
     if (cgpy_check(st)) return NULL;
     return PyBool_FromLong(v != 0);

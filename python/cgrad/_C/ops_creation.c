@@ -166,7 +166,7 @@ static int parse_state(PyObject *o, uint64_t *seed, uint64_t *offset) {
                          cg_dtype_name(cg_tensor_dtype(t)), (long long)cg_tensor_numel(t));
             return -1;
         }
-        if (cgpy_check(cgpy_copy_to_buffer(t, buf, CG_DTYPE_U8))) return -1;
+        if (cgpy_check(cg_tensor_copy_to_buffer(t, buf, CG_DTYPE_U8))) return -1;
     } else if (PyBytes_Check(o) && PyBytes_GET_SIZE(o) == 16) {
         memcpy(buf, PyBytes_AS_STRING(o), 16);
     } else {
@@ -364,7 +364,7 @@ static PyObject *py_arange(CGPY_FASTKW_ARGS) {
     for (int i = 0; i < 3; i++) {
         if (!vals[i]) continue;
         if (cgpy_is_tensor(vals[i])) {
-            if (cgpy_check(cgpy_item(cgpy_t(vals[i]), &b[i]))) return NULL;
+            if (cgpy_check(cg_tensor_item(cgpy_t(vals[i]), &b[i]))) return NULL;
             all_int &= !cg_dtype_is_floating(cg_tensor_dtype(cgpy_t(vals[i])));
             continue;
         }

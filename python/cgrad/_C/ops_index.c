@@ -314,7 +314,7 @@ static int check_nonnegative(cg_tensor *idx, const char *op, int64_t dim, cg_ten
         PyErr_NoMemory();
         return -1;
     }
-    int rc = cgpy_check(cgpy_copy_to_buffer(idx, buf, CG_DTYPE_I64));
+    int rc = cgpy_check(cg_tensor_copy_to_buffer(idx, buf, CG_DTYPE_I64));
     for (int64_t i = 0; !rc && i < n; i++) {
         if (buf[i] < 0) {
             PyErr_Format(as_index_error ? PyExc_IndexError : cgpy_IndexOutOfRange,
@@ -342,7 +342,7 @@ static int distinct_fill_index(cg_tensor **idx, int64_t size) {
     if (n < 2 || cg_tensor_device(*idx).type == CG_DEVICE_META) return 0;
     int64_t *buf = PyMem_Malloc((size_t)n * sizeof(int64_t));
     unsigned char *seen = PyMem_Calloc((size_t)(size > 0 ? size : 1), 1);
-    int rc = (!buf || !seen) ? (PyErr_NoMemory(), -1) : cgpy_check(cgpy_copy_to_buffer(*idx, buf, CG_DTYPE_I64));
+    int rc = (!buf || !seen) ? (PyErr_NoMemory(), -1) : cgpy_check(cg_tensor_copy_to_buffer(*idx, buf, CG_DTYPE_I64));
     int64_t kept = 0;
     for (int64_t i = 0; !rc && i < n; i++) {
         int64_t v = buf[i], p = v < 0 ? v + size : v;

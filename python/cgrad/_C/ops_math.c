@@ -672,7 +672,7 @@ static PyObject *all_true(cg_tensor *r) {
     cg_tensor_release(r);
     if (!all) return cgpy_raise();
     double v = 0;
-    cg_status st = cgpy_item(all, &v);
+    cg_status st = cg_tensor_item(all, &v);
     cg_tensor_release(all);
     if (cgpy_check(st)) return NULL;
     return PyBool_FromLong(v != 0);

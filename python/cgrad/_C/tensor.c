@@ -359,7 +359,7 @@ static int fill_leaf(PyObject *o, char **p, cg_dtype dt, cg_dtype target) {
         return -1;
     }
     if (cgpy_is_tensor(o) && (dt == CG_DTYPE_I64 || dt == CG_DTYPE_U64)) { /* exact 64-bit integer staging */
-        if (cgpy_check(cgpy_copy_to_buffer(cgpy_t(o), *p, dt))) return -1;
+        if (cgpy_check(cg_tensor_copy_to_buffer(cgpy_t(o), *p, dt))) return -1;
         *p += 8;
         return 0;
     }
@@ -384,7 +384,7 @@ static int fill_leaf(PyObject *o, char **p, cg_dtype dt, cg_dtype target) {
         return 0;
     }
     if (cgpy_is_tensor(o)) {
-        if (cgpy_check(cgpy_item(cgpy_t(o), &v))) return -1;
+        if (cgpy_check(cg_tensor_item(cgpy_t(o), &v))) return -1;
     } else if (dt == CG_DTYPE_I64 && PyLong_Check(o)) {
         int64_t x = PyLong_AsLongLong(o); /* fits: checked above */
         if (x == -1 && PyErr_Occurred()) return -1;

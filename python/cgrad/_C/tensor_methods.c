@@ -125,11 +125,11 @@ static PyObject *m_item(PyObject *self, PyObject *u) {
         return NULL;
     }
     double v;
-    if (cgpy_check(cgpy_item(t, &v))) return NULL;
+    if (cgpy_check(cg_tensor_item(t, &v))) return NULL;
     int64_t raw = 0;
     cg_dtype dt = cg_tensor_dtype(t);
     bool exact = dt == CG_DTYPE_I64 || dt == CG_DTYPE_U64; /* 64-bit integers do not go through double */
-    if (exact && cgpy_check(cgpy_copy_to_buffer(t, &raw, dt))) return NULL;
+    if (exact && cgpy_check(cg_tensor_copy_to_buffer(t, &raw, dt))) return NULL;
     return scalar_of(dt, v, exact ? &raw : NULL);
 }
 
@@ -161,7 +161,7 @@ static PyObject *m_tolist(PyObject *self, PyObject *u) {
     bool ints = dt == CG_DTYPE_I64 || dt == CG_DTYPE_U64; /* exact: staged in their own dtype */
     void *buf = PyMem_Malloc((size_t)(n ? n : 1) * 8);
     if (!buf) return PyErr_NoMemory();
-    if (cgpy_check(cgpy_copy_to_buffer(t, buf, ints ? dt : CG_DTYPE_F64))) {
+    if (cgpy_check(cg_tensor_copy_to_buffer(t, buf, ints ? dt : CG_DTYPE_F64))) {
         PyMem_Free(buf);
         return NULL;
     }
@@ -310,7 +310,7 @@ static PyObject *m_zero_(PyObject *self, PyObject *u) {
 static PyObject *m_fill_(PyObject *self, PyObject *v) {
     double x;
     if (cgpy_is_tensor(v)) {
-        if (cgpy_check(cgpy_item(cgpy_t(v), &x))) return NULL;
+        if (cgpy_check(cg_tensor_item(cgpy_t(v), &x))) return NULL;
     } else {
         x = PyFloat_AsDouble(v);
         if ((x == -1.0 && PyErr_Occurred()) || cgpy_check_fits(v, cg_tensor_dtype(T_OF(self)), true)) return NULL;
@@ -590,7 +590,7 @@ static PyObject *new_factory(CGPY_FASTKW_ARGS, int kind) {
     new_kwargs(self, v + (kind == NEW_FULL ? 2 : 1), &dt, &dev, &rg);
     if (fv) {
         if (cgpy_is_tensor(fv)) {
-            if (cgpy_check(cgpy_item(cgpy_t(fv), &fill))) return NULL;
+            if (cgpy_check(cg_tensor_item(cgpy_t(fv), &fill))) return NULL;
         } else if (((fill = PyFloat_AsDouble(fv)) == -1.0 && PyErr_Occurred()) || cgpy_check_fits(fv, dt, true)) {
             return NULL;
         }

@@ -112,12 +112,14 @@ static const cg_loop_fn acc_loops[CG_DTYPE_COUNT] = {
     [CG_DTYPE_F32] = acc_f32, [CG_DTYPE_F64] = acc_f64,
 };
 
-cg_status cg_cpu_index_gather(const cg_iter *it, size_t itemsize) {
+cg_status cg_cpu_index_gather(cg_device dev, const cg_iter *it, size_t itemsize) {
+    (void)dev;
     cg_iter_run(it, loop_by_size(itemsize, true), NULL, CG_GRAIN);
     return CG_OK;
 }
 
-cg_status cg_cpu_index_put(const cg_iter *it, cg_dtype dt, bool accumulate) {
+cg_status cg_cpu_index_put(cg_device dev, const cg_iter *it, cg_dtype dt, bool accumulate) {
+    (void)dev;
     cg_iter_run(it, accumulate ? acc_loops[dt] : loop_by_size(cg_dtype_size(dt), false), NULL, INT64_MAX);
     return CG_OK;
 }

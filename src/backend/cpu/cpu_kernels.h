@@ -84,8 +84,8 @@ cg_status cg_cpu_nonzero_count(const cg_tensor *x, int64_t *count);
 cg_status cg_cpu_nonzero(cg_tensor *out, const cg_tensor *x);
 cg_status cg_cpu_index_find_out_of_range(const cg_tensor *t, int64_t lo, int64_t hi, bool *found, int64_t *bad);
 cg_status cg_cpu_index_offsets(const char *op, cg_tensor *off, const cg_tensor *x, cg_tensor *const *idx);
-cg_status cg_cpu_index_gather(const cg_iter *it, size_t itemsize);
-cg_status cg_cpu_index_put(const cg_iter *it, cg_dtype dt, bool accumulate);
+cg_status cg_cpu_index_gather(cg_device dev, const cg_iter *it, size_t itemsize);
+cg_status cg_cpu_index_put(cg_device dev, const cg_iter *it, cg_dtype dt, bool accumulate);
 /* sort.c, scan.c */
 cg_status cg_cpu_sort(const char *op, cg_tensor *values, cg_tensor *indices, const cg_tensor *x, int64_t dim,
                       int64_t k, bool desc);
@@ -93,7 +93,7 @@ cg_status cg_cpu_scan(cg_scan_kind kind, cg_tensor *out, cg_tensor *indices, con
                       bool reverse);
 /* repeat.c, slicing.c */
 cg_status cg_cpu_tril_triu(cg_tensor *out, const cg_tensor *x, int64_t diagonal, bool upper);
-cg_status cg_cpu_strided_accumulate(const cg_iter *it, cg_dtype dt);
+cg_status cg_cpu_strided_accumulate(cg_device dev, const cg_iter *it, cg_dtype dt);
 
 /* ---- reductions and optimizer steps (optim_steps.c) */
 cg_status cg_cpu_optim_step(cg_optim_kind kind, cg_tensor *const *t, const double *s, bool first, const void *opt);

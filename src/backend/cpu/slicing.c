@@ -27,7 +27,8 @@ static void acc_bf16(char **a, const int64_t *s, int64_t n, const void *p) {
     }
 }
 
-cg_status cg_cpu_strided_accumulate(const cg_iter *it, cg_dtype dt) {
+cg_status cg_cpu_strided_accumulate(cg_device dev, const cg_iter *it, cg_dtype dt) {
+    (void)dev;
     cg_loop_fn fn = dt == CG_DTYPE_F32 ? acc_f32 : dt == CG_DTYPE_F64 ? acc_f64
                     : dt == CG_DTYPE_F16 ? acc_f16 : acc_bf16;
     cg_iter_run(it, fn, NULL, INT64_MAX); /* sequential: windows may overlap */

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CGCU_ABI_VERSION 1
+#define CGCU_ABI_VERSION 2 /* 2: pointer_device removed (plan entries take their device) */
 #define CGCU_MAX_DIMS 16 /* = CG_MAX_DIMS */
 #define CGCU_MAX_ARGS 6  /* = CG_ITER_MAX_ARGS */
 #define CGCU_MAX_PARAMS 4
@@ -84,8 +84,6 @@ typedef struct cgcu_api {
     int (*copy_d2h)(int dev, void *dst, const void *src, size_t nbytes);
     /* waits for every piece of work enqueued on the device's stream; returns the first asynchronous error */
     int (*synchronize)(int dev);
-    /* *dev <- the ordinal of the device whose memory holds p (an address the library allocated) */
-    int (*pointer_device)(const void *p, int *dev);
 
     /* ---- elementwise, casts, fill (src/backend/cuda/lib/elementwise.gen.cu, copy_fill.cu) */
     /* every element of the plan through op table row op_id's kernel for data dtype `dtype`, with the CPU

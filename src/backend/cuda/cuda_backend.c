@@ -705,10 +705,8 @@ static bool plan_arg_disjoint(const cg_iter *it, int a, size_t isz) {
 /* the slicing views' backward (Note [Strided scatter]): dst += src as the op table's add row over the
  * plan with dst as output and first input; a destination view that overlaps itself must be summed in
  * the plan's order, which only the CPU's sequential loop does */
-static cg_status k_strided_accumulate(const struct cg_iter *it, cg_dtype dt) {
+static cg_status k_strided_accumulate(cg_device dev, const struct cg_iter *it, cg_dtype dt) {
     if (it->numel == 0) return CG_OK;
-    int dev = 0, st = g_api->pointer_device(it->ptr[0], &dev);
-    if (st) return fail("as_strided_scatter", cg_cuda(0), st);
     if (!plan_arg_disjoint(it, 0, cg_itemsize(dt)))
         return cg_set_error(CG_ERR_NOT_IMPLEMENTED,
                             "[as_strided_scatter] the gradient of a self-overlapping view (unfold, as_strided) is "
@@ -720,8 +718,8 @@ static cg_status k_strided_accumulate(const struct cg_iter *it, cg_dtype dt) {
     memcpy(p.strides[1], it->strides[0], sizeof p.strides[1]);
     double params[CGCU_MAX_PARAMS] = {0};
     int loop_error = 0;
-    st = g_api->elementwise(dev, (const cgcu_plan *)&p, CG_OP_ADD, (int)dt, params, &loop_error);
-    return st ? fail("as_strided_scatter", cg_cuda(dev), st) : CG_OK;
+    int st = g_api->elementwise(dev.index, (const cgcu_plan *)&p, CG_OP_ADD, (int)dt, params, &loop_error);
+    return st ? fail("as_strided_scatter", dev, st) : CG_OK;
 }
 
 /* ------------------------------------------------------------- kernel entries: BLAS products (cuBLAS) */

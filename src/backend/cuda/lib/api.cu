@@ -13,7 +13,6 @@ static const cgcu_api k_api = {
     cgcu_copy_h2d,
     cgcu_copy_d2h,
     cgcu_synchronize,
-    cgcu_pointer_device,
     cgcu_elementwise,
     cgcu_cast,
     cgcu_fill,

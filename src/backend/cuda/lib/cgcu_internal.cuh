@@ -31,7 +31,6 @@ int cgcu_mem_info(int dev, size_t *free_bytes, size_t *total_bytes);
 int cgcu_copy_h2d(int dev, void *dst, const void *src, size_t nbytes);
 int cgcu_copy_d2h(int dev, void *dst, const void *src, size_t nbytes);
 int cgcu_synchronize(int dev);
-int cgcu_pointer_device(const void *p, int *dev);
 /* elementwise.gen.cu, copy_fill.cu */
 int cgcu_elementwise(int dev, const cgcu_plan *p, int op_id, int dtype, const double *params, int *loop_error);
 int cgcu_cast(int dev, const cgcu_plan *p, int dst_dtype, int src_dtype);

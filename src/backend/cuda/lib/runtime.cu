@@ -136,15 +136,3 @@ int cgcu_synchronize(int dev) {
     if (!s) return st;
     return cgcu_status(cudaStreamSynchronize(s));
 }
-
-int cgcu_pointer_device(const void *p, int *dev) {
-    cudaPointerAttributes a;
-    cudaError_t e = cudaPointerGetAttributes(&a, p);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return cgcu_status(e);
-    }
-    if (a.type != cudaMemoryTypeDevice) return CGCU_INVALID;
-    *dev = a.device;
-    return CGCU_OK;
-}
