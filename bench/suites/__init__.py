@@ -6,7 +6,7 @@ import importlib
 from types import ModuleType
 from typing import List
 
-NAMES = ("dispatch", "bandwidth", "gemm", "training", "optim", "conv", "amp", "startup", "dataloader", "mainjob")
+NAMES = ("dispatch", "bandwidth", "gemm", "training", "optim", "conv", "pool", "amp", "startup", "dataloader", "mainjob")
 
 
 def get(name: str) -> ModuleType:
