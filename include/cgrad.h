@@ -453,6 +453,28 @@ CG_API void cg_node_set_pyobj(cg_node *n, void *obj);
 CG_API void *cg_node_user_data(const cg_node *n);
 CG_API void cg_node_set_user_data(cg_node *n, void *data, void (*user_free)(void *));
 
+/* Note [Hook contexts and a garbage collector]: a binding whose hook contexts
+ * are objects of a tracing collector (Python's gc) must show the collector what
+ * a tensor or node holds, or a hook whose closure refers back to its tensor or
+ * node makes a cycle the collector cannot see. The visit calls run visit(ctx,
+ * arg) on each context of t's own hooks (leaf and post-accumulate hooks), or of
+ * n's node hooks, its outputs' tensor hooks and its user data, whose free
+ * function is ctx_free (the binding's own), stopping at a nonzero return, which
+ * they return. The drop calls remove those hooks (and n's user data), running
+ * ctx_free. Both are sound only where the caller's reference is the only one
+ * (use_count 1): then nothing else can reach the contexts through t or n, as
+ * PyTorch's traverse functions require. Not thread-safe against concurrent
+ * hook registration. */
+typedef int (*cg_context_visit_fn)(void *ctx, void *arg);
+CG_API long cg_tensor_use_count(const cg_tensor *t);
+CG_API long cg_node_use_count(const cg_node *n);
+CG_API int cg_tensor_visit_hook_contexts(const cg_tensor *t, void (*ctx_free)(void *), cg_context_visit_fn visit,
+                                         void *arg);
+CG_API int cg_node_visit_hook_contexts(const cg_node *n, void (*ctx_free)(void *), cg_context_visit_fn visit,
+                                       void *arg);
+CG_API void cg_tensor_drop_hook_contexts(cg_tensor *t, void (*ctx_free)(void *));
+CG_API void cg_node_drop_hook_contexts(cg_node *n, void (*ctx_free)(void *));
+
 /* PyTorch's Tensor.register_post_accumulate_grad_hook: on a leaf that requires
  * grad (else CG_ERR_RUNTIME), fn(ctx, leaf) runs after backward accumulated
  * into leaf->grad (backward only: cg_autograd_grad accumulates nothing).

@@ -188,6 +188,72 @@ cg_status cg_tensor_remove_hook(cg_tensor *t, int64_t handle) {
     return CG_OK; /* already gone (e.g. the graph was freed): removing is idempotent */
 }
 
+/* ------------------------------------------------------------- hook contexts for a binding's collector
+ * (Note [Hook contexts and a garbage collector] in cgrad.h) */
+
+long cg_tensor_use_count(const cg_tensor *t) { return atomic_load(&((cg_tensor *)t)->refcount); }
+long cg_node_use_count(const cg_node *n) { return atomic_load(&((cg_node *)n)->refcount); }
+
+/* visit(ctx, arg) on each entry of list `head` whose free function is ctx_free */
+#define VISIT_LIST(type, head)                                                   \
+    for (const type *h = (head); h; h = h->next)                                 \
+        if (h->ctx_free == ctx_free) {                                           \
+            int rc = visit(h->ctx, arg);                                         \
+            if (rc) return rc;                                                   \
+        }
+
+int cg_tensor_visit_hook_contexts(const cg_tensor *t, void (*ctx_free)(void *), cg_context_visit_fn visit, void *arg) {
+    VISIT_LIST(cg_hook, t->hooks);
+    return 0;
+}
+
+int cg_node_visit_hook_contexts(const cg_node *n, void (*ctx_free)(void *), cg_context_visit_fn visit, void *arg) {
+    VISIT_LIST(cg_node_fn_hook, n->fn_hooks);
+    VISIT_LIST(cg_node_hook, n->hooks);
+    if (n->user && n->user_free == ctx_free) return visit(n->user, arg);
+    return 0;
+}
+
+/* Moves the entries of list *head whose free function is ctx_free to *dropped (in any order). The
+ * contexts are freed after every list is unlinked: a free function may run binding code that reads
+ * the lists. */
+#define UNLINK_LIST(type, head, dropped)                                         \
+    for (type **pp = (head); *pp;) {                                             \
+        type *h = *pp;                                                           \
+        if (h->ctx_free != ctx_free) {                                           \
+            pp = &h->next;                                                       \
+            continue;                                                            \
+        }                                                                        \
+        *pp = h->next;                                                           \
+        h->next = (dropped);                                                     \
+        (dropped) = h;                                                           \
+    }
+#define FREE_LIST(type, dropped)                                                 \
+    while (dropped) {                                                            \
+        type *h = (dropped);                                                     \
+        (dropped) = h->next;                                                     \
+        h->ctx_free(h->ctx);                                                     \
+        free(h);                                                                 \
+    }
+
+void cg_tensor_drop_hook_contexts(cg_tensor *t, void (*ctx_free)(void *)) {
+    cg_hook *dropped = NULL;
+    UNLINK_LIST(cg_hook, &t->hooks, dropped);
+    FREE_LIST(cg_hook, dropped);
+}
+
+void cg_node_drop_hook_contexts(cg_node *n, void (*ctx_free)(void *)) {
+    cg_node_fn_hook *fns = NULL;
+    cg_node_hook *outs = NULL;
+    UNLINK_LIST(cg_node_fn_hook, &n->fn_hooks, fns);
+    UNLINK_LIST(cg_node_hook, &n->hooks, outs);
+    void *user = n->user_free == ctx_free ? n->user : NULL;
+    if (user) n->user = NULL, n->user_free = NULL;
+    FREE_LIST(cg_node_fn_hook, fns);
+    FREE_LIST(cg_node_hook, outs);
+    if (user) ctx_free(user);
+}
+
 CG_PROF_FN(cg_tensor *, cg_detach, "detach", (cg_tensor *t), (t), t) {
     CG_CHECK(t, CG_ERR_VALUE, "[detach] argument is NULL");
     return cg_tensor_alias(t); /* a plain alias: in-place writes reach t's data, not its graph */

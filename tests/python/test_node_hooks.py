@@ -257,3 +257,82 @@ def test_post_accumulate_grad_hook_errors():
         return out
 
     both(run)
+
+
+# Note [Hook contexts and a garbage collector]: a hook (or metadata) that refers back to its own tensor
+# or node is a cycle through the engine, which the wrappers show to Python's gc when they hold the
+# engine object's only reference. PyTorch collects the first two; cgrad collects all five.
+class _Marker:
+    pass
+
+
+def _node_hook_cycle(lib):
+    y = lib.ones(3, requires_grad=True) * 2
+    m, fn = _Marker(), y.grad_fn
+    fn.register_hook(lambda gi, go, fn=fn, m=m: None)
+    return weakref.ref(m)
+
+
+def _leaf_hook_cycle(lib):
+    x, m = lib.ones(3, requires_grad=True), _Marker()
+    x.register_hook(lambda g, x=x, m=m: g)
+    return weakref.ref(m)
+
+
+def _metadata_cycle(lib):
+    fn = (lib.ones(3, requires_grad=True) * 2).grad_fn
+    m = _Marker()
+    fn.metadata["self"] = (fn, m)
+    return weakref.ref(m)
+
+
+def _non_leaf_hook_cycle(lib):
+    y, m = lib.ones(3, requires_grad=True) * 2, _Marker()
+    y.register_hook(lambda g, y=y, m=m: g)
+    return weakref.ref(m)
+
+
+def _post_accumulate_cycle(lib):
+    x, m = lib.ones(3, requires_grad=True), _Marker()
+    x.register_post_accumulate_grad_hook(lambda t, x=x, m=m: None)
+    return weakref.ref(m)
+
+
+@pytest.mark.parametrize("make, torch_too", [(_node_hook_cycle, True), (_leaf_hook_cycle, True),
+                                             (_metadata_cycle, False), (_non_leaf_hook_cycle, False),
+                                             (_post_accumulate_cycle, False)], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_hook_cycle_is_collected(make, torch_too):
+    for lib in ([cgrad, torch] if torch_too else [cgrad]):
+        ref = make(lib)
+        gc.collect()
+        assert ref() is None, lib.__name__
+
+
+def test_a_collection_keeps_hooks_the_graph_still_reaches():
+    """The tensor is garbage, but its grad_fn (and the hook on it) is still reached from z's graph:
+    the collector must leave the hook, which runs in the later backward."""
+    def run(lib):
+        seen = []
+        x = lib.ones(3, requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g, y=y: seen.append(arr(g)) or g * 10)
+        fn = y.grad_fn
+        fn.register_prehook(lambda go, fn=fn: seen.append("pre") and None)
+        z = y * 3
+        del y, fn
+        gc.collect()
+        z.sum().backward()
+        return seen, arr(x.grad)
+
+    seen, grad = both(run)
+    assert seen[1] == "pre" and grad.tolist() == [60.0] * 3
+
+
+def test_hooks_of_a_live_tensor_survive_collections():
+    x = cgrad.ones(2, requires_grad=True)
+    calls = []
+    x.register_hook(lambda g, x=x: calls.append(1) or g)
+    x.register_post_accumulate_grad_hook(lambda t, x=x: calls.append(2))
+    gc.collect()
+    (x * 2).sum().backward()
+    assert calls == [1, 2] and x.grad.tolist() == [2.0, 2.0]

@@ -44,6 +44,13 @@ void cgpy_decref_gil(void *o);
 PyObject *cgpy_register_tensor_hook(PyObject *self, PyObject *fn, bool post_accumulate);
 /* Node.register_prehook (pre) / register_hook on node n of Python object self: the handle. */
 PyObject *cgpy_register_node_hook(PyObject *self, cg_node *n, PyObject *fn, bool pre);
+/* The Python objects the engine holds for a tensor's or node's hooks (and a node's metadata), shown
+ * to Python's gc by the wrappers' tp_traverse and dropped by their tp_clear, only where the wrapper
+ * holds the engine object's only reference (Note [Hook contexts and a garbage collector]) */
+int cgpy_traverse_tensor_hooks(cg_tensor *t, visitproc visit, void *arg);
+void cgpy_clear_tensor_hooks(cg_tensor *t);
+int cgpy_traverse_node_hooks(cg_node *n, visitproc visit, void *arg);
+void cgpy_clear_node_hooks(cg_node *n);
 
 /* ------------------------------------------------------------- errors */
 

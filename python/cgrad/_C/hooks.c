@@ -197,3 +197,42 @@ PyObject *cgpy_register_node_hook(PyObject *self, cg_node *n, PyObject *fn, bool
     }
     return cgpy_make_hook_handle(self, id);
 }
+
+/* ------------------------------------------------------------- the gc's view of hooks */
+
+typedef struct {
+    visitproc visit;
+    void *arg;
+} gc_visit;
+
+static int visit_context(void *ctx, void *arg) {
+    const gc_visit *v = arg;
+    return v->visit((PyObject *)ctx, v->arg);
+}
+
+int cgpy_traverse_node_hooks(cg_node *n, visitproc visit, void *arg) {
+    if (!n || cg_node_use_count(n) != 1) return 0;
+    gc_visit v = {visit, arg};
+    return cg_node_visit_hook_contexts(n, cgpy_decref_gil, visit_context, &v);
+}
+
+void cgpy_clear_node_hooks(cg_node *n) {
+    if (n && cg_node_use_count(n) == 1) cg_node_drop_hook_contexts(n, cgpy_decref_gil);
+}
+
+/* a non-leaf's hooks live on its grad_fn: visited when t alone holds that node */
+int cgpy_traverse_tensor_hooks(cg_tensor *t, visitproc visit, void *arg) {
+    if (!t || cg_tensor_use_count(t) != 1) return 0;
+    gc_visit v = {visit, arg};
+    int rc = cg_tensor_visit_hook_contexts(t, cgpy_decref_gil, visit_context, &v);
+    cg_node *fn = cg_tensor_grad_fn(t);
+    if (!rc && fn && !cg_node_pyobj(fn)) rc = cgpy_traverse_node_hooks(fn, visit, arg);
+    return rc;
+}
+
+void cgpy_clear_tensor_hooks(cg_tensor *t) {
+    if (!t || cg_tensor_use_count(t) != 1) return;
+    cg_tensor_drop_hook_contexts(t, cgpy_decref_gil);
+    cg_node *fn = cg_tensor_grad_fn(t);
+    if (fn && !cg_node_pyobj(fn)) cgpy_clear_node_hooks(fn);
+}

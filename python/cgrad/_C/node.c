@@ -12,10 +12,21 @@ typedef struct {
 } CgNodeObject;
 
 static void node_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
     cg_node *n = ((CgNodeObject *)self)->n;
     if (cg_node_pyobj(n) == self) cg_node_set_pyobj(n, NULL);
     cg_node_release(n);
     Py_TYPE(self)->tp_free(self);
+}
+/* a hook or metadata that refers back to its node is a cycle through the engine (Note [Hook contexts
+ * and a garbage collector]) */
+static int node_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    return cgpy_traverse_node_hooks(((CgNodeObject *)self)->n, visit, arg);
+}
+static int node_clear(PyObject *self) {
+    cgpy_clear_node_hooks(((CgNodeObject *)self)->n);
+    return 0;
 }
 /* PyTorch's name(): its C++ nodes' qualified names ("torch::autograd::AccumulateGrad"; the class
  * name, as in repr, stays AccumulateGrad), the generated ones' as they are. */
@@ -103,8 +114,10 @@ PyTypeObject CgNode_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "cgrad.autograd.graph.Node",
     .tp_basicsize = sizeof(CgNodeObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_dealloc = node_dealloc,
+    .tp_traverse = node_traverse,
+    .tp_clear = node_clear,
     .tp_repr = node_repr,
     .tp_methods = node_methods,
     .tp_getset = node_getset,

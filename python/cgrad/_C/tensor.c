@@ -106,10 +106,11 @@ static void tensor_dealloc(PyObject *self) {
 static int tensor_traverse(PyObject *self, visitproc visit, void *arg) {
     Py_VISIT(((CgTensorObject *)self)->dict);
     Py_VISIT(Py_TYPE(self));
-    return 0;
+    return cgpy_traverse_tensor_hooks(((CgTensorObject *)self)->t, visit, arg);
 }
 static int tensor_clear(PyObject *self) {
     Py_CLEAR(((CgTensorObject *)self)->dict);
+    cgpy_clear_tensor_hooks(((CgTensorObject *)self)->t);
     return 0;
 }
 
