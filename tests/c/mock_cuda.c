@@ -244,10 +244,25 @@ static int m_softmax_backward(int dev, int dt, void *gx, const void *g, const vo
     return CGCU_OK;
 }
 
+static int m_index_gather(int dev, const cgcu_plan *p, int itemsize) {
+    (void)dev;
+    g_counts.indexing++;
+    cg_iter it = host_plan(p);
+    return cg_backend_cpu.kernels->index_gather(cg_cpu(), &it, (size_t)itemsize) ? CGCU_MISSING : CGCU_OK;
+}
+
+static int m_index_put(int dev, const cgcu_plan *p, int dtype, int accumulate) {
+    (void)dev;
+    g_counts.indexing++;
+    cg_iter it = host_plan(p);
+    return cg_backend_cpu.kernels->index_put(cg_cpu(), &it, (cg_dtype)dtype, accumulate) ? CGCU_MISSING : CGCU_OK;
+}
+
 static const cgcu_api k_mock = {
     CGCU_ABI_VERSION, m_error_string, m_device_count, m_properties,      m_malloc,      m_free,
     m_mem_info,       m_copy_h2d,     m_copy_d2h,     m_synchronize,     m_elementwise, m_cast,
-    m_fill,           m_reduce,       m_gemm,         m_softmax,     m_softmax_backward,
+    m_fill,           m_reduce,       m_gemm,         m_softmax,     m_softmax_backward, m_index_gather,
+    m_index_put,
 };
 
 void mock_cuda_install(void) {

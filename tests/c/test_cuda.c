@@ -667,6 +667,95 @@ TEST(cuda_pools_cache_per_device) {
     mock_cuda_uninstall();
 }
 
+/* ---------------------------------------------------------------- advanced indexing (index.cu) */
+
+/* x[i], x[:, j], x[i, j] (broadcast), a transposed x, bool masks; index_put_ with and without
+ * accumulate (repeated indices add), the gradient of x[i] (an accumulating put) and an empty index,
+ * in every dtype the CPU accumulates: all equal the CPU's */
+CUDA_TEST(cuda_advanced_indexing_matches_cpu) {
+    int failed = 0;
+    const cg_dtype dts[] = {CG_DTYPE_F32, CG_DTYPE_F64, CG_DTYPE_F16, CG_DTYPE_BF16, CG_DTYPE_I64,
+                            CG_DTYPE_I32, CG_DTYPE_I16, CG_DTYPE_I8,  CG_DTYPE_U8,   CG_DTYPE_BOOL};
+    int64_t sx[2] = {5, 4}, si[1] = {6}, sj[2] = {2, 1}, s0[1] = {0};
+    double iv[6] = {3, 0, 2, 2, -1, 0}, jv[2] = {3, 1};
+    cg_tensor *i = tt_tensor(CG_DTYPE_I64, 1, si, iv), *j = tt_tensor(CG_DTYPE_I64, 2, sj, jv);
+    cg_tensor *e = cg_zeros(1, s0, CG_DTYPE_I64, cg_cpu());
+    cg_tensor *ig = to_gpu(i), *jg = to_gpu(j), *eg = to_gpu(e);
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+        cg_dtype dt = dts[k];
+        char what[64];
+        cg_tensor *x = input_for(dt, 2, sx, 40 + (unsigned)k), *xg = to_gpu(x);
+        cg_tensor *xt = cg_transpose(x, 0, 1), *xtg = cg_transpose(xg, 0, 1);
+        struct { const char *name; int n; cg_tensor *cpu[2], *gpu[2]; cg_tensor *src, *srcg; } cases[] = {
+            {"x[i]", 1, {i, NULL}, {ig, NULL}, x, xg},
+            {"x[:, j]", 2, {NULL, j}, {NULL, jg}, x, xg},
+            {"x[j, i] (broadcast)", 2, {j, i}, {jg, ig}, x, xg},
+            {"x.T[j]", 1, {j, NULL}, {jg, NULL}, xt, xtg},
+            {"x[empty]", 1, {e, NULL}, {eg, NULL}, x, xg},
+        };
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            snprintf(what, sizeof what, "%s %s", cases[c].name, cg_dtype_name(dt));
+            cg_tensor *want = cg_index(cases[c].src, cases[c].n, cases[c].cpu);
+            failed += !same(what, cg_index(cases[c].srcg, cases[c].n, cases[c].gpu), want, 0);
+            /* a put of those values back, then an accumulating one (i repeats 2 and 0) */
+            for (int acc = 0; acc < 2; acc++) {
+                if (!want) break;
+                cg_tensor *wantg = to_gpu(want);
+                snprintf(what, sizeof what, "%s = v (acc %d) %s", cases[c].name, acc, cg_dtype_name(dt));
+                cg_tensor *pc = cg_index_put(cases[c].src, cases[c].n, cases[c].cpu, want, acc);
+                failed += !same(what, cg_index_put(cases[c].srcg, cases[c].n, cases[c].gpu, wantg, acc), pc,
+                                acc ? 4 : 0);
+                cg_tensor_release(pc);
+                cg_tensor_release(wantg);
+            }
+            cg_tensor_release(want);
+        }
+        /* a bool mask */
+        cg_tensor *mask = input_for(CG_DTYPE_BOOL, 2, sx, 60 + (unsigned)k), *maskg = to_gpu(mask);
+        snprintf(what, sizeof what, "x[mask] %s", cg_dtype_name(dt));
+        cg_tensor *mc = cg_index(x, 1, &mask);
+        failed += !same(what, cg_index(xg, 1, &maskg), mc, 0);
+        cg_tensor *rel[] = {x, xg, xt, xtg, mask, maskg, mc};
+        for (size_t r = 0; r < sizeof rel / sizeof rel[0]; r++) cg_tensor_release(rel[r]);
+    }
+    /* the gradient of x[i] (repeated rows add) */
+    cg_tensor *x = tt_rand(CG_DTYPE_F32, 2, sx, -1, 1, 77), *xg = to_gpu(x);
+    cg_tensor_set_requires_grad(x, true);
+    cg_tensor_set_requires_grad(xg, true);
+    cg_tensor *leaf[2] = {x, xg}, *grad[2] = {NULL, NULL};
+    for (int d = 0; d < 2; d++) {
+        cg_tensor *idx[1] = {d ? ig : i};
+        cg_tensor *y = cg_index(leaf[d], 1, idx), *sq = y ? cg_mul(y, y) : NULL, *l = sq ? cg_sum(sq, 0, NULL, false) : NULL;
+        if (!l || cg_autograd_grad(1, &l, NULL, 1, &leaf[d], false, false, false, &grad[d]))
+            fprintf(stderr, "    index backward on %s: %s\n", d ? "cuda" : "cpu", cg_last_error_message());
+        cg_tensor *r[] = {y, sq, l};
+        for (int q = 0; q < 3; q++) cg_tensor_release(r[q]);
+    }
+    failed += !same("d x[i] / dx", grad[1], grad[0], 4);
+    cg_tensor *rel[] = {x, xg, grad[0], i, j, e, ig, jg, eg};
+    for (size_t r = 0; r < sizeof rel / sizeof rel[0]; r++) cg_tensor_release(rel[r]);
+    CHECK_MSG(failed == 0, "%d indexing checks differ between cuda and cpu", failed);
+}
+
+/* indexing runs on the device entries, not through host staging */
+TEST(cuda_indexing_runs_on_the_device_entries) {
+    mock_cuda_install();
+    int64_t si[1] = {2};
+    double iv[2] = {3, 1};
+    cg_tensor *x = cg_arange(0, 4, 1, CG_DTYPE_F32, cg_cuda(0)), *i = tt_tensor(CG_DTYPE_I64, 1, si, iv);
+    cg_tensor *ig = to_gpu(i);
+    int64_t before = mock_cuda_get_counts().indexing;
+    cg_tensor *y = cg_index(x, 1, &ig);
+    CHECK_NN(y);
+    CHECK(mock_cuda_get_counts().indexing == before + 1);
+    CHECK_OK(cg_index_put_(x, 1, &ig, y, true));
+    CHECK(mock_cuda_get_counts().indexing == before + 2);
+    CHECK(tt_get(y, 0) == 3 && tt_get(y, 1) == 1 && tt_get(x, 3) == 6 && tt_get(x, 1) == 2);
+    cg_tensor *rel[] = {x, i, ig, y};
+    for (int k = 0; k < 4; k++) cg_tensor_release(rel[k]);
+    mock_cuda_uninstall();
+}
+
 /* ---------------------------------------------------------------- staged entries (Note [Staged entries]) */
 
 /* a small CNN on cuda, forward and backward, equals the CPU's; the seeded RNG on cuda draws the CPU's values

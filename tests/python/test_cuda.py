@@ -461,8 +461,18 @@ static int softmax_bw(int dev, int dt, void *gx, const void *g, const void *y, i
     return CGCU_MISSING;
 }
 
+static int index_gather_(int dev, const cgcu_plan *p, int itemsize) {
+    (void)dev, (void)p, (void)itemsize;
+    return CGCU_MISSING;
+}
+
+static int index_put_(int dev, const cgcu_plan *p, int dt, int acc) {
+    (void)dev, (void)p, (void)dt, (void)acc;
+    return CGCU_MISSING;
+}
+
 /* every entry set: an entry added to cgcu_api fails to compile here until the stand-in has it */
-#define FAKE_ENTRIES 16
+#define FAKE_ENTRIES 18
 _Static_assert(sizeof(cgcu_api) == sizeof(void *) * (FAKE_ENTRIES + 1) &&
                offsetof(cgcu_api, error_string) == sizeof(void *),
                "cgcu_api changed: give the stand-in kernel library of tests/python/test_cuda.py the new entries");
@@ -485,6 +495,8 @@ static const cgcu_api k_api = {
     .gemm = gemm_,
     .softmax = softmax_,
     .softmax_backward = softmax_bw,
+    .index_gather = index_gather_,
+    .index_put = index_put_,
 };
 
 __attribute__((visibility("default"))) const cgcu_api *cgcu_get_api(int abi) {

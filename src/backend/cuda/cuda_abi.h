@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CGCU_ABI_VERSION 2 /* 2: pointer_device removed (plan entries take their device) */
+#define CGCU_ABI_VERSION 3 /* 2: pointer_device removed (plan entries take their device); 3: index_gather / index_put */
 #define CGCU_MAX_DIMS 16 /* = CG_MAX_DIMS */
 #define CGCU_MAX_ARGS 6  /* = CG_ITER_MAX_ARGS */
 #define CGCU_MAX_PARAMS 4
@@ -115,6 +115,14 @@ typedef struct cgcu_api {
     /* gx <- the gradient: softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g) */
     int (*softmax_backward)(int dev, int dtype, void *gx, const void *g, const void *y, int64_t outer, int64_t len,
                             int64_t inner, int log);
+
+    /* ---- advanced indexing (src/backend/cuda/lib/index.cu), over the plans of Note [Index plan]:
+     * gather: ptr[0] out <- the itemsize-byte item at ptr[1] + offset * itemsize, offset the int64 at ptr[2];
+     * put: the item at ptr[0] + offset * itemsize (dtype `dtype`, offset at ptr[2]) <- the item at ptr[1],
+     * or += it when accumulate (atomically: repeated offsets all add; without accumulate one of them wins,
+     * as PyTorch's CUDA index_put_ leaves it unspecified). Offsets are in range (checked before). */
+    int (*index_gather)(int dev, const cgcu_plan *p, int itemsize);
+    int (*index_put)(int dev, const cgcu_plan *p, int dtype, int accumulate);
 } cgcu_api;
 
 /* the library's one export; NULL when abi_version is not the library's */

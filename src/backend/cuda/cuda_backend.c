@@ -722,6 +722,19 @@ static cg_status k_strided_accumulate(cg_device dev, const struct cg_iter *it, c
     return st ? fail("as_strided_scatter", dev, st) : CG_OK;
 }
 
+/* advanced indexing over its plans (Note [Index plan]): the offsets were checked in range before */
+static cg_status k_index_gather(cg_device dev, const struct cg_iter *it, size_t itemsize) {
+    if (it->numel == 0) return CG_OK;
+    int st = g_api->index_gather(dev.index, (const cgcu_plan *)it, (int)itemsize);
+    return st ? fail("index", dev, st) : CG_OK;
+}
+
+static cg_status k_index_put(cg_device dev, const struct cg_iter *it, cg_dtype dt, bool accumulate) {
+    if (it->numel == 0) return CG_OK;
+    int st = g_api->index_put(dev.index, (const cgcu_plan *)it, (int)dt, accumulate);
+    return st ? fail("index_put_", dev, st) : CG_OK;
+}
+
 /* ------------------------------------------------------------- kernel entries: BLAS products (cuBLAS) */
 
 /* cuBLAS takes int sizes and leading dimensions */
@@ -933,6 +946,8 @@ static const cg_kernels k_cuda_kernels = {
     .gather = k_gather,
     .scatter = k_scatter,
     .index_offsets = k_index_offsets,
+    .index_gather = k_index_gather,
+    .index_put = k_index_put,
     .sort = k_sort,
     .scan = k_scan,
     .tril_triu = k_tril_triu,

@@ -20,6 +20,8 @@ static const cgcu_api k_api = {
     cgcu_gemm,
     cgcu_softmax,
     cgcu_softmax_backward,
+    cgcu_index_gather,
+    cgcu_index_put,
 };
 
 extern "C" __attribute__((visibility("default"))) const cgcu_api *cgcu_get_api(int abi_version) {

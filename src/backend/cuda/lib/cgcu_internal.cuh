@@ -45,6 +45,9 @@ int cgcu_gemm(int dev, int dtype_ab, int dtype_c, int ta, int tb, int64_t m, int
 const char *cgcu_blas_error(void);
 /* the status name of the last cuBLAS call that failed (CGCU_BLAS_FAILED) */
 const char *cgcu_blas_call_error(void);
+/* index.cu */
+int cgcu_index_gather(int dev, const cgcu_plan *p, int itemsize);
+int cgcu_index_put(int dev, const cgcu_plan *p, int dtype, int accumulate);
 /* softmax.cu */
 int cgcu_softmax(int dev, int dtype, void *y, const void *x, int64_t outer, int64_t len, int64_t inner, int log);
 int cgcu_softmax_backward(int dev, int dtype, void *gx, const void *g, const void *y, int64_t outer, int64_t len,
