@@ -258,11 +258,30 @@ static int m_index_put(int dev, const cgcu_plan *p, int dtype, int accumulate) {
     return cg_backend_cpu.kernels->index_put(cg_cpu(), &it, (cg_dtype)dtype, accumulate) ? CGCU_MISSING : CGCU_OK;
 }
 
+/* the CPU's step on host tensors over the untagged operands */
+static int m_optim_step(int dev, const cgcu_optim *o) {
+    (void)dev;
+    if (o->kind != CG_OPTIM_SGD && o->kind != CG_OPTIM_ADAM) return CGCU_MISSING;
+    g_counts.optim++;
+    cg_tensor *t[CG_OPTIM_OPERANDS] = {0};
+    int bad = 0;
+    for (int q = 0; q < CG_OPTIM_OPERANDS; q++)
+        if (o->d[q] && !(t[q] = cg_from_blob(untag(o->d[q]), 1, &o->n, NULL, (cg_dtype)o->dtype, NULL, NULL))) bad = 1;
+    cg_sgd_options so = {o->lr, o->momentum, o->dampening, o->weight_decay, o->nesterov, o->maximize};
+    cg_adam_options ao = {o->lr, o->beta1, o->beta2, o->eps, o->weight_decay, o->amsgrad, o->maximize,
+                          o->decoupled_weight_decay};
+    if (!bad)
+        bad = cg_backend_cpu.kernels->optim_step((cg_optim_kind)o->kind, t, o->s, o->first,
+                                                 o->kind == CG_OPTIM_SGD ? (const void *)&so : (const void *)&ao);
+    for (int q = 0; q < CG_OPTIM_OPERANDS; q++) cg_tensor_release(t[q]);
+    return bad ? CGCU_INVALID : CGCU_OK;
+}
+
 static const cgcu_api k_mock = {
     CGCU_ABI_VERSION, m_error_string, m_device_count, m_properties,      m_malloc,      m_free,
     m_mem_info,       m_copy_h2d,     m_copy_d2h,     m_synchronize,     m_elementwise, m_cast,
     m_fill,           m_reduce,       m_gemm,         m_softmax,     m_softmax_backward, m_index_gather,
-    m_index_put,
+    m_index_put,      m_optim_step,
 };
 
 void mock_cuda_install(void) {

@@ -756,6 +756,85 @@ TEST(cuda_indexing_runs_on_the_device_entries) {
     mock_cuda_uninstall();
 }
 
+/* ---------------------------------------------------------------- optimizer steps (optim.cu) */
+
+/* three steps of SGD (momentum, dampening, Nesterov, weight decay, maximize) and Adam / AdamW (amsgrad,
+ * maximize) on cuda equal the CPU's in every float dtype; Adagrad (staged) too */
+CUDA_TEST(cuda_optimizer_steps_match_cpu) {
+    int failed = 0;
+    const cg_dtype dts[] = {CG_DTYPE_F32, CG_DTYPE_F64, CG_DTYPE_F16, CG_DTYPE_BF16};
+    int64_t sh[2] = {7, 9};
+    const cg_sgd_options sgds[] = {{.lr = 0.1},
+                                   {.lr = 0.05, .momentum = 0.9, .dampening = 0.1, .weight_decay = 0.01},
+                                   {.lr = 0.05, .momentum = 0.8, .nesterov = true, .maximize = true}};
+    const cg_adam_options adams[] = {{.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8},
+                                     {.lr = 1e-2, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6, .weight_decay = 0.1,
+                                      .decoupled_weight_decay = true, .amsgrad = true},
+                                     {.lr = 1e-3, .beta1 = 0.3, .beta2 = 0.9, .eps = 1e-8, .weight_decay = 0.05,
+                                      .maximize = true, .amsgrad = true}};
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+        cg_dtype dt = dts[k];
+        double sc = dt == CG_DTYPE_F32 || dt == CG_DTYPE_F64 ? 16 : 2;
+        char what[96];
+        for (int which = 0; which < 7; which++) {
+            cg_tensor *p[2], *g[2], *st[2][3] = {{0}}, *steps[2] = {0};
+            for (int d = 0; d < 2; d++) {
+                cg_tensor *p0 = tt_rand(dt, 2, sh, -1, 1, 90 + (unsigned)which), *g0 = tt_rand(dt, 2, sh, -1, 1, 91);
+                p[d] = d ? to_gpu(p0) : p0, g[d] = d ? to_gpu(g0) : g0;
+                if (d) cg_tensor_release(p0), cg_tensor_release(g0);
+                cg_device dv = d ? cg_cuda(0) : cg_cpu();
+                for (int q = 0; q < 3; q++) st[d][q] = which < 3 ? NULL : cg_zeros(2, sh, dt, dv);
+                steps[d] = cg_zeros(0, NULL, CG_DTYPE_F32, cg_cpu());
+            }
+            for (int step = 0; step < 3; step++)
+                for (int d = 0; d < 2; d++) {
+                    cg_status r;
+                    if (which < 3) r = cg_sgd_step(1, &p[d], &g[d], &st[d][0], &sgds[which]);
+                    else if (which < 6)
+                        r = cg_adam_step(1, &p[d], &g[d], &st[d][0], &st[d][1], &st[d][2], &steps[d], &adams[which - 3]);
+                    else {
+                        cg_adagrad_options ao = {.lr = 0.1, .lr_decay = 0.01, .eps = 1e-10};
+                        r = cg_adagrad_step(1, &p[d], &g[d], &st[d][0], &steps[d], &ao);
+                    }
+                    if (r) fprintf(stderr, "    optimizer %d on %s: %s\n", which, d ? "cuda" : "cpu", cg_last_error_message());
+                    failed += r != CG_OK;
+                }
+            snprintf(what, sizeof what, "%s %d %s parameter", which < 3 ? "sgd" : which < 6 ? "adam" : "adagrad", which,
+                     cg_dtype_name(dt));
+            failed += !same_keep(what, p[1], p[0], sc);
+            for (int q = 0; q < 3; q++)
+                if (st[0][q]) {
+                    snprintf(what, sizeof what, "optimizer %d %s state %d", which, cg_dtype_name(dt), q);
+                    failed += !same_keep(what, st[1][q], st[0][q], sc);
+                }
+            for (int d = 0; d < 2; d++) {
+                cg_tensor_release(p[d]), cg_tensor_release(g[d]), cg_tensor_release(steps[d]);
+                for (int q = 0; q < 3; q++) cg_tensor_release(st[d][q]);
+            }
+        }
+    }
+    CHECK_MSG(failed == 0, "%d optimizer checks differ between cuda and cpu", failed);
+}
+
+/* SGD and Adam run on the device entry, Adagrad is staged */
+TEST(cuda_sgd_and_adam_run_on_the_device_entry) {
+    mock_cuda_install();
+    int64_t sh[1] = {5};
+    cg_tensor *p = cg_ones(1, sh, CG_DTYPE_F32, cg_cuda(0)), *g = cg_ones(1, sh, CG_DTYPE_F32, cg_cuda(0));
+    cg_tensor *buf = NULL, *s = cg_zeros(1, sh, CG_DTYPE_F32, cg_cuda(0));
+    cg_sgd_options so = {.lr = 0.5, .momentum = 0.9};
+    int64_t before = mock_cuda_get_counts().optim;
+    CHECK_OK(cg_sgd_step(1, &p, &g, &buf, &so));
+    CHECK(mock_cuda_get_counts().optim == before + 1 && tt_get(p, 0) == 0.5);
+    cg_tensor *step = cg_zeros(0, NULL, CG_DTYPE_F32, cg_cpu());
+    cg_adagrad_options ao = {.lr = 0.1, .eps = 1e-10};
+    CHECK_OK(cg_adagrad_step(1, &p, &g, &s, &step, &ao));
+    CHECK(mock_cuda_get_counts().optim == before + 1);
+    cg_tensor *rel[] = {p, g, buf, s, step};
+    for (int k = 0; k < 5; k++) cg_tensor_release(rel[k]);
+    mock_cuda_uninstall();
+}
+
 /* ---------------------------------------------------------------- staged entries (Note [Staged entries]) */
 
 /* a small CNN on cuda, forward and backward, equals the CPU's; the seeded RNG on cuda draws the CPU's values

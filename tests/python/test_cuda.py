@@ -471,8 +471,13 @@ static int index_put_(int dev, const cgcu_plan *p, int dt, int acc) {
     return CGCU_MISSING;
 }
 
+static int optim_step_(int dev, const cgcu_optim *o) {
+    (void)dev, (void)o;
+    return CGCU_MISSING;
+}
+
 /* every entry set: an entry added to cgcu_api fails to compile here until the stand-in has it */
-#define FAKE_ENTRIES 18
+#define FAKE_ENTRIES 19
 _Static_assert(sizeof(cgcu_api) == sizeof(void *) * (FAKE_ENTRIES + 1) &&
                offsetof(cgcu_api, error_string) == sizeof(void *),
                "cgcu_api changed: give the stand-in kernel library of tests/python/test_cuda.py the new entries");
@@ -497,6 +502,7 @@ static const cgcu_api k_api = {
     .softmax_backward = softmax_bw,
     .index_gather = index_gather_,
     .index_put = index_put_,
+    .optim_step = optim_step_,
 };
 
 __attribute__((visibility("default"))) const cgcu_api *cgcu_get_api(int abi) {

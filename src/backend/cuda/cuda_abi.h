@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CGCU_ABI_VERSION 3 /* 2: pointer_device removed (plan entries take their device); 3: index_gather / index_put */
+#define CGCU_ABI_VERSION 3 /* 2: pointer_device removed (plan entries take their device); 3: index_gather / index_put, optim_step */
 #define CGCU_MAX_DIMS 16 /* = CG_MAX_DIMS */
 #define CGCU_MAX_ARGS 6  /* = CG_ITER_MAX_ARGS */
 #define CGCU_MAX_PARAMS 4
@@ -58,6 +58,21 @@ typedef struct cgcu_reduce_plan {
     int kind;
     double params[CGCU_MAX_PARAMS];
 } cgcu_reduce_plan;
+
+/* One parameter's optimizer step (the optim_step entry, src/backend/kernels.h): n elements of dtype
+ * `dtype` (f32 / f64 / f16 / bf16), d[0] the parameter, d[1] its gradient, then the optimizer's states in
+ * the CPU entry's order (SGD: momentum buffer; Adam: exp_avg, exp_avg_sq, max_exp_avg_sq), all
+ * contiguous device memory; s the per-parameter scalars (Adam: -lr / bias_correction1,
+ * sqrt(bias_correction2)); first: SGD's momentum buffer is new; the options of cg_sgd_options /
+ * cg_adam_options (kind a cg_optim_kind). */
+typedef struct cgcu_optim {
+    int kind, dtype, first;
+    int64_t n;
+    void *d[6];
+    double s[4];
+    double lr, momentum, dampening, weight_decay, beta1, beta2, eps;
+    int nesterov, maximize, amsgrad, decoupled_weight_decay;
+} cgcu_optim;
 
 typedef struct cgcu_props {
     char name[256];
@@ -123,6 +138,11 @@ typedef struct cgcu_api {
      * as PyTorch's CUDA index_put_ leaves it unspecified). Offsets are in range (checked before). */
     int (*index_gather)(int dev, const cgcu_plan *p, int itemsize);
     int (*index_put)(int dev, const cgcu_plan *p, int dtype, int accumulate);
+
+    /* ---- optimizer steps (src/backend/cuda/lib/optim.cu): the CPU loops' element formulas, operation by
+     * operation (the device may fuse a multiply-add: an ulp per operation); CGCU_MISSING for the kinds
+     * without a kernel (the engine stages those) */
+    int (*optim_step)(int dev, const cgcu_optim *o);
 } cgcu_api;
 
 /* the library's one export; NULL when abi_version is not the library's */

@@ -664,7 +664,28 @@ static cg_status k_tril_triu(cg_tensor *out, const cg_tensor *x, int64_t diagona
     STAGE_RUN(tril_triu(ho, hx, diagonal, upper));
     STAGE_END(1, out, ho);
 }
+/* SGD and Adam run on the library's kernels (optim.cu); the other optimizers, and a library without
+ * them, are staged */
+_Static_assert(CG_OPTIM_SGD == 0 && CG_OPTIM_ADAM == 1, "optim.cu names the kinds by these values");
+static int device_optim_step(cg_optim_kind kind, cg_tensor *const *t, const double *s, bool first, const void *opt) {
+    if (kind != CG_OPTIM_SGD && kind != CG_OPTIM_ADAM) return CGCU_MISSING;
+    cgcu_optim o = {.kind = (int)kind, .dtype = (int)t[0]->dtype, .first = first, .n = cg_tensor_numel(t[0])};
+    for (int q = 0; q < CG_OPTIM_OPERANDS; q++) o.d[q] = t[q] ? cg_tensor_ptr(t[q]) : NULL;
+    memcpy(o.s, s, sizeof o.s);
+    if (kind == CG_OPTIM_SGD) {
+        const cg_sgd_options *so = opt;
+        o.lr = so->lr, o.momentum = so->momentum, o.dampening = so->dampening, o.weight_decay = so->weight_decay;
+        o.nesterov = so->nesterov, o.maximize = so->maximize;
+    } else {
+        const cg_adam_options *ao = opt;
+        o.lr = ao->lr, o.beta1 = ao->beta1, o.beta2 = ao->beta2, o.eps = ao->eps, o.weight_decay = ao->weight_decay;
+        o.amsgrad = ao->amsgrad, o.maximize = ao->maximize, o.decoupled_weight_decay = ao->decoupled_weight_decay;
+    }
+    return g_api->optim_step(t[0]->device.index, &o);
+}
 static cg_status k_optim_step(cg_optim_kind kind, cg_tensor *const *t, const double *s, bool first, const void *opt) {
+    int dst = device_optim_step(kind, t, s, first, opt);
+    if (dst != CGCU_MISSING) return dst ? fail("optimizer step", t[0]->device, dst) : CG_OK;
     STAGE_BEGIN("optimizer step");
     cg_tensor *h[CG_OPTIM_OPERANDS] = {0}, *pairs[2 * CG_OPTIM_OPERANDS];
     for (int i = 0; i < CG_OPTIM_OPERANDS && !st; i++)
@@ -946,13 +967,14 @@ static const cg_kernels k_cuda_kernels = {
     .gather = k_gather,
     .scatter = k_scatter,
     .index_offsets = k_index_offsets,
-    .index_gather = k_index_gather,
-    .index_put = k_index_put,
     .sort = k_sort,
     .scan = k_scan,
     .tril_triu = k_tril_triu,
-    .optim_step = k_optim_step,
+    .optim_step = k_optim_step, /* SGD and Adam on the library's kernels, the others staged */
     .amp_unscale = k_amp_unscale,
+    /* on the library's kernels, over iterator plans */
+    .index_gather = k_index_gather,
+    .index_put = k_index_put,
     .strided_accumulate = k_strided_accumulate,
 };
 

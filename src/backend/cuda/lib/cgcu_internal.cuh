@@ -48,6 +48,8 @@ const char *cgcu_blas_call_error(void);
 /* index.cu */
 int cgcu_index_gather(int dev, const cgcu_plan *p, int itemsize);
 int cgcu_index_put(int dev, const cgcu_plan *p, int dtype, int accumulate);
+/* optim.cu */
+int cgcu_optim_step(int dev, const cgcu_optim *o);
 /* softmax.cu */
 int cgcu_softmax(int dev, int dtype, void *y, const void *x, int64_t outer, int64_t len, int64_t inner, int log);
 int cgcu_softmax_backward(int dev, int dtype, void *gx, const void *g, const void *y, int64_t outer, int64_t len,
