@@ -258,6 +258,16 @@ static int m_index_put(int dev, const cgcu_plan *p, int dtype, int accumulate) {
     return cg_backend_cpu.kernels->index_put(cg_cpu(), &it, (cg_dtype)dtype, accumulate) ? CGCU_MISSING : CGCU_OK;
 }
 
+static int m_embedding(int dev, void *out, const void *w, const int64_t *idx, int64_t n, int64_t D, int itemsize) {
+    (void)dev;
+    g_counts.indexing++;
+    const int64_t *ix = untag(idx);
+    for (int64_t r = 0; r < n; r++)
+        memcpy((char *)untag(out) + (size_t)(r * D * itemsize), (const char *)untag(w) + (size_t)(ix[r] * D * itemsize),
+               (size_t)(D * itemsize));
+    return CGCU_OK;
+}
+
 /* the CPU's step on host tensors over the untagged operands */
 static int m_optim_step(int dev, const cgcu_optim *o) {
     (void)dev;
@@ -281,7 +291,7 @@ static const cgcu_api k_mock = {
     CGCU_ABI_VERSION, m_error_string, m_device_count, m_properties,      m_malloc,      m_free,
     m_mem_info,       m_copy_h2d,     m_copy_d2h,     m_synchronize,     m_elementwise, m_cast,
     m_fill,           m_reduce,       m_gemm,         m_softmax,     m_softmax_backward, m_index_gather,
-    m_index_put,      m_optim_step,
+    m_index_put,      m_embedding,    m_optim_step,
 };
 
 void mock_cuda_install(void) {

@@ -751,8 +751,13 @@ TEST(cuda_indexing_runs_on_the_device_entries) {
     CHECK_OK(cg_index_put_(x, 1, &ig, y, true));
     CHECK(mock_cuda_get_counts().indexing == before + 2);
     CHECK(tt_get(y, 0) == 3 && tt_get(y, 1) == 1 && tt_get(x, 3) == 6 && tt_get(x, 1) == 2);
-    cg_tensor *rel[] = {x, i, ig, y};
-    for (int k = 0; k < 4; k++) cg_tensor_release(rel[k]);
+    int64_t sw[2] = {4, 3};
+    cg_tensor *a = cg_arange(0, 12, 1, CG_DTYPE_F32, cg_cuda(0)), *w = a ? cg_reshape(a, 2, sw) : NULL;
+    cg_tensor *e = w ? cg_embedding(w, ig, -1) : NULL; /* rows 3 and 1 */
+    CHECK_NN(e);
+    CHECK(mock_cuda_get_counts().indexing == before + 3 && tt_get(e, 0) == 9 && tt_get(e, 5) == 5);
+    cg_tensor *rel[] = {x, i, ig, y, a, w, e};
+    for (int k = 0; k < 7; k++) cg_tensor_release(rel[k]);
     mock_cuda_uninstall();
 }
 
@@ -838,7 +843,7 @@ TEST(cuda_sgd_and_adam_run_on_the_device_entry) {
 /* ---------------------------------------------------------------- staged entries (Note [Staged entries]) */
 
 /* a small CNN on cuda, forward and backward, equals the CPU's; the seeded RNG on cuda draws the CPU's values
- * bit for bit; the staged entries (conv, pool, norms, losses, embedding, gather / scatter, sort, scans,
+ * bit for bit; the staged entries (conv, pool, norms, losses, gather / scatter, sort, scans,
  * dropout, one_hot, tril, arange, optimizer steps) agree with the CPU */
 CUDA_TEST(cuda_staged_entries_match_cpu) {
     int failed = 0;

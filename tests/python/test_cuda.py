@@ -471,13 +471,18 @@ static int index_put_(int dev, const cgcu_plan *p, int dt, int acc) {
     return CGCU_MISSING;
 }
 
+static int embedding_(int dev, void *out, const void *w, const int64_t *idx, int64_t n, int64_t D, int isz) {
+    (void)dev, (void)out, (void)w, (void)idx, (void)n, (void)D, (void)isz;
+    return CGCU_MISSING;
+}
+
 static int optim_step_(int dev, const cgcu_optim *o) {
     (void)dev, (void)o;
     return CGCU_MISSING;
 }
 
 /* every entry set: an entry added to cgcu_api fails to compile here until the stand-in has it */
-#define FAKE_ENTRIES 19
+#define FAKE_ENTRIES 20
 _Static_assert(sizeof(cgcu_api) == sizeof(void *) * (FAKE_ENTRIES + 1) &&
                offsetof(cgcu_api, error_string) == sizeof(void *),
                "cgcu_api changed: give the stand-in kernel library of tests/python/test_cuda.py the new entries");
@@ -502,6 +507,7 @@ static const cgcu_api k_api = {
     .softmax_backward = softmax_bw,
     .index_gather = index_gather_,
     .index_put = index_put_,
+    .embedding = embedding_,
     .optim_step = optim_step_,
 };
 

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CGCU_ABI_VERSION 3 /* 2: pointer_device removed (plan entries take their device); 3: index_gather / index_put, optim_step */
+#define CGCU_ABI_VERSION 3 /* 2: pointer_device removed (plan entries take their device); 3: index_gather / index_put, embedding, optim_step */
 #define CGCU_MAX_DIMS 16 /* = CG_MAX_DIMS */
 #define CGCU_MAX_ARGS 6  /* = CG_ITER_MAX_ARGS */
 #define CGCU_MAX_PARAMS 4
@@ -138,6 +138,8 @@ typedef struct cgcu_api {
      * as PyTorch's CUDA index_put_ leaves it unspecified). Offsets are in range (checked before). */
     int (*index_gather)(int dev, const cgcu_plan *p, int itemsize);
     int (*index_put)(int dev, const cgcu_plan *p, int dtype, int accumulate);
+    /* out (n, D) contiguous <- the rows idx[0..n) (int64, in range) of w (V, D) contiguous, items of itemsize */
+    int (*embedding)(int dev, void *out, const void *w, const int64_t *idx, int64_t n, int64_t D, int itemsize);
 
     /* ---- optimizer steps (src/backend/cuda/lib/optim.cu): the CPU loops' element formulas, operation by
      * operation (the device may fuse a multiply-add: an ulp per operation); CGCU_MISSING for the kinds

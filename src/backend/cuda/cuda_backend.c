@@ -537,13 +537,11 @@ static cg_status k_resample_u8(cg_tensor *y, const cg_tensor *x, int64_t P, int6
     STAGE_RUN(resample_u8(hy, hx, P, In, O, R, start, count, w, K, prec));
     STAGE_END(1, y, hy);
 }
-static cg_status k_embedding(cg_tensor *out, const cg_tensor *w, const cg_tensor *idx) {
-    STAGE_BEGIN("embedding");
-    STAGE(out, ho);
-    STAGE(w, hw);
-    STAGE(idx, hi);
-    STAGE_RUN(embedding(ho, hw, hi));
-    STAGE_END(1, out, ho);
+static cg_status k_embedding(cg_tensor *out, const cg_tensor *w, const cg_tensor *idx) { /* index.cu */
+    int st = g_api->embedding(out->device.index, cg_tensor_ptr(out), cg_tensor_ptr(w),
+                              (const int64_t *)cg_tensor_ptr(idx), cg_tensor_numel(idx), w->shape[1],
+                              (int)cg_itemsize(w->dtype));
+    return st ? fail("embedding", out->device, st) : CG_OK;
 }
 static cg_status k_embedding_renorm(cg_tensor *w, const cg_tensor *idx, double max_norm, double norm_type) {
     STAGE_BEGIN("embedding_renorm_");
@@ -954,7 +952,6 @@ static const cg_kernels k_cuda_kernels = {
     .batch_norm_backward = k_batch_norm_backward,
     .dropout_mask = k_dropout_mask,
     .resample_u8 = k_resample_u8,
-    .embedding = k_embedding,
     .embedding_renorm = k_embedding_renorm,
     .one_hot = k_one_hot,
     .causal_mask = k_causal_mask,
@@ -975,6 +972,7 @@ static const cg_kernels k_cuda_kernels = {
     /* on the library's kernels, over iterator plans */
     .index_gather = k_index_gather,
     .index_put = k_index_put,
+    .embedding = k_embedding,
     .strided_accumulate = k_strided_accumulate,
 };
 

@@ -22,6 +22,7 @@ static const cgcu_api k_api = {
     cgcu_softmax_backward,
     cgcu_index_gather,
     cgcu_index_put,
+    cgcu_embedding,
     cgcu_optim_step,
 };
 

@@ -48,6 +48,7 @@ const char *cgcu_blas_call_error(void);
 /* index.cu */
 int cgcu_index_gather(int dev, const cgcu_plan *p, int itemsize);
 int cgcu_index_put(int dev, const cgcu_plan *p, int dtype, int accumulate);
+int cgcu_embedding(int dev, void *out, const void *w, const int64_t *idx, int64_t n, int64_t D, int itemsize);
 /* optim.cu */
 int cgcu_optim_step(int dev, const cgcu_optim *o);
 /* softmax.cu */

@@ -6,7 +6,8 @@
  * all add: native atomicAdd for float, double, int32 and int64 (two's
  * complement wraps alike), a compare-and-swap on the enclosing 32-bit word for
  * the 1- and 2-byte dtypes (the half types round after each addition, as the
- * CPU's loop does; only the order of the additions may differ). */
+ * CPU's loop does; only the order of the additions may differ). And the
+ * embedding lookup: rows of a table by int64 index. */
 #include "ew_launch.cuh"
 #include "ew_math.cuh"
 
@@ -131,5 +132,35 @@ int cgcu_index_put(int dev, const cgcu_plan *p, int dtype, int accumulate) {
     case CG_DTYPE_F32: return cgcu_ew_run(dev, p, acc_fn<float>{});
     case CG_DTYPE_F64: return cgcu_ew_run(dev, p, acc_fn<double>{});
     default: return CGCU_MISSING; /* the CPU has no accumulation for the barebones unsigned dtypes either */
+    }
+}
+
+/* out[r, :] <- w[idx[r], :], one thread per element */
+template <class T>
+__global__ void embedding_kernel(T *out, const T *w, const int64_t *idx, int64_t n, int64_t D) {
+    const int64_t total = n * D;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)blockDim.x * gridDim.x) {
+        const int64_t r = i / D, c = i - r * D;
+        out[i] = w[idx[r] * D + c];
+    }
+}
+
+template <class T>
+static int embedding_run(int dev, void *out, const void *w, const int64_t *idx, int64_t n, int64_t D) {
+    int s = CGCU_OK;
+    cudaStream_t st = cgcu_stream(dev, &s);
+    if (s != CGCU_OK) return s;
+    embedding_kernel<T><<<cgcu_ew_blocks(dev, (uint64_t)(n * D)), CGCU_EW_THREADS, 0, st>>>((T *)out, (const T *)w, idx, n, D);
+    return cgcu_launch_status();
+}
+
+int cgcu_embedding(int dev, void *out, const void *w, const int64_t *idx, int64_t n, int64_t D, int itemsize) {
+    if (n <= 0 || D <= 0) return CGCU_OK;
+    switch (itemsize) {
+    case 1: return embedding_run<uint8_t>(dev, out, w, idx, n, D);
+    case 2: return embedding_run<uint16_t>(dev, out, w, idx, n, D);
+    case 4: return embedding_run<uint32_t>(dev, out, w, idx, n, D);
+    case 8: return embedding_run<uint64_t>(dev, out, w, idx, n, D);
+    default: return CGCU_INVALID;
     }
 }
