@@ -268,6 +268,23 @@ static int m_embedding(int dev, void *out, const void *w, const int64_t *idx, in
     return CGCU_OK;
 }
 
+/* the CPU's mask loop at the reserved counters: a temporary generator state at (seed, base) */
+static int m_dropout_mask(int dev, void *m, int64_t n, int itemsize, const void *kept, double keep, uint64_t seed,
+                          uint64_t base) {
+    (void)dev;
+    g_counts.random++;
+    double *u = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (!u) return CGCU_OOM;
+    cg_rng_fill_uniform(seed, base, 0, n, 53, u);
+    char *o = untag(m);
+    for (int64_t i = 0; i < n; i++) {
+        if (u[i] < keep) memcpy(o + (size_t)(i * itemsize), kept, (size_t)itemsize);
+        else memset(o + (size_t)(i * itemsize), 0, (size_t)itemsize);
+    }
+    free(u);
+    return CGCU_OK;
+}
+
 /* the CPU's step on host tensors over the untagged operands */
 static int m_optim_step(int dev, const cgcu_optim *o) {
     (void)dev;
@@ -291,7 +308,7 @@ static const cgcu_api k_mock = {
     CGCU_ABI_VERSION, m_error_string, m_device_count, m_properties,      m_malloc,      m_free,
     m_mem_info,       m_copy_h2d,     m_copy_d2h,     m_synchronize,     m_elementwise, m_cast,
     m_fill,           m_reduce,       m_gemm,         m_softmax,     m_softmax_backward, m_index_gather,
-    m_index_put,      m_embedding,    m_optim_step,
+    m_index_put,      m_embedding,    m_dropout_mask, m_optim_step,
 };
 
 void mock_cuda_install(void) {

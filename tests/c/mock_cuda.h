@@ -12,7 +12,7 @@
 #define MOCK_DEVICE_ASSERT 710
 
 typedef struct {
-    int64_t mallocs, frees, h2d, d2h, syncs, elementwise, casts, fills, reductions, gemms, softmax, indexing, optim;
+    int64_t mallocs, frees, h2d, d2h, syncs, elementwise, casts, fills, reductions, gemms, softmax, indexing, random, optim;
 } mock_cuda_counts;
 
 /* serve cuda:0 and cuda:1 from the mock (counts reset) / back to the library loading found */

@@ -761,6 +761,45 @@ TEST(cuda_indexing_runs_on_the_device_entries) {
     mock_cuda_uninstall();
 }
 
+/* ---------------------------------------------------------------- random numbers (random.cu) */
+
+/* a seeded dropout on cuda keeps the CPU's elements with the CPU's scale, in each float dtype and for odd
+ * sizes (the last counter's second word unused), and the generator moves on alike */
+CUDA_TEST(cuda_seeded_dropout_equals_cpu) {
+    int failed = 0;
+    const cg_dtype dts[] = {CG_DTYPE_F32, CG_DTYPE_F64, CG_DTYPE_F16, CG_DTYPE_BF16};
+    int64_t sh[2] = {7, 9};
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+        cg_tensor *x = tt_rand(dts[k], 2, sh, 0.5, 1.5, 70 + (unsigned)k), *xg = to_gpu(x);
+        for (int q = 0; q < 2; q++) {
+            double p = q ? 0.3 : 0.5;
+            cg_manual_seed(1234 + (uint64_t)k);
+            cg_tensor *c1 = cg_dropout(x, p, true), *c2 = cg_dropout(x, p, true);
+            cg_manual_seed(1234 + (uint64_t)k);
+            cg_tensor *g1 = cg_dropout(xg, p, true), *g2 = cg_dropout(xg, p, true);
+            char what[64];
+            snprintf(what, sizeof what, "dropout p=%g %s", p, cg_dtype_name(dts[k]));
+            failed += !same(what, g1, c1, 0);
+            failed += !same(what, g2, c2, 0); /* the second draw: the counters moved on alike */
+            cg_tensor_release(c1), cg_tensor_release(c2);
+        }
+        cg_tensor_release(x), cg_tensor_release(xg);
+    }
+    CHECK_MSG(failed == 0, "%d dropout checks differ between cuda and cpu", failed);
+}
+
+TEST(cuda_dropout_runs_on_the_device_entry) {
+    mock_cuda_install();
+    int64_t sh[1] = {9};
+    cg_tensor *x = cg_ones(1, sh, CG_DTYPE_F32, cg_cuda(0));
+    int64_t before = mock_cuda_get_counts().random;
+    cg_tensor *y = cg_dropout(x, 0.5, true);
+    CHECK_NN(y);
+    CHECK(mock_cuda_get_counts().random == before + 1);
+    cg_tensor_release(x), cg_tensor_release(y);
+    mock_cuda_uninstall();
+}
+
 /* ---------------------------------------------------------------- optimizer steps (optim.cu) */
 
 /* three steps of SGD (momentum, dampening, Nesterov, weight decay, maximize) and Adam / AdamW (amsgrad,

@@ -476,13 +476,19 @@ static int embedding_(int dev, void *out, const void *w, const int64_t *idx, int
     return CGCU_MISSING;
 }
 
+static int dropout_mask_(int dev, void *m, int64_t n, int isz, const void *kept, double keep, uint64_t seed,
+                         uint64_t base) {
+    (void)dev, (void)m, (void)n, (void)isz, (void)kept, (void)keep, (void)seed, (void)base;
+    return CGCU_MISSING;
+}
+
 static int optim_step_(int dev, const cgcu_optim *o) {
     (void)dev, (void)o;
     return CGCU_MISSING;
 }
 
 /* every entry set: an entry added to cgcu_api fails to compile here until the stand-in has it */
-#define FAKE_ENTRIES 20
+#define FAKE_ENTRIES 21
 _Static_assert(sizeof(cgcu_api) == sizeof(void *) * (FAKE_ENTRIES + 1) &&
                offsetof(cgcu_api, error_string) == sizeof(void *),
                "cgcu_api changed: give the stand-in kernel library of tests/python/test_cuda.py the new entries");
@@ -508,6 +514,7 @@ static const cgcu_api k_api = {
     .index_gather = index_gather_,
     .index_put = index_put_,
     .embedding = embedding_,
+    .dropout_mask = dropout_mask_,
     .optim_step = optim_step_,
 };
 

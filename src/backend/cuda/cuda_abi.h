@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CGCU_ABI_VERSION 3 /* 2: pointer_device removed (plan entries take their device); 3: index_gather / index_put, embedding, optim_step */
+#define CGCU_ABI_VERSION 3 /* 2: pointer_device removed (plan entries take their device); 3: index_gather / index_put, embedding, dropout_mask, optim_step */
 #define CGCU_MAX_DIMS 16 /* = CG_MAX_DIMS */
 #define CGCU_MAX_ARGS 6  /* = CG_ITER_MAX_ARGS */
 #define CGCU_MAX_PARAMS 4
@@ -140,6 +140,13 @@ typedef struct cgcu_api {
     int (*index_put)(int dev, const cgcu_plan *p, int dtype, int accumulate);
     /* out (n, D) contiguous <- the rows idx[0..n) (int64, in range) of w (V, D) contiguous, items of itemsize */
     int (*embedding)(int dev, void *out, const void *w, const int64_t *idx, int64_t n, int64_t D, int itemsize);
+
+    /* ---- random numbers (src/backend/cuda/lib/random.cu), on the CPU's counter-based Philox streams (Note
+     * [Philox streams], src/core/rng.c): element i of m (n items of itemsize, contiguous) <- the item at
+     * `kept` (host memory, itemsize bytes) when the 53-bit uniform of element i of the stream (seed, base)
+     * is below keep, else zero bits; the values equal the CPU's bit for bit */
+    int (*dropout_mask)(int dev, void *m, int64_t n, int itemsize, const void *kept, double keep, uint64_t seed,
+                        uint64_t base);
 
     /* ---- optimizer steps (src/backend/cuda/lib/optim.cu): the CPU loops' element formulas, operation by
      * operation (the device may fuse a multiply-add: an ulp per operation); CGCU_MISSING for the kinds

@@ -523,11 +523,17 @@ static cg_status k_batch_norm_backward(cg_tensor *gx, const cg_tensor *g, const 
     STAGE_RUN(batch_norm_backward(hgx, hg, hx, mean, invstd, w, sum_g, sum_gxm));
     STAGE_END(1, gx, hgx);
 }
+/* random.cu: the counters reserved here, as the CPU's entry reserves them; `kept` in m's dtype as the
+ * CPU stores it */
 static cg_status k_dropout_mask(cg_tensor *m, double keep, double kept) {
-    STAGE_BEGIN("dropout");
-    STAGE(m, hm);
-    STAGE_RUN(dropout_mask(hm, keep, kept));
-    STAGE_END(1, m, hm);
+    int64_t n = cg_tensor_numel(m);
+    uint64_t seed, base;
+    cg_rng_reserve(cg_rng_counters(n), &seed, &base);
+    unsigned char kb[8];
+    cg_store_f64(kb, m->dtype, kept);
+    int st = g_api->dropout_mask(m->device.index, cg_tensor_ptr(m), n, (int)cg_itemsize(m->dtype), kb, keep, seed,
+                                 base);
+    return st ? fail("dropout", m->device, st) : CG_OK;
 }
 static cg_status k_resample_u8(cg_tensor *y, const cg_tensor *x, int64_t P, int64_t In, int64_t O, int64_t R,
                                const int64_t *start, const int64_t *count, const int16_t *w, int64_t K, unsigned prec) {
@@ -950,7 +956,6 @@ static const cg_kernels k_cuda_kernels = {
     .batch_norm = k_batch_norm,
     .batch_norm_transform = k_batch_norm_transform,
     .batch_norm_backward = k_batch_norm_backward,
-    .dropout_mask = k_dropout_mask,
     .resample_u8 = k_resample_u8,
     .embedding_renorm = k_embedding_renorm,
     .one_hot = k_one_hot,
@@ -973,6 +978,7 @@ static const cg_kernels k_cuda_kernels = {
     .index_gather = k_index_gather,
     .index_put = k_index_put,
     .embedding = k_embedding,
+    .dropout_mask = k_dropout_mask,
     .strided_accumulate = k_strided_accumulate,
 };
 

@@ -23,6 +23,7 @@ static const cgcu_api k_api = {
     cgcu_index_gather,
     cgcu_index_put,
     cgcu_embedding,
+    cgcu_dropout_mask,
     cgcu_optim_step,
 };
 

@@ -49,6 +49,9 @@ const char *cgcu_blas_call_error(void);
 int cgcu_index_gather(int dev, const cgcu_plan *p, int itemsize);
 int cgcu_index_put(int dev, const cgcu_plan *p, int dtype, int accumulate);
 int cgcu_embedding(int dev, void *out, const void *w, const int64_t *idx, int64_t n, int64_t D, int itemsize);
+/* random.cu */
+int cgcu_dropout_mask(int dev, void *m, int64_t n, int itemsize, const void *kept, double keep, uint64_t seed,
+                      uint64_t base);
 /* optim.cu */
 int cgcu_optim_step(int dev, const cgcu_optim *o);
 /* softmax.cu */
