@@ -1165,3 +1165,26 @@ def test_gpu_default_and_current_device():
             close_to = cgrad.ones(3).cuda()
             assert close_to.get_device() == 1 and (close_to + 1).cpu().tolist() == [2.0] * 3
     assert cgrad.cuda.current_device() == 0
+
+
+# ---------------------------------------------------------------- the device's random streams, checked on the host
+
+PHILOX_HOST_CHECK = ROOT / "tests" / "c" / "cuda_philox_host.cu"
+
+
+@pytest.mark.parametrize("seed", [0, 1234, 2**63 + 12345])
+def test_device_philox_draws_the_cpu_stream(tmp_path, seed):
+    """random.cu's Philox and 53-bit uniform, compiled for the host by nvcc, give the engine's float64
+    rand values bit for bit (what makes a seeded dropout on cuda equal the CPU's)."""
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+    if not nvcc or not PHILOX_HOST_CHECK.exists():
+        pytest.skip("needs nvcc and the source tree's tests/c/cuda_philox_host.cu")
+    exe = tmp_path / "philox_host"
+    r = subprocess.run([nvcc, "-std=c++17", f"-I{ROOT / 'include'}", f"-I{ROOT / 'src'}", "-o", str(exe),
+                        str(PHILOX_HOST_CHECK)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    n = 37
+    out = subprocess.run([str(exe), str(seed), str(n)], capture_output=True, text=True, check=True).stdout.split()
+    cgrad.manual_seed(seed)
+    want = cgrad.rand(n, dtype=cgrad.float64).tolist()
+    assert [float(v) for v in out] == want

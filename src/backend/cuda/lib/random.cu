@@ -6,16 +6,15 @@
  * two elements each. */
 #include "ew_launch.cuh"
 
-/* cg_philox of src/core/rng.c */
-__device__ __forceinline__ void philox(uint64_t seed, uint64_t counter, uint32_t out[4]) {
+/* cg_philox of src/core/rng.c (host and device: the host build is how it is checked without a GPU) */
+__host__ __device__ __forceinline__ void cgcu_philox(uint64_t seed, uint64_t counter, uint32_t out[4]) {
     uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
     uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
 #pragma unroll
     for (int r = 0; r < 10; r++) {
-        const uint32_t hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
-        const uint32_t hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
-        const uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-        c0 = n0, c1 = lo1, c2 = n2, c3 = lo0;
+        const uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c0 = n0, c1 = (uint32_t)p1, c2 = n2, c3 = (uint32_t)p0;
         k0 += 0x9E3779B9u;
         k1 += 0xBB67AE85u;
     }
@@ -23,7 +22,7 @@ __device__ __forceinline__ void philox(uint64_t seed, uint64_t counter, uint32_t
 }
 
 /* the 53-bit uniform in [0, 1) of words (a, b), as cg_rng_fill_uniform's (exact in double) */
-__device__ __forceinline__ double uniform53(uint32_t a, uint32_t b) {
+__host__ __device__ __forceinline__ double uniform53(uint32_t a, uint32_t b) {
     return (double)((((uint64_t)a << 32) | b) >> 11) * 0x1p-53;
 }
 
@@ -32,7 +31,7 @@ __global__ void dropout_kernel(T *m, int64_t n, T kept, double keep, uint64_t se
     const int64_t pairs = (n + 1) / 2;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < pairs; c += (int64_t)blockDim.x * gridDim.x) {
         uint32_t w[4];
-        philox(seed, base + (uint64_t)c, w);
+        cgcu_philox(seed, base + (uint64_t)c, w);
         m[2 * c] = uniform53(w[0], w[1]) < keep ? kept : (T)0;
         if (2 * c + 1 < n) m[2 * c + 1] = uniform53(w[2], w[3]) < keep ? kept : (T)0;
     }
