@@ -3,7 +3,7 @@ the thread setting, plus the helpers suites share to build inputs in every libra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from bench.harness import Settings, Stmt, measure
 from bench.libs import Libraries
@@ -36,3 +36,15 @@ class Context:
         """Measures `ops` (library -> op) interleaved and returns the case."""
         results = measure(ops, self.settings, suite=suite, case=name, number=number)
         return Case(suite, name, show, results, target, note)
+
+    def layout_cases(self, suite: str, name: str, make: Callable[[object, str, bool], Stmt]) -> List[Case]:
+        """The four cases of a layer in the memory-format suites: forward, then forward + backward,
+        each with operands contiguous and channels_last; make(framework, layout, backward) builds
+        one library's op (cgrad vs PyTorch, in milliseconds)."""
+        cases = []
+        for backward in (False, True):
+            for layout in ("contiguous", "channels_last"):
+                ops = {lib: make(getattr(self.libs, lib), layout, backward) for lib in ("cgrad", "torch")}
+                what = "forward + backward" if backward else "forward"
+                cases.append(self.compare(suite, f"{name}, {what}, {layout}", "ms", ops))
+        return cases

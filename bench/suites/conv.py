@@ -55,10 +55,6 @@ def run(ctx: Context) -> List[Case]:
         data = (rng.standard_normal((n, cin, size, size)).astype(np.float32),
                 rng.standard_normal((cout, cin // groups, k, k)).astype(np.float32),
                 rng.standard_normal(cout).astype(np.float32))
-        for backward in (False, True):
-            for layout in ("contiguous", "channels_last"):
-                ops = {lib: _layer(getattr(ctx.libs, lib), data, stride, groups, layout, backward)
-                       for lib in ("cgrad", "torch")}
-                what = "forward + backward" if backward else "forward"
-                cases.append(ctx.compare(NAME, f"{name}, {what}, {layout}", "ms", ops))
+        cases += ctx.layout_cases(NAME, name, lambda fw, layout, backward, data=data, stride=stride, groups=groups:
+                                  _layer(fw, data, stride, groups, layout, backward))
     return cases

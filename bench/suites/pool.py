@@ -52,10 +52,6 @@ def run(ctx: Context) -> List[Case]:
     cases = []
     for name, shape, call in LAYERS:
         data = rng.standard_normal((n,) + shape).astype(np.float32)
-        for backward in (False, True):
-            for layout in ("contiguous", "channels_last"):
-                ops = {lib: _layer(getattr(ctx.libs, lib), data, call, layout, backward)
-                       for lib in ("cgrad", "torch")}
-                what = "forward + backward" if backward else "forward"
-                cases.append(ctx.compare(NAME, f"{name}, {what}, {layout}", "ms", ops))
+        cases += ctx.layout_cases(NAME, name, lambda fw, layout, backward, data=data, call=call:
+                                  _layer(fw, data, call, layout, backward))
     return cases
